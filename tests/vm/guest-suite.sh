@@ -1,0 +1,217 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# guest-suite.sh --builddir DIR --srcdir DIR [--mode suite|selfcheck]
+#
+# Runs inside the VM, as root, chrooted into the host's read-only userland with the build
+# tree mounted read-write (see tests/vm/init).  Runs each test script and merges their TAP
+# into one stream, renumbered and labelled "[root] file" or "[uid1000] file", with the plan
+# at the end; then prints the one line the host trusts:
+#
+#   leash-vm: status pass=N fail=N skip=N
+#
+# Phases: every tests/integration/*.sh and tests/vm/t/*.sh (but user-*) as root; then, as
+# uid 1000 in a delegated cgroup, tests/integration/*.sh again and tests/vm/t/user-*.sh.
+# The selfcheck mode runs only the kernel self-checks (t/00-*.sh, t/user-00-*.sh), which
+# need neither leash nor its helpers.
+#
+# A script's own failures count one each; a script that crashes, times out, exits non-zero
+# without a failing test, or runs a different number of tests than it planned counts one
+# more failure.  Exit 77 with no test run counts as one skip.  After each phase, the set
+# of cgroups must be what it was before: a test that leaves one behind is a failure.
+
+set -u
+export LC_ALL=C
+
+builddir=
+srcdir=
+mode=suite
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--builddir) builddir=$2; shift 2 ;;
+	--srcdir) srcdir=$2; shift 2 ;;
+	--mode) mode=$2; shift 2 ;;
+	*) echo "guest-suite: unknown argument: $1" >&2; exit 2 ;;
+	esac
+done
+
+user_uid=1000
+script_timeout=${LEASH_VM_SCRIPT_TIMEOUT:-240}
+cgroot=/sys/fs/cgroup
+delegated=$cgroot/leash-vm-user
+
+export LEASH=$builddir/src/cli/leash
+export HELPERS=$builddir/tests/helpers
+export LEASH_TEST_REQUIRE_CONTROLLERS=1
+export LEASH_VM=1
+export LEASH_VM_HOG=$builddir/tests/vm/vm-hog
+export LEASH_VM_SRCDIR=$srcdir
+export LEASH_VM_BUILDDIR=$builddir
+export TMPDIR=/tmp
+export CI=${CI:-}
+unset LEASH_TEST_PARENT
+
+n=0
+pass=0
+fail=0
+skip=0
+
+emit_ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
+emit_not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
+emit_skip() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# run_script LABEL SCRIPT [PREFIX-CMD...]: run one TAP script and merge its results.
+run_script() {
+	local label=$1 script=$2
+	shift 2
+	local rel=${script#"$srcdir"/} out rc t0 t1 line planned=-1 ran=0 sfail=0 desc num notok
+	out=$(mktemp)
+	t0=$(date +%s.%N)
+	timeout -k 10 "$script_timeout" "$@" bash "$script" </dev/null >"$out" 2>&1
+	rc=$?
+	t1=$(date +%s.%N)
+	echo "# [$label] $rel (exit $rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
+	while IFS= read -r line; do
+		if [[ $line =~ ^1\.\.([0-9]+) ]]; then
+			planned=${BASH_REMATCH[1]}
+		elif [[ $line =~ ^(not\ )?ok([[:space:]]+[0-9]+)?[[:space:]]*(-[[:space:]]*)?(.*)$ ]]; then
+			ran=$((ran + 1))
+			notok=${BASH_REMATCH[1]}
+			num=${BASH_REMATCH[2]}
+			num=${num##*[[:space:]]}
+			desc=${BASH_REMATCH[4]}
+			if [[ $desc =~ ^(.*)\#[[:space:]]*([Ss][Kk][Ii][Pp]|[Tt][Oo][Dd][Oo])(.*)$ ]]; then
+				emit_skip "[$label] $rel: ${num:-?} ${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
+			elif [[ -n $notok ]]; then
+				sfail=$((sfail + 1))
+				emit_not_ok "[$label] $rel: ${num:-?} $desc"
+			else
+				emit_ok "[$label] $rel: ${num:-?} $desc"
+			fi
+		elif [[ $line =~ ^Bail\ out! ]]; then
+			sfail=$((sfail + 1))
+			emit_not_ok "[$label] $rel: $line"
+		elif [[ $line =~ ^# ]]; then
+			echo "$line"
+		elif [[ -n $line ]]; then
+			echo "# $line"
+		fi
+	done <"$out"
+	rm -f -- "$out"
+	if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+		emit_not_ok "[$label] $rel: timed out after ${script_timeout} s"
+	elif [[ $rc -eq 77 && $sfail -eq 0 ]]; then
+		[[ $ran -gt 0 ]] || emit_skip "[$label] $rel" "the script skipped itself (exit 77)"
+	elif [[ $rc -ne 0 && $sfail -eq 0 ]]; then
+		emit_not_ok "[$label] $rel: exited $rc without a failing test"
+	elif [[ $planned -lt 0 ]]; then
+		emit_not_ok "[$label] $rel: printed no TAP plan"
+	elif [[ $planned -ne $ran ]]; then
+		emit_not_ok "[$label] $rel: planned $planned tests, ran $ran"
+	fi
+}
+
+cgroups_now() { find "$cgroot" -mindepth 1 -type d | sort; }
+
+# check_no_leftovers LABEL BEFORE-FILE: the cgroup tree is as it was.
+check_no_leftovers() {
+	local label=$1 before=$2 now extra
+	now=$(mktemp)
+	if ! cgroups_now >"$now" || ! extra=$(comm -13 "$before" "$now"); then
+		emit_not_ok "[$label] no cgroup left behind (cannot list the cgroups)"
+	elif [[ -z $extra ]]; then
+		emit_ok "[$label] no cgroup left behind"
+	else
+		emit_not_ok "[$label] no cgroup left behind"
+		while IFS= read -r d; do
+			echo "# left: $d (procs: $(tr '\n' ' ' <"$d/cgroup.procs" 2>/dev/null))"
+		done <<<"$extra"
+	fi
+	rm -f -- "$now"
+}
+
+# as_user: the prefix that runs a script as uid 1000 in the delegated leaf.  The move is
+# done as root (the user may not write the root cgroup's cgroup.procs), then privileges
+# are dropped for good.
+as_user=(bash -c 'echo $$ >"$0/shell/cgroup.procs" || exit 125
+	exec setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all \
+		env HOME=/tmp/home-1000 USER=user LOGNAME=user "$@"' "$delegated")
+
+# delegate: a cgroup for uid 1000 the way a service manager delegates one: the directory
+# and the three delegation files, never the limit files (with them the user could raise
+# its own memory.max).
+delegate() {
+	mkdir -p "$delegated/shell" || return 1
+	local d f
+	for d in "$delegated" "$delegated/shell"; do
+		for f in "$d" "$d/cgroup.procs" "$d/cgroup.threads" "$d/cgroup.subtree_control"; do
+			chown $user_uid:$user_uid "$f" || return 1
+		done
+	done
+	mkdir -p /tmp/home-$user_uid && chown $user_uid:$user_uid /tmp/home-$user_uid
+}
+
+undelegate() {
+	local d
+	# Whatever the user left below the delegated cgroup was already reported; remove it so
+	# that the root phase's own check is not disturbed.
+	for d in $(find "$delegated" -mindepth 1 -depth -type d 2>/dev/null); do
+		[[ $d == "$delegated/shell" ]] && continue
+		[[ -e $d/cgroup.kill ]] && echo 1 >"$d/cgroup.kill"
+		rmdir "$d" 2>/dev/null
+	done
+	rmdir "$delegated/shell" "$delegated" 2>/dev/null
+}
+
+echo "# leash-vm: kernel $(uname -r), mode $mode, $(nproc) CPU, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo)"
+echo "# leash-vm: cgroup2 root controllers: $(cat $cgroot/cgroup.subtree_control)"
+echo "# leash-vm: LEASH=$LEASH HELPERS=$HELPERS"
+
+root_tests=()
+user_tests=()
+if [[ $mode == selfcheck ]]; then
+	root_tests=("$srcdir"/tests/vm/t/00-*.sh)
+	user_tests=("$srcdir"/tests/vm/t/user-00-*.sh)
+else
+	for t in "$srcdir"/tests/integration/*.sh; do
+		[[ -f $t && ${t##*/} != lib.sh ]] || continue
+		root_tests+=("$t")
+		[[ ${LEASH_VM_USER_INTEGRATION:-1} == 1 ]] && user_tests+=("$t")
+	done
+	for t in "$srcdir"/tests/vm/t/*.sh; do
+		case ${t##*/} in
+		user-*) user_tests+=("$t") ;;
+		*) root_tests+=("$t") ;;
+		esac
+	done
+fi
+
+before=$(mktemp)
+cgroups_now >"$before"
+for t in "${root_tests[@]}"; do
+	[[ -f $t ]] && run_script root "$t"
+done
+check_no_leftovers root "$before"
+
+if delegate; then
+	cgroups_now >"$before"
+	export LEASH_TEST_PARENT=$delegated
+	for t in "${user_tests[@]}"; do
+		[[ -f $t ]] && run_script uid$user_uid "$t" "${as_user[@]}"
+	done
+	unset LEASH_TEST_PARENT
+	check_no_leftovers uid$user_uid "$before"
+	leftover=$(ps -o pid= -u $user_uid | tr -d ' ' | tr '\n' ' ')
+	if [[ -z $leftover ]]; then
+		emit_ok "[uid$user_uid] no process left behind"
+	else
+		emit_not_ok "[uid$user_uid] no process left behind"
+		echo "# left: $(ps -o pid,args -u $user_uid | tail -n +2 | tr '\n' ';')"
+	fi
+	undelegate
+else
+	emit_not_ok "[uid$user_uid] delegate $delegated to uid $user_uid"
+fi
+
+echo "1..$n"
+echo "leash-vm: status pass=$pass fail=$fail skip=$skip"
