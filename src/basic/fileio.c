@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+int read_fd_at0(int fd, char *buf, size_t size, size_t *ret_len) {
+        size_t len = 0;
+
+        if (size == 0)
+                return -EINVAL;
+        while (len < size - 1) {
+                ssize_t n = pread(fd, buf + len, size - 1 - len, (off_t) len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int read_file_at(int dirfd, const char *name, char *buf, size_t size, size_t *ret_len) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        return read_fd_at0(fd, buf, size, ret_len);
+}
+
+int read_file_at_alloc(int dirfd, const char *name, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, cap = 0;
+
+        if (fd < 0)
+                return negative_errno();
+        for (;;) {
+                ssize_t n;
+                if (cap - len < 4096) {
+                        char *p;
+                        if (cap > (64u << 20))
+                                return -EFBIG;
+                        cap = cap ? cap * 2 : 8192;
+                        p = realloc(buf, cap);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                }
+                n = read(fd, buf + len, cap - len - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        if (!buf) {
+                buf = strdup("");
+                if (!buf)
+                        return -ENOMEM;
+        }
+        buf[len] = '\0';
+        if (ret_len)
+                *ret_len = len;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int write_string_at(int dirfd, const char *name, const char *s) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        size_t len = strlen(s);
+        ssize_t n;
+
+        if (fd < 0)
+                return negative_errno();
+        do
+                n = write(fd, s, len);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n != len)
+                return -EIO;
+        return 0;
+}

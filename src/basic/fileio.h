@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Whole-file reads and single-write stores relative to a directory fd. cgroupfs
+ * files are small and produced in one go by the kernel; a write must be one
+ * write(2) for the kernel to parse it, so a short write is an error.
+ */
+#pragma once
+
+#include <stddef.h>
+
+/* Reads at most size-1 bytes and NUL-terminates. -ENOENT if absent. */
+int read_file_at(int dirfd, const char *name, char *buf, size_t size, size_t *ret_len);
+/* Reads a whole file of any size into a malloc'd NUL-terminated buffer. */
+int read_file_at_alloc(int dirfd, const char *name, char **ret, size_t *ret_len);
+/* One write(2) of s; -errno of the write (EINVAL, EBUSY...) on failure. */
+int write_string_at(int dirfd, const char *name, const char *s);
+/* Reads from an already open fd at offset 0 (pread), NUL-terminated. */
+int read_fd_at0(int fd, char *buf, size_t size, size_t *ret_len);

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Strict user-input parsers. A value is "digits[.digits][unit]"; the fraction
+ * is kept as an exact integer (at most 9 digits) and applied with 128-bit
+ * arithmetic, so "1.5G" is exactly 1610612736 and "0.1s" exactly 100 ms.
+ */
+#include "parse.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "macro.h"
+
+#define FRAC_DIGITS_MAX 9
+
+struct fixed {
+        uint64_t whole;
+        uint64_t frac;       /* the digits after the point, as an integer */
+        unsigned frac_digits;
+        bool has_point;
+};
+
+/* Reads "digits[.digits]" from s; *ret_end points after it. */
+static int parse_fixed(const char *s, struct fixed *ret, const char **ret_end) {
+        struct fixed f = {0};
+        const char *p = s;
+
+        if (*p < '0' || *p > '9')
+                return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                if (__builtin_mul_overflow(f.whole, 10, &f.whole) ||
+                    __builtin_add_overflow(f.whole, (uint64_t) (*p - '0'), &f.whole))
+                        return -ERANGE;
+        }
+        if (*p == '.') {
+                f.has_point = true;
+                p++;
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                for (; *p >= '0' && *p <= '9'; p++) {
+                        if (f.frac_digits == FRAC_DIGITS_MAX)
+                                return -EINVAL;
+                        f.frac = f.frac * 10 + (uint64_t) (*p - '0');
+                        f.frac_digits++;
+                }
+        }
+        *ret = f;
+        *ret_end = p;
+        return 0;
+}
+
+static uint64_t pow10_u64(unsigned n) {
+        uint64_t r = 1;
+        while (n--)
+                r *= 10;
+        return r;
+}
+
+/* whole*mult + frac*mult/10^digits, overflow-checked, rounded down. */
+static int fixed_scale(const struct fixed *f, uint64_t mult, uint64_t *ret) {
+        uint64_t v;
+        unsigned __int128 fr;
+
+        if (__builtin_mul_overflow(f->whole, mult, &v))
+                return -ERANGE;
+        fr = (unsigned __int128) f->frac * mult / pow10_u64(f->frac_digits);
+        if (fr > UINT64_MAX - v)
+                return -ERANGE;
+        *ret = v + (uint64_t) fr;
+        return 0;
+}
+
+int parse_u64(const char *s, uint64_t *ret) {
+        struct fixed f;
+        const char *end;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        r = parse_fixed(s, &f, &end);
+        if (r < 0)
+                return r;
+        if (*end || f.has_point)
+                return -EINVAL;
+        *ret = f.whole;
+        return 0;
+}
+
+int parse_count(const char *s, uint64_t *ret) {
+        if (s && strcmp(s, "max") == 0) {
+                *ret = PARSE_MAX;
+                return 0;
+        }
+        return parse_u64(s, ret);
+}
+
+int parse_size(const char *s, uint64_t *ret) {
+        static const struct {
+                char c;
+                uint64_t mult;
+        } units[] = {
+                {'K', 1ULL << 10}, {'M', 1ULL << 20}, {'G', 1ULL << 30}, {'T', 1ULL << 40},
+        };
+        struct fixed f;
+        const char *end;
+        uint64_t mult = 1, v;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        if (strcmp(s, "max") == 0) {
+                *ret = PARSE_MAX;
+                return 0;
+        }
+        r = parse_fixed(s, &f, &end);
+        if (r < 0)
+                return r;
+        if (*end) {
+                size_t i;
+                for (i = 0; i < ELEMENTSOF(units); i++)
+                        if (*end == units[i].c || *end == (char) (units[i].c + 32))
+                                break;
+                if (i == ELEMENTSOF(units))
+                        return -EINVAL;
+                mult = units[i].mult;
+                end++;
+                /* "M", "MB", "MiB" are all the same 1024-based unit. */
+                if (strcmp(end, "B") == 0 || strcmp(end, "iB") == 0)
+                        end += strlen(end);
+                if (*end)
+                        return -EINVAL;
+        } else if (f.has_point)
+                return -EINVAL; /* a fraction of a byte */
+        r = fixed_scale(&f, mult, &v);
+        if (r < 0)
+                return r;
+        if (v == PARSE_MAX)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+int parse_duration(const char *s, uint64_t *ret_ns) {
+        static const struct {
+                const char *unit;
+                uint64_t ns;
+        } units[] = {
+                {"", NSEC_PER_SEC},          {"s", NSEC_PER_SEC},
+                {"ms", NSEC_PER_MSEC},       {"us", NSEC_PER_USEC},
+                {"ns", 1},                   {"m", 60 * NSEC_PER_SEC},
+                {"min", 60 * NSEC_PER_SEC},  {"h", 3600 * NSEC_PER_SEC},
+                {"d", 86400 * NSEC_PER_SEC},
+        };
+        struct fixed f;
+        const char *end;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        r = parse_fixed(s, &f, &end);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (strcmp(end, units[i].unit) == 0)
+                        return fixed_scale(&f, units[i].ns, ret_ns);
+        return -EINVAL;
+}
+
+int parse_cpus(const char *s, uint64_t *ret_ucores) {
+        struct fixed f;
+        const char *end;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        r = parse_fixed(s, &f, &end);
+        if (r < 0)
+                return r;
+        if (*end)
+                return -EINVAL;
+        return fixed_scale(&f, 1000000, ret_ucores);
+}
+
+const char *signal_name(int sig) {
+        static __thread char buf[16];
+
+        if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
+                snprintf(buf, sizeof buf, "RTMIN+%d", sig - SIGRTMIN);
+                return buf;
+        }
+        return sigabbrev_np(sig);
+}
+
+int parse_signal(const char *s, int *ret) {
+        uint64_t n;
+
+        if (!s || !*s)
+                return -EINVAL;
+        if (s[0] >= '0' && s[0] <= '9') {
+                if (parse_u64(s, &n) < 0 || n < 1 || n > (uint64_t) SIGRTMAX)
+                        return -EINVAL;
+                *ret = (int) n;
+                return 0;
+        }
+        if (strncasecmp(s, "SIG", 3) == 0)
+                s += 3;
+        if (strncasecmp(s, "RTMIN+", 6) == 0) {
+                if (parse_u64(s + 6, &n) < 0 || n > (uint64_t) (SIGRTMAX - SIGRTMIN))
+                        return -EINVAL;
+                *ret = SIGRTMIN + (int) n;
+                return 0;
+        }
+        for (int sig = 1; sig < SIGRTMIN; sig++) {
+                const char *name = sigabbrev_np(sig);
+                if (name && strcasecmp(name, s) == 0) {
+                        *ret = sig;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+bool job_name_is_valid(const char *s) {
+        size_t n = 0;
+
+        if (!s || !*s || s[0] == '.')
+                return false;
+        for (; s[n]; n++) {
+                char c = s[n];
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || c == '.'))
+                        return false;
+                if (n >= 64)
+                        return false;
+        }
+        return true;
+}
+
+void format_size(uint64_t v, char *buf, size_t size) {
+        static const char units[] = "KMGT";
+        int i = -1;
+
+        if (v == PARSE_MAX) {
+                snprintf(buf, size, "max");
+                return;
+        }
+        while (i < 3 && v >= 1024 && v % 1024 == 0) {
+                v /= 1024;
+                i++;
+        }
+        if (i < 0)
+                snprintf(buf, size, "%" PRIu64, v);
+        else
+                snprintf(buf, size, "%" PRIu64 "%c", v, units[i]);
+}
+
+void format_duration(uint64_t ns, char *buf, size_t size) {
+        if (ns % NSEC_PER_SEC == 0)
+                snprintf(buf, size, "%" PRIu64 "s", ns / NSEC_PER_SEC);
+        else if (ns % NSEC_PER_MSEC == 0)
+                snprintf(buf, size, "%" PRIu64 "ms", ns / NSEC_PER_MSEC);
+        else if (ns % NSEC_PER_USEC == 0)
+                snprintf(buf, size, "%" PRIu64 "us", ns / NSEC_PER_USEC);
+        else
+                snprintf(buf, size, "%" PRIu64 "ns", ns);
+}

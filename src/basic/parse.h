@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Strict parsers for what users type: numbers, sizes, durations, CPU counts,
+ * signals and job names. Each accepts exactly one documented syntax, rejects
+ * signs, blanks and trailing junk, and checks every multiplication for
+ * overflow. They return 0 or -EINVAL / -ERANGE and write ret_* only on success.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The value "max" / unlimited for sizes and counts. */
+#define PARSE_MAX UINT64_MAX
+
+int parse_u64(const char *s, uint64_t *ret);
+/* Bytes or K/M/G/T (powers of 1024, optional trailing "B" or "iB"); a fraction
+ * needs a unit ("1.5G"); "max" gives PARSE_MAX. */
+int parse_size(const char *s, uint64_t *ret);
+/* A count, or "max". */
+int parse_count(const char *s, uint64_t *ret);
+/* 90, 1.5s, 250ms, 100us, 2m, 1h, 1d -> nanoseconds. A bare number is seconds. */
+int parse_duration(const char *s, uint64_t *ret_ns);
+/* "1", "0.5", "2.25" cores -> millionths of a core. */
+int parse_cpus(const char *s, uint64_t *ret_ucores);
+/* "XCPU", "SIGXCPU", "xcpu", "24", "RTMIN+2" -> signal number. */
+int parse_signal(const char *s, int *ret);
+/* "XCPU" for SIGXCPU; "RTMIN+2"; a static buffer-free answer or NULL. */
+const char *signal_name(int sig);
+/* Job names end up in a cgroup directory name: [A-Za-z0-9_.-], 1..64, no
+ * leading dot. */
+bool job_name_is_valid(const char *s);
+
+/* Formatting helpers for messages and reports. */
+void format_size(uint64_t v, char *buf, size_t size);
+void format_duration(uint64_t ns, char *buf, size_t size);
