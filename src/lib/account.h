@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the job used, from the kernel's own files, read before the cgroup is
+ * removed. Each text format has a pure parser (unit-tested on fixtures and
+ * fuzzed); a file this kernel or host lacks leaves its fields LEASH_NULL.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "leash.h"
+
+/* Each parser sets only what it finds; callers pre-fill with LEASH_NULL. */
+int account_parse_cpu_stat(const char *text, struct leash_usage *u);
+int account_parse_memory_events(const char *text, struct leash_usage *u);
+int account_parse_memory_stat(const char *text, struct leash_usage *u);
+int account_parse_pids_events(const char *text, struct leash_usage *u);
+int account_parse_io_stat(const char *text, struct leash_usage *u);
+/* "some avg10=0.00 avg60=0.00 avg300=0.00 total=123\nfull ... total=45" */
+int account_parse_pressure(const char *text, uint64_t *ret_some, uint64_t *ret_full);
+/* A "key value" line in flat-keyed text: cpu.stat, memory.events, ... */
+int account_flat_get(const char *text, const char *key, uint64_t *ret);
+
+void account_usage_init(struct leash_usage *u);
+/* Reads every accounting file of the job cgroup into u. */
+void account_read(int job_fd, struct leash_usage *u);
+/* cpu.stat usage_usec only: the CPU-time limit's probe. */
+int account_cpu_usage_us(int job_fd, uint64_t *ret);

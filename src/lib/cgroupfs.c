@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Theory of operation. Every job gets a fresh cgroup "<name>@<leash pid>"
+ * under the parent; the pid makes names unique among live leash processes
+ * (1,000 jobs at once cannot collide) and lets a later leash recognise a job
+ * cgroup whose leash died (the sweep). On a stale name of the same pid, a
+ * ".<n>" suffix is added.
+ *
+ * Killing: cgroup.kill (5.14+) sends SIGKILL to every process of the cgroup
+ * atomically, forks in flight included. Older kernels: freeze the cgroup so
+ * that nothing can fork, SIGKILL each pid of cgroup.procs, thaw.
+ *
+ * Emptiness: "populated 0" in cgroup.events; the kernel signals a change of
+ * that file to inotify (IN_MODIFY), so waits are event-driven and bounded.
+ */
+#include "cgroupfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../basic/fileio.h"
+#include "../basic/macro.h"
+#include "../basic/time-util.h"
+#include "host.h"
+
+int cgroupfs_enable_controllers(int parent_fd, unsigned want, unsigned *ret_available) {
+        char buf[512], cmd[128] = "";
+        unsigned offered, enabled, missing;
+        int r;
+
+        r = read_file_at(parent_fd, "cgroup.controllers", buf, sizeof buf, NULL);
+        if (r < 0)
+                return r;
+        offered = host_parse_controllers(buf);
+        r = read_file_at(parent_fd, "cgroup.subtree_control", buf, sizeof buf, NULL);
+        if (r < 0)
+                return r;
+        enabled = host_parse_controllers(buf);
+        missing = want & offered & ~enabled;
+        if (missing) {
+                for (unsigned i = 0; i < CTL_COUNT; i++)
+                        if (missing & (1u << i)) {
+                                strcat(cmd, cmd[0] ? " +" : "+");
+                                strcat(cmd, host_controller_names[i]);
+                        }
+                /* One write: the kernel applies all or none. Failing (processes in the
+                 * parent, no permission), fall back to one at a time to keep what we can. */
+                if (write_string_at(parent_fd, "cgroup.subtree_control", cmd) == 0)
+                        enabled |= missing;
+                else
+                        for (unsigned i = 0; i < CTL_COUNT; i++) {
+                                char one[32];
+                                if (!(missing & (1u << i)))
+                                        continue;
+                                snprintf(one, sizeof one, "+%s", host_controller_names[i]);
+                                if (write_string_at(parent_fd, "cgroup.subtree_control", one) == 0)
+                                        enabled |= 1u << i;
+                        }
+        }
+        *ret_available = enabled & want;
+        return 0;
+}
+
+void cgroupfs_plan_enforcement(const struct leash_config *c, unsigned available,
+                               enum leash_enforcer plan[_LEASH_LIMIT_MAX],
+                               const char *note[_LEASH_LIMIT_MAX]) {
+        static const char no_mem[] = "no memory controller in the job's cgroup2 parent";
+        bool mem = available & CTL_MEMORY;
+
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                plan[l] = LEASH_BY_NONE;
+                note[l] = NULL;
+                if (c->limit[l] == LEASH_UNSET)
+                        continue;
+                switch ((enum leash_limit) l) {
+                case LEASH_LIMIT_MEMORY:
+                        plan[l] = mem ? LEASH_BY_CGROUP : LEASH_BY_RLIMIT;
+                        note[l] = mem ? NULL
+                                      : "no memory controller in the job's cgroup2 parent: "
+                                        "RLIMIT_AS per process instead (address space, not the tree's memory)";
+                        break;
+                case LEASH_LIMIT_MEMORY_HIGH:
+                case LEASH_LIMIT_SWAP:
+                        plan[l] = mem ? LEASH_BY_CGROUP : LEASH_BY_NONE;
+                        note[l] = mem ? NULL : no_mem;
+                        break;
+                case LEASH_LIMIT_PIDS:
+                        plan[l] = (available & CTL_PIDS) ? LEASH_BY_CGROUP : LEASH_BY_NONE;
+                        note[l] = plan[l] ? NULL
+                                          : "no pids controller in the job's cgroup2 parent "
+                                            "(RLIMIT_NPROC counts the whole user, not the job: not used)";
+                        break;
+                case LEASH_LIMIT_CPUS:
+                        plan[l] = (available & CTL_CPU) ? LEASH_BY_CGROUP : LEASH_BY_NONE;
+                        note[l] = plan[l] ? NULL : "no cpu controller in the job's cgroup2 parent";
+                        break;
+                case LEASH_LIMIT_CPU_TIME:
+                case LEASH_LIMIT_WALL_TIME:
+                        plan[l] = LEASH_BY_LEASH;
+                        break;
+                case LEASH_LIMIT_NOFILE:
+                case LEASH_LIMIT_FSIZE:
+                case LEASH_LIMIT_CORE:
+                        plan[l] = LEASH_BY_RLIMIT;
+                        break;
+                case _LEASH_LIMIT_MAX:
+                        break;
+                }
+        }
+}
+
+int cgroupfs_create_job(int parent_fd, const char *name, char *ret_dirname, size_t size, int *ret_fd) {
+        char dn[256];
+        pid_t pid = getpid();
+
+        for (unsigned n = 0; n < 1000; n++) {
+                int fd;
+                if (n == 0)
+                        snprintf(dn, sizeof dn, "%s@%d", name, (int) pid);
+                else
+                        snprintf(dn, sizeof dn, "%s@%d.%u", name, (int) pid, n);
+                if (mkdirat(parent_fd, dn, 0755) < 0) {
+                        if (errno == EEXIST)
+                                continue;
+                        return negative_errno();
+                }
+                fd = openat(parent_fd, dn, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0) {
+                        int r = negative_errno();
+                        (void) unlinkat(parent_fd, dn, AT_REMOVEDIR);
+                        return r;
+                }
+                if (strlen(dn) >= size) {
+                        close(fd);
+                        (void) unlinkat(parent_fd, dn, AT_REMOVEDIR);
+                        return -ENAMETOOLONG;
+                }
+                strcpy(ret_dirname, dn);
+                *ret_fd = fd;
+                return 0;
+        }
+        return -EEXIST;
+}
+
+static int write_limit(int fd, const char *file, const char *value, struct leash_error *err) {
+        int r = write_string_at(fd, file, value);
+        if (r < 0 && err) {
+                err->step = "write a cgroup limit";
+                snprintf(err->detail, sizeof err->detail, "%s = %s", file, value);
+                err->error = -r;
+        }
+        return r;
+}
+
+static void u64_or_max(uint64_t v, char *buf, size_t size) {
+        if (v == LEASH_MAX)
+                snprintf(buf, size, "max");
+        else
+                snprintf(buf, size, "%" PRIu64, v);
+}
+
+int cgroupfs_apply_limits(int fd, const struct leash_config *c,
+                          const enum leash_enforcer plan[_LEASH_LIMIT_MAX], struct leash_error *err) {
+        char v[64];
+        int r;
+
+        if (plan[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP) {
+                u64_or_max(c->limit[LEASH_LIMIT_MEMORY], v, sizeof v);
+                if ((r = write_limit(fd, "memory.max", v, err)) < 0)
+                        return r;
+                /* An OOM kill takes the whole job, not one victim: a half-killed job lies. */
+                if ((r = write_limit(fd, "memory.oom.group", "1", err)) < 0)
+                        return r;
+                /* With a memory limit, swap defaults to 0 unless asked: otherwise the
+                 * limit only moves the job's pages to swap. Hosts without swap
+                 * accounting have no memory.swap.max: then there is nothing to limit. */
+                if (c->limit[LEASH_LIMIT_SWAP] == LEASH_UNSET &&
+                    faccessat(fd, "memory.swap.max", F_OK, 0) == 0 &&
+                    (r = write_limit(fd, "memory.swap.max", "0", err)) < 0)
+                        return r;
+        }
+        if (plan[LEASH_LIMIT_MEMORY_HIGH] == LEASH_BY_CGROUP) {
+                u64_or_max(c->limit[LEASH_LIMIT_MEMORY_HIGH], v, sizeof v);
+                if ((r = write_limit(fd, "memory.high", v, err)) < 0)
+                        return r;
+        }
+        if (plan[LEASH_LIMIT_SWAP] == LEASH_BY_CGROUP) {
+                u64_or_max(c->limit[LEASH_LIMIT_SWAP], v, sizeof v);
+                if ((r = write_limit(fd, "memory.swap.max", v, err)) < 0)
+                        return r;
+        }
+        if (plan[LEASH_LIMIT_PIDS] == LEASH_BY_CGROUP) {
+                u64_or_max(c->limit[LEASH_LIMIT_PIDS], v, sizeof v);
+                if ((r = write_limit(fd, "pids.max", v, err)) < 0)
+                        return r;
+        }
+        if (plan[LEASH_LIMIT_CPUS] == LEASH_BY_CGROUP) {
+                uint64_t ucores = c->limit[LEASH_LIMIT_CPUS];
+                if (ucores == LEASH_MAX)
+                        snprintf(v, sizeof v, "max 100000");
+                else /* period 100 ms: quota = cores x 100000 us */
+                        snprintf(v, sizeof v, "%" PRIu64 " 100000", ucores / 10);
+                if ((r = write_limit(fd, "cpu.max", v, err)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Calls fn(pid) for each pid of cgroup.procs. */
+static int for_each_pid(int job_fd, int sig) {
+        char stackbuf[4096], *text = stackbuf;
+        _cleanup_free_ char *big = NULL;
+        size_t len;
+        int r, n = 0;
+
+        r = read_file_at(job_fd, "cgroup.procs", stackbuf, sizeof stackbuf, &len);
+        if (r < 0)
+                return r;
+        if (len == sizeof stackbuf - 1) {
+                r = read_file_at_alloc(job_fd, "cgroup.procs", &big, NULL);
+                if (r < 0)
+                        return r;
+                text = big;
+        }
+        for (char *p = text; *p;) {
+                char *end;
+                long pid = strtol(p, &end, 10);
+                if (end == p)
+                        break;
+                if (pid > 0 && kill((pid_t) pid, sig) == 0)
+                        n++;
+                p = end;
+                while (*p == '\n')
+                        p++;
+        }
+        return n;
+}
+
+int cgroupfs_signal_all(int job_fd, int sig) {
+        return for_each_pid(job_fd, sig);
+}
+
+int cgroupfs_kill(int job_fd) {
+        int r = write_string_at(job_fd, "cgroup.kill", "1");
+        if (r != -ENOENT)
+                return r;
+        /* No cgroup.kill (before 5.14): freeze so nothing forks, kill each, thaw. */
+        (void) write_string_at(job_fd, "cgroup.freeze", "1");
+        for (int round = 0; round < 100; round++)
+                if (for_each_pid(job_fd, SIGKILL) <= 0)
+                        break;
+        (void) write_string_at(job_fd, "cgroup.freeze", "0");
+        return 0;
+}
+
+int cgroupfs_populated(int job_fd) {
+        char buf[256], *p;
+        int r = read_file_at(job_fd, "cgroup.events", buf, sizeof buf, NULL);
+        if (r < 0)
+                return r;
+        p = strstr(buf, "populated ");
+        if (!p)
+                return -EINVAL;
+        return p[10] == '1';
+}
+
+int cgroupfs_wait_empty(int job_fd, int timeout_ms) {
+        _cleanup_close_ int ifd = -1;
+        char path[64];
+        uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t) timeout_ms * NSEC_PER_MSEC;
+        int r;
+
+        r = cgroupfs_populated(job_fd);
+        if (r <= 0)
+                return r;
+        ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (ifd < 0)
+                return negative_errno();
+        snprintf(path, sizeof path, "/proc/self/fd/%d/cgroup.events", job_fd);
+        if (inotify_add_watch(ifd, path, IN_MODIFY) < 0)
+                return negative_errno();
+        for (;;) {
+                struct pollfd pfd = {.fd = ifd, .events = POLLIN};
+                char evbuf[4096];
+                uint64_t now;
+
+                /* checked after arming the watch: a change before it is not lost */
+                r = cgroupfs_populated(job_fd);
+                if (r <= 0)
+                        return r;
+                now = now_ns(CLOCK_MONOTONIC);
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                r = poll(&pfd, 1, (int) ((deadline - now) / NSEC_PER_MSEC) + 1);
+                if (r < 0 && errno != EINTR)
+                        return negative_errno();
+                while (read(ifd, evbuf, sizeof evbuf) > 0)
+                        ;
+        }
+}
+
+int cgroupfs_remove(int parent_fd, const char *dirname, int job_fd) {
+        for (int attempt = 0; attempt < 3; attempt++) {
+                if (unlinkat(parent_fd, dirname, AT_REMOVEDIR) == 0 || errno == ENOENT)
+                        return 0;
+                if (errno != EBUSY || job_fd < 0)
+                        return negative_errno();
+                (void) cgroupfs_kill(job_fd);
+                (void) cgroupfs_wait_empty(job_fd, 2000);
+        }
+        return -EBUSY;
+}
+
+int cgroupfs_sweep_stale(int parent_fd) {
+        _cleanup_close_ int dfd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d;
+        struct dirent *de;
+        int removed = 0;
+
+        if (dfd < 0)
+                return negative_errno();
+        d = fdopendir(TAKE_FD(dfd));
+        if (!d)
+                return negative_errno();
+        while ((de = readdir(d))) {
+                char *at, *end;
+                long pid;
+                _cleanup_close_ int jfd = -1;
+
+                if (de->d_type != DT_DIR || !(at = strrchr(de->d_name, '@')))
+                        continue;
+                pid = strtol(at + 1, &end, 10);
+                if (end == at + 1 || (*end && *end != '.') || pid <= 0)
+                        continue;
+                if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                        continue; /* its leash (or a process with its pid) lives */
+                jfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (jfd < 0)
+                        continue;
+                if (cgroupfs_remove(dirfd(d), de->d_name, jfd) == 0)
+                        removed++;
+        }
+        closedir(d);
+        return removed;
+}
+
+bool cgroupfs_probe_clone_into_cgroup(void) {
+        struct clone_args args = {
+                .flags = CLONE_INTO_CGROUP,
+                .exit_signal = SIGCHLD,
+                .cgroup = 0x7fffffff, /* surely not an open fd; above INT_MAX is EINVAL */
+        };
+        /* A kernel that knows the field fails the bad fd with EBADF before
+         * creating anything; older ones say ENOSYS, E2BIG or EINVAL. */
+        long r = syscall(SYS_clone3, &args, sizeof args);
+        if (r == 0)
+                _exit(0); /* cannot happen with an invalid cgroup fd */
+        return r < 0 && errno == EBADF;
+}

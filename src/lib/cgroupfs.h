@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The job cgroup, written through cgroupfs directly via held directory fds:
+ * create it, enable controllers in the parent, write limits, signal and kill
+ * its processes, wait for it to empty, remove it, and sweep job cgroups whose
+ * leash died. (The prefix is cgroupfs_ because cgroup_ is libcgroup's.)
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "leash.h"
+
+/* Enables the wanted controllers that the parent's cgroup.controllers offers
+ * in its cgroup.subtree_control; *ret_available = what job cgroups get. */
+int cgroupfs_enable_controllers(int parent_fd, unsigned want, unsigned *ret_available);
+
+/* How each asked-for limit would be enforced with these controllers. */
+void cgroupfs_plan_enforcement(const struct leash_config *c, unsigned available,
+                               enum leash_enforcer ret[_LEASH_LIMIT_MAX],
+                               const char *ret_note[_LEASH_LIMIT_MAX]);
+
+/* mkdir <name>@<pid>[.<n>] under the parent; returns its dirfd. */
+int cgroupfs_create_job(int parent_fd, const char *name, char *ret_dirname, size_t size, int *ret_fd);
+
+/* Writes the cgroup limit files of the plan. */
+int cgroupfs_apply_limits(int job_fd, const struct leash_config *c,
+                          const enum leash_enforcer plan[_LEASH_LIMIT_MAX], struct leash_error *err);
+
+/* The soft signal to every process of the job; returns how many got it. */
+int cgroupfs_signal_all(int job_fd, int sig);
+/* SIGKILL to the whole job: cgroup.kill, or freeze + kill each + thaw. */
+int cgroupfs_kill(int job_fd);
+/* 1 when processes remain (cgroup.events "populated 1"), 0 when empty. */
+int cgroupfs_populated(int job_fd);
+/* Waits (inotify on cgroup.events, bounded) until the job is empty. */
+int cgroupfs_wait_empty(int job_fd, int timeout_ms);
+/* rmdir, killing and waiting once more if it is still busy. */
+int cgroupfs_remove(int parent_fd, const char *dirname, int job_fd);
+/* Kills and removes job cgroups of this parent whose leash has died. */
+int cgroupfs_sweep_stale(int parent_fd);
+
+/* clone3(CLONE_INTO_CGROUP) understood by this kernel? (no process made) */
+bool cgroupfs_probe_clone_into_cgroup(void);

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Placement. A job cgroup goes under, in order of preference:
+ *   --cgroup-parent (absolute under the cgroup2 mount, or relative to its root);
+ *   for root: <cgroup2 mount>/leash, created on first use;
+ *   for others: the delegated subtree leash runs in. Because of the cgroup v2
+ *   "no internal processes" rule, a cgroup that holds processes (leash's own,
+ *   usually) cannot hand domain controllers to children, so we walk up from
+ *   leash's own cgroup through ancestors the user may write (cgroup.procs and
+ *   cgroup.subtree_control writable: the delegation contract) and take the
+ *   first that holds no process itself; if none does, leash's own cgroup is
+ *   used and missing controllers are reported as such.
+ *
+ * The launch path reads /proc/self/mountinfo directly; libcgroup (which parses
+ * all mounts and its config) is used only by leash_host_probe for `check`.
+ */
+#include "host.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libcgroup.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "../basic/fileio.h"
+#include "../basic/macro.h"
+#include "cgroupfs.h"
+
+const char *const host_controller_names[CTL_COUNT] = {"memory", "pids", "cpu", "io"};
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s) {
+        char *w = s;
+        for (char *p = s; *p; p++) {
+                if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+                    p[3] >= '0' && p[3] <= '7') {
+                        *w++ = (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+                        p += 3;
+                } else
+                        *w++ = *p;
+        }
+        *w = '\0';
+}
+
+int host_parse_mountinfo(const char *text, char *ret_mount, size_t size, unsigned *ret_v1_count) {
+        unsigned v1 = 0;
+        bool found = false;
+        const char *line = text;
+
+        while (line && *line) {
+                const char *eol = strchr(line, '\n');
+                size_t len = eol ? (size_t) (eol - line) : strlen(line);
+                char buf[8192], *f[6] = {0}, *sep, *fstype, *save = NULL, *tok;
+                int n = 0;
+
+                if (len < sizeof buf) {
+                        memcpy(buf, line, len);
+                        buf[len] = '\0';
+                        /* fields: id parent maj:min root mountpoint options ... - fstype source superopts */
+                        sep = strstr(buf, " - ");
+                        if (sep) {
+                                *sep = '\0';
+                                for (tok = strtok_r(buf, " ", &save); tok && n < 6;
+                                     tok = strtok_r(NULL, " ", &save))
+                                        f[n++] = tok;
+                                fstype = strtok_r(sep + 3, " ", &save);
+                                if (n >= 5 && fstype) {
+                                        if (strcmp(fstype, "cgroup2") == 0 && !found) {
+                                                unescape_octal(f[4]);
+                                                if (strlen(f[4]) >= size)
+                                                        return -ENAMETOOLONG;
+                                                strcpy(ret_mount, f[4]);
+                                                found = true;
+                                        } else if (strcmp(fstype, "cgroup") == 0) {
+                                                char *source = strtok_r(NULL, " ", &save);
+                                                char *opts = strtok_r(NULL, " ", &save);
+                                                /* name=systemd only tracks processes; it holds no controller */
+                                                (void) source;
+                                                if (opts && !(strstr(opts, "name=") && !strstr(opts, "cpu") &&
+                                                              !strstr(opts, "memory") && !strstr(opts, "pids")))
+                                                        v1++;
+                                        }
+                                }
+                        }
+                }
+                line = eol ? eol + 1 : NULL;
+        }
+        if (ret_v1_count)
+                *ret_v1_count = v1;
+        return found ? 0 : -ENOENT;
+}
+
+int host_parse_proc_cgroup(const char *text, char *ret_path, size_t size) {
+        const char *line = text;
+
+        while (line && *line) {
+                const char *eol = strchr(line, '\n');
+                size_t len = eol ? (size_t) (eol - line) : strlen(line);
+                if (len >= 3 && strncmp(line, "0::", 3) == 0) {
+                        len -= 3;
+                        if (len == 0 || len >= size || line[3] != '/')
+                                return -EINVAL;
+                        memcpy(ret_path, line + 3, len);
+                        ret_path[len] = '\0';
+                        /* a cgroup removed under us reads "/path (deleted)" */
+                        if (len > 10 && strcmp(ret_path + len - 10, " (deleted)") == 0)
+                                return -ESTALE;
+                        return 0;
+                }
+                line = eol ? eol + 1 : NULL;
+        }
+        return -ENOENT;
+}
+
+unsigned host_parse_controllers(const char *text) {
+        unsigned mask = 0;
+        const char *p = text;
+
+        while (*p) {
+                size_t len;
+                while (*p == ' ' || *p == '\n')
+                        p++;
+                len = strcspn(p, " \n");
+                for (unsigned i = 0; i < CTL_COUNT; i++)
+                        if (len == strlen(host_controller_names[i]) &&
+                            strncmp(p, host_controller_names[i], len) == 0)
+                                mask |= 1u << i;
+                p += len;
+        }
+        return mask;
+}
+
+int host_cgroup2_mount(char *ret, size_t size, unsigned *ret_v1_count) {
+        _cleanup_free_ char *text = NULL;
+        int r = read_file_at_alloc(AT_FDCWD, "/proc/self/mountinfo", &text, NULL);
+        if (r < 0)
+                return r;
+        return host_parse_mountinfo(text, ret, size, ret_v1_count);
+}
+
+int host_own_cgroup(char *ret, size_t size) {
+        char text[8192];
+        int r = read_file_at(AT_FDCWD, "/proc/self/cgroup", text, sizeof text, NULL);
+        if (r < 0)
+                return r;
+        return host_parse_proc_cgroup(text, ret, size);
+}
+
+static bool writable_delegation(const char *dir) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/cgroup.procs", dir);
+        if (access(p, W_OK) < 0)
+                return false;
+        snprintf(p, sizeof p, "%s/cgroup.subtree_control", dir);
+        return access(p, W_OK) == 0;
+}
+
+static bool holds_processes(const char *dir) {
+        char buf[16];
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r;
+        if (fd < 0)
+                return true;
+        r = read_file_at(fd, "cgroup.procs", buf, sizeof buf, NULL);
+        close(fd);
+        return r < 0 || buf[0] != '\0';
+}
+
+static int fill_err(struct leash_error *err, const char *step, const char *detail, int r) {
+        if (err) {
+                err->step = step;
+                snprintf(err->detail, sizeof err->detail, "%s", detail ? detail : "");
+                err->error = -r;
+        }
+        return r;
+}
+
+int host_job_parent(const char *requested, char *ret, size_t size, struct leash_error *err) {
+        char mount[4096], own[4096], path[8192];
+        struct statfs sfs;
+        int r;
+
+        r = host_cgroup2_mount(mount, sizeof mount, NULL);
+        if (r < 0)
+                return fill_err(err, "find the cgroup2 mount in /proc/self/mountinfo", "", r);
+
+        if (requested) {
+                size_t ml = strlen(mount);
+                if (strncmp(requested, mount, ml) == 0 && (requested[ml] == '/' || !requested[ml]))
+                        snprintf(path, sizeof path, "%s", requested);
+                else
+                        snprintf(path, sizeof path, "%s/%s", mount, requested + (requested[0] == '/'));
+                if (statfs(path, &sfs) < 0)
+                        return fill_err(err, "open the cgroup parent", path, negative_errno());
+                if (sfs.f_type != CGROUP2_SUPER_MAGIC)
+                        return fill_err(err, "use the cgroup parent (not on cgroup2)", path, -EINVAL);
+        } else if (geteuid() == 0) {
+                snprintf(path, sizeof path, "%s/leash", mount);
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        return fill_err(err, "create the leash cgroup", path, negative_errno());
+        } else {
+                char cand[8192];
+                r = host_own_cgroup(own, sizeof own);
+                if (r < 0)
+                        return fill_err(err, "read /proc/self/cgroup", "", r);
+                snprintf(cand, sizeof cand, "%s%s", mount, strcmp(own, "/") == 0 ? "" : own);
+                if (!writable_delegation(cand))
+                        return fill_err(err, "find a delegated cgroup (cgroup.procs and cgroup.subtree_control writable)",
+                                        cand, -EACCES);
+                snprintf(path, sizeof path, "%s", cand);
+                /* walk up while still delegated; stop at the first ancestor without processes */
+                while (holds_processes(cand)) {
+                        char *slash = strrchr(cand, '/');
+                        if (!slash || (size_t) (slash - cand) < strlen(mount))
+                                break;
+                        *slash = '\0';
+                        if (strlen(cand) < strlen(mount) || !writable_delegation(cand))
+                                break;
+                        if (!holds_processes(cand)) {
+                                snprintf(path, sizeof path, "%s", cand);
+                                break;
+                        }
+                }
+        }
+        if (strlen(path) >= size)
+                return fill_err(err, "use the cgroup parent", path, -ENAMETOOLONG);
+        strcpy(ret, path);
+        return 0;
+}
+
+/* libcgroup adapter: where each controller is mounted, whatever the version. */
+static void probe_v1_mounts(struct leash_host *h) {
+        static const char *const v1_names[CTL_COUNT] = {"memory", "pids", "cpu", "blkio"};
+        static bool initialised, ok;
+
+        if (!initialised) {
+                initialised = true;
+                ok = cgroup_init() == 0;
+        }
+        for (unsigned i = 0; i < CTL_COUNT; i++) {
+                char *mnt = NULL;
+                struct statfs sfs;
+                h->v1_mount[i][0] = '\0';
+                if (!ok || cgroup_get_subsys_mount_point(v1_names[i], &mnt) != 0 || !mnt)
+                        continue;
+                if (statfs(mnt, &sfs) == 0 && sfs.f_type != CGROUP2_SUPER_MAGIC)
+                        snprintf(h->v1_mount[i], sizeof h->v1_mount[i], "%s", mnt);
+                free(mnt);
+        }
+}
+
+int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct leash_error *err) {
+        unsigned v1 = 0, avail = 0;
+        struct leash_config c;
+        int r, fd;
+
+        memset(h, 0, sizeof *h);
+        r = host_cgroup2_mount(h->cgroup2_mount, sizeof h->cgroup2_mount, &v1);
+        if (r < 0) {
+                h->cgroup2_mount[0] = '\0';
+                h->mode = v1 ? LEASH_CG_V1 : LEASH_CG_NONE;
+        } else
+                h->mode = v1 ? LEASH_CG_HYBRID : LEASH_CG_V2;
+        probe_v1_mounts(h);
+        if (r < 0)
+                return fill_err(err, "find a cgroup2 mount", "", r);
+
+        (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup);
+        r = host_job_parent(cgroup_parent, h->parent, sizeof h->parent, err);
+        h->parent_error = r < 0 ? -r : 0;
+
+        fd = h->parent_error ? -1 : open(h->parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) {
+                if (access(h->parent, W_OK) < 0)
+                        h->parent_error = errno;
+                r = cgroupfs_enable_controllers(fd, CTL_MEMORY | CTL_PIDS | CTL_CPU | CTL_IO, &avail);
+                (void) r;
+                h->cgroup_kill = faccessat(fd, "cgroup.kill", F_OK, 0) == 0;
+                h->pressure = faccessat(fd, "cpu.pressure", F_OK, 0) == 0;
+                h->memory_peak = (avail & CTL_MEMORY) && faccessat(fd, "memory.peak", F_OK, 0) == 0;
+                h->pids_peak = (avail & CTL_PIDS) && faccessat(fd, "pids.peak", F_OK, 0) == 0;
+                close(fd);
+        }
+        for (unsigned i = 0; i < CTL_COUNT; i++)
+                h->ctl_available[i] = avail & (1u << i);
+        h->clone_into_cgroup = cgroupfs_probe_clone_into_cgroup();
+
+        leash_config_init(&c);
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                c.limit[l] = 1; /* "asked for": any value will do to learn the enforcer */
+        cgroupfs_plan_enforcement(&c, avail, h->enforced, h->enforce_note);
+        return 0;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libleash: run one command in its own cgroup under limits, supervise it, and
+ * account for what it used. The library never prints and never exits: every
+ * call returns 0 (or a positive count) or -errno, and fills struct leash_error
+ * with the step that failed when it can say more.
+ */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LEASH_UNSET (UINT64_MAX - 1)/* sentinel for "not given" in u64 fields */
+#define LEASH_MAX UINT64_MAX       /* "max": explicitly unlimited */
+#define LEASH_NULL UINT64_MAX      /* a figure the kernel did not give: null */
+
+/* Every limit leash knows. The order is the report's order. */
+enum leash_limit {
+        LEASH_LIMIT_MEMORY,      /* bytes, memory.max */
+        LEASH_LIMIT_MEMORY_HIGH, /* bytes, memory.high */
+        LEASH_LIMIT_SWAP,        /* bytes, memory.swap.max */
+        LEASH_LIMIT_PIDS,        /* count, pids.max */
+        LEASH_LIMIT_CPUS,        /* millionths of a core, cpu.max */
+        LEASH_LIMIT_CPU_TIME,    /* ns of user+system CPU of the whole tree */
+        LEASH_LIMIT_WALL_TIME,   /* ns of wall-clock time */
+        LEASH_LIMIT_NOFILE,      /* RLIMIT_NOFILE */
+        LEASH_LIMIT_FSIZE,       /* bytes, RLIMIT_FSIZE */
+        LEASH_LIMIT_CORE,        /* bytes, RLIMIT_CORE */
+        _LEASH_LIMIT_MAX,
+};
+
+enum leash_enforcer {
+        LEASH_BY_NONE,   /* asked for, but nothing here can enforce it */
+        LEASH_BY_CGROUP, /* a cgroup controller file */
+        LEASH_BY_RLIMIT, /* a per-process rlimit (weaker: per process, not per tree) */
+        LEASH_BY_LEASH,  /* the supervisor itself (time limits) */
+};
+
+enum leash_format { LEASH_FORMAT_JSON, LEASH_FORMAT_KV, LEASH_FORMAT_TEXT };
+
+enum leash_reason {
+        LEASH_REASON_OK,
+        LEASH_REASON_EXIT,
+        LEASH_REASON_SIGNAL,
+        LEASH_REASON_WALL_TIME,
+        LEASH_REASON_CPU_TIME,
+        LEASH_REASON_MEMORY,
+        LEASH_REASON_PIDS,
+        LEASH_REASON_INTERRUPTED,
+        LEASH_REASON_SETUP_ERROR,
+        LEASH_REASON_EXEC_ERROR,
+        _LEASH_REASON_MAX,
+};
+
+struct leash_config {
+        char *const *argv;
+        const char *name;          /* job name; NULL = basename of argv[0] */
+        const char *cgroup_parent; /* NULL = default placement */
+        uint64_t limit[_LEASH_LIMIT_MAX]; /* LEASH_UNSET, a value, or LEASH_MAX */
+        uint64_t grace_ns;
+        int soft_signal;
+        bool strict;
+        /* filled by callers that know it (profiles): recorded in the report */
+        const char *profile;
+        const char *profile_source;
+};
+
+/* Sets every field to its built-in default. */
+void leash_config_init(struct leash_config *c);
+
+struct leash_error {
+        const char *step; /* "create the job cgroup", "write memory.max", ... */
+        char detail[256]; /* a path or value, may be empty */
+        int error;        /* positive errno */
+};
+
+#define LEASH_SIGNALS_MAX 16
+
+struct leash_usage {
+        uint64_t wall_ns;
+        /* cpu.stat */
+        uint64_t cpu_usage_us, cpu_user_us, cpu_system_us;
+        uint64_t cpu_nr_periods, cpu_nr_throttled, cpu_throttled_us;
+        /* memory */
+        uint64_t memory_peak;
+        uint64_t mem_ev_low, mem_ev_high, mem_ev_max, mem_ev_oom, mem_ev_oom_kill;
+        uint64_t mem_anon, mem_file, mem_shmem; /* memory.stat at the end of the job */
+        uint64_t swap_peak;
+        /* pids */
+        uint64_t pids_peak;
+        uint64_t pids_events_max; /* forks refused by pids.max */
+        /* io.stat, summed over devices */
+        uint64_t io_rbytes, io_wbytes, io_rios, io_wios;
+        /* pressure: total stall time in microseconds */
+        uint64_t psi_cpu_some, psi_cpu_full, psi_mem_some, psi_mem_full, psi_io_some, psi_io_full;
+        /* the main process (wait4 rusage) */
+        uint64_t main_maxrss_bytes, main_utime_us, main_stime_us;
+        uint64_t main_minflt, main_majflt, main_nvcsw, main_nivcsw;
+        /* last, after the u64 figures: "memory.peak", "rusage_maxrss_main", or NULL */
+        const char *memory_peak_basis;
+};
+
+struct leash_signal_event {
+        int signal;
+        uint64_t at_ns; /* since the start of the job */
+        const char *why; /* "wall_time", "cpu_time", "grace", "interrupt", "leftover" */
+};
+
+struct leash_result {
+        enum leash_reason reason;
+        int exit_code;       /* what leash should exit with */
+        int status_code;     /* the main process's exit code, -1 when it did not exit */
+        int term_signal;     /* the signal that killed it, 0 when none */
+        int interrupt_signal; /* the signal leash itself received, 0 when none */
+        int exec_errno;      /* with LEASH_REASON_EXEC_ERROR */
+        uint64_t started_realtime_ns;
+        char cgroup[4096];
+        pid_t pid;
+        enum leash_enforcer enforced[_LEASH_LIMIT_MAX];
+        const char *enforce_note[_LEASH_LIMIT_MAX]; /* why not by cgroup, or NULL */
+        struct leash_usage usage;
+        struct leash_signal_event signals[LEASH_SIGNALS_MAX];
+        unsigned n_signals;
+        unsigned leftovers_killed; /* processes still in the cgroup after the main exit */
+};
+
+/* Validates the config before anything is created: -EINVAL with err->step. */
+int leash_config_validate(const struct leash_config *c, struct leash_error *err);
+
+/* Runs the job to completion. Returns 0 when the job ran (whatever its fate:
+ * see result->reason) or -errno with err filled when leash could not run it;
+ * in that case nothing is left behind. */
+int leash_run(const struct leash_config *c, struct leash_result *result, struct leash_error *err);
+
+/* Report writers: a malloc'd text. */
+int leash_report_format(const struct leash_config *c, const struct leash_result *r,
+                        enum leash_format format, char **ret_text);
+/* "leash: wall_time limit (2s) reached; killed by SIGKILL after 5s grace" */
+int leash_report_summary(const struct leash_config *c, const struct leash_result *r, char **ret_text);
+
+const char *leash_reason_to_string(enum leash_reason r);
+const char *leash_limit_to_string(enum leash_limit l);
+const char *leash_enforcer_to_string(enum leash_enforcer e);
+const char *leash_version(void);
+
+/* Host discovery for `leash check` and placement. */
+enum leash_cgroup_mode { LEASH_CG_NONE, LEASH_CG_V1, LEASH_CG_HYBRID, LEASH_CG_V2 };
+
+struct leash_host {
+        enum leash_cgroup_mode mode;
+        char cgroup2_mount[4096];  /* "" when none */
+        char own_cgroup[4096];     /* leash's own cgroup, relative to the cgroup2 root */
+        char parent[4096];         /* where a job cgroup would be created */
+        int parent_error;          /* 0 when job cgroups can be created there, else errno */
+        bool ctl_available[4];     /* memory, pids, cpu, io: in the parent's cgroup.controllers */
+        char v1_mount[4][4096];    /* where libcgroup found each controller on v1, "" if not */
+        bool clone_into_cgroup, cgroup_kill, memory_peak, pids_peak, pressure;
+        enum leash_enforcer enforced[_LEASH_LIMIT_MAX]; /* how each limit would be enforced */
+        const char *enforce_note[_LEASH_LIMIT_MAX];
+};
+
+int leash_host_probe(const char *cgroup_parent, struct leash_host *ret, struct leash_error *err);

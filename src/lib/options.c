@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../basic/macro.h"
+#include "../basic/parse.h"
+
+const struct leash_option leash_options[_LEASH_OPT_MAX] = {
+        {LEASH_OPT_MEMORY, "memory", 'm', LEASH_OPT_SIZE, LEASH_LIMIT_MEMORY, "SIZE",
+         "memory.max of the job; with it, swap defaults to 0", "max"},
+        {LEASH_OPT_MEMORY_HIGH, "memory-high", 0, LEASH_OPT_SIZE, LEASH_LIMIT_MEMORY_HIGH, "SIZE",
+         "memory.high: throttle and reclaim above this", "max"},
+        {LEASH_OPT_SWAP, "swap", 0, LEASH_OPT_SIZE, LEASH_LIMIT_SWAP, "SIZE",
+         "memory.swap.max of the job", "max (0 with --memory)"},
+        {LEASH_OPT_PIDS, "pids", 'P', LEASH_OPT_COUNT, LEASH_LIMIT_PIDS, "N",
+         "pids.max: processes and threads of the whole job", "max"},
+        {LEASH_OPT_CPUS_ID, "cpus", 'c', LEASH_OPT_CPUS, LEASH_LIMIT_CPUS, "X",
+         "CPU bandwidth in cores, decimals allowed (cpu.max)", "max"},
+        {LEASH_OPT_CPU_TIME, "cpu-time", 't', LEASH_OPT_DURATION, LEASH_LIMIT_CPU_TIME, "DURATION",
+         "CPU time (user+system) of the whole process tree", "none"},
+        {LEASH_OPT_WALL_TIME, "wall-time", 'w', LEASH_OPT_DURATION, LEASH_LIMIT_WALL_TIME, "DURATION",
+         "wall-clock time", "none"},
+        {LEASH_OPT_GRACE, "grace", 'g', LEASH_OPT_DURATION, -1, "DURATION",
+         "time between the soft signal and SIGKILL", "5s"},
+        {LEASH_OPT_SIGNAL_ID, "signal", 's', LEASH_OPT_SIGNAL, -1, "SIG",
+         "the soft signal sent when a time limit is reached", "XCPU"},
+        {LEASH_OPT_NOFILE, "nofile", 0, LEASH_OPT_COUNT, LEASH_LIMIT_NOFILE, "N",
+         "RLIMIT_NOFILE: open files per process", "inherited"},
+        {LEASH_OPT_FSIZE, "fsize", 0, LEASH_OPT_SIZE, LEASH_LIMIT_FSIZE, "SIZE",
+         "RLIMIT_FSIZE: largest file a process may write", "inherited"},
+        {LEASH_OPT_CORE, "core", 0, LEASH_OPT_SIZE, LEASH_LIMIT_CORE, "SIZE",
+         "RLIMIT_CORE: largest core dump", "inherited"},
+        {LEASH_OPT_REPORT, "report", 'o', LEASH_OPT_PATH, -1, "PATH",
+         "write the report to PATH, or to descriptor N with fd:N", "none"},
+        {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT",
+         "report format: json, kv or text", "json"},
+        {LEASH_OPT_NAME_ID, "name", 'n', LEASH_OPT_NAME, -1, "NAME",
+         "job name, used in the cgroup name ([A-Za-z0-9_.-], at most 64)", "the command's name"},
+        {LEASH_OPT_CGROUP_PARENT, "cgroup-parent", 0, LEASH_OPT_PATH, -1, "PATH",
+         "cgroup under which job cgroups are created", "leash at the cgroup2 root (root), the delegated subtree (user)"},
+        {LEASH_OPT_STRICT, "strict", 0, LEASH_OPT_FLAG, -1, NULL,
+         "refuse to run if a requested limit cannot be enforced by a cgroup controller", "off"},
+        {LEASH_OPT_QUIET, "quiet", 'q', LEASH_OPT_FLAG, -1, NULL,
+         "no summary line on stderr", "off"},
+        {LEASH_OPT_VERBOSE, "verbose", 'v', LEASH_OPT_FLAG, -1, NULL,
+         "say what leash does, step by step, on stderr", "off"},
+};
+
+void leash_settings_init(struct leash_settings *s) {
+        memset(s, 0, sizeof *s);
+        leash_config_init(&s->config);
+        s->format = LEASH_FORMAT_JSON;
+}
+
+void leash_settings_done(struct leash_settings *s) {
+        free(s->report_path);
+        free(s->name_buf);
+        free(s->parent_buf);
+        s->report_path = s->name_buf = s->parent_buf = NULL;
+}
+
+const struct leash_option *leash_option_by_name(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(leash_options); i++)
+                if (strcmp(leash_options[i].name, name) == 0)
+                        return &leash_options[i];
+        return NULL;
+}
+
+const struct leash_option *leash_option_by_short(int c) {
+        for (size_t i = 0; i < ELEMENTSOF(leash_options); i++)
+                if (c && leash_options[i].short_opt == c)
+                        return &leash_options[i];
+        return NULL;
+}
+
+static int fail(struct leash_error *err, int r, const char *value, const char *expected) {
+        if (err) {
+                err->error = -r;
+                err->step = "parse";
+                snprintf(err->detail, sizeof err->detail, "'%s': expected %s", value ? value : "",
+                         expected);
+        }
+        return r;
+}
+
+static int parse_flag(const char *value, bool *ret) {
+        if (!value || strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 ||
+            strcmp(value, "1") == 0 || strcasecmp(value, "on") == 0) {
+                *ret = true;
+                return 0;
+        }
+        if (strcasecmp(value, "false") == 0 || strcasecmp(value, "no") == 0 ||
+            strcmp(value, "0") == 0 || strcasecmp(value, "off") == 0) {
+                *ret = false;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static int set_string(char **field, const char *value) {
+        char *copy = strdup(value);
+        if (!copy)
+                return -ENOMEM;
+        free(*field);
+        *field = copy;
+        return 0;
+}
+
+int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value,
+                     const char *origin, struct leash_error *err) {
+        struct leash_config *c = &s->config;
+        uint64_t v;
+        int r, sig;
+        bool b;
+
+        switch (o->type) {
+        case LEASH_OPT_SIZE:
+                r = parse_size(value, &v);
+                if (r == -ERANGE)
+                        return fail(err, r, value, "a size that fits in 64 bits");
+                if (r < 0)
+                        return fail(err, r, value, "a size: bytes or K/M/G/T (1024-based), or max");
+                if (v == 0 && (o->id == LEASH_OPT_MEMORY || o->id == LEASH_OPT_MEMORY_HIGH))
+                        return fail(err, -EINVAL, value, "a size above 0");
+                c->limit[o->limit] = v;
+                break;
+        case LEASH_OPT_COUNT:
+                r = parse_count(value, &v);
+                if (r == -ERANGE)
+                        return fail(err, r, value, "a count that fits in 64 bits");
+                if (r < 0 || v == 0)
+                        return fail(err, -EINVAL, value, "a whole number above 0, or max");
+                c->limit[o->limit] = v;
+                break;
+        case LEASH_OPT_CPUS:
+                r = parse_cpus(value, &v);
+                if (r == -ERANGE)
+                        return fail(err, r, value, "a number of cores that fits in 64 bits");
+                if (r < 0)
+                        return fail(err, r, value, "a number of cores such as 1, 0.5 or 2.25");
+                /* cpu.max refuses a quota below 1 ms per 100 ms period. */
+                if (v < 10000)
+                        return fail(err, -EINVAL, value, "at least 0.01 cores");
+                if (v > 100000000000ULL)
+                        return fail(err, -ERANGE, value, "at most 100000 cores");
+                c->limit[o->limit] = v;
+                break;
+        case LEASH_OPT_DURATION:
+                r = parse_duration(value, &v);
+                if (r == -ERANGE)
+                        return fail(err, r, value, "a duration that fits in 64-bit nanoseconds");
+                if (r < 0)
+                        return fail(err, r, value, "a duration such as 90, 1.5s, 250ms, 2m or 1h");
+                if (o->id == LEASH_OPT_GRACE) {
+                        c->grace_ns = v;
+                        break;
+                }
+                if (v == 0)
+                        return fail(err, -EINVAL, value, "a duration above 0");
+                c->limit[o->limit] = v;
+                break;
+        case LEASH_OPT_SIGNAL:
+                r = parse_signal(value, &sig);
+                if (r < 0)
+                        return fail(err, r, value, "a signal name or number such as XCPU, TERM or 24");
+                if (sig == SIGKILL || sig == SIGSTOP)
+                        return fail(err, -EINVAL, value, "a signal the job can catch, not KILL or STOP");
+                c->soft_signal = sig;
+                break;
+        case LEASH_OPT_FORMAT:
+                if (strcmp(value, "json") == 0)
+                        s->format = LEASH_FORMAT_JSON;
+                else if (strcmp(value, "kv") == 0)
+                        s->format = LEASH_FORMAT_KV;
+                else if (strcmp(value, "text") == 0)
+                        s->format = LEASH_FORMAT_TEXT;
+                else
+                        return fail(err, -EINVAL, value, "json, kv or text");
+                break;
+        case LEASH_OPT_NAME:
+                if (!job_name_is_valid(value))
+                        return fail(err, -EINVAL, value,
+                                    "1 to 64 of A-Z a-z 0-9 _ . -, not starting with a dot");
+                r = set_string(&s->name_buf, value);
+                if (r < 0)
+                        return r;
+                c->name = s->name_buf;
+                break;
+        case LEASH_OPT_PATH:
+                if (!value || !*value)
+                        return fail(err, -EINVAL, value, "a path");
+                if (o->id == LEASH_OPT_REPORT) {
+                        r = set_string(&s->report_path, value);
+                } else {
+                        if (strstr(value, "..") && (strcmp(value, "..") == 0 || strstr(value, "/..")))
+                                return fail(err, -EINVAL, value, "a path without '..'");
+                        r = set_string(&s->parent_buf, value);
+                        c->cgroup_parent = s->parent_buf;
+                }
+                if (r < 0)
+                        return r;
+                break;
+        case LEASH_OPT_FLAG:
+                if (parse_flag(value, &b) < 0)
+                        return fail(err, -EINVAL, value, "true or false");
+                if (o->id == LEASH_OPT_STRICT)
+                        c->strict = b;
+                else if (o->id == LEASH_OPT_QUIET)
+                        s->quiet = b;
+                else
+                        s->verbose = b;
+                break;
+        }
+        s->origin[o->id] = origin;
+        return 0;
+}
+
+void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf,
+                         size_t size) {
+        const struct leash_config *c = &s->config;
+        static const char *formats[] = {"json", "kv", "text"};
+
+        switch (o->type) {
+        case LEASH_OPT_SIZE:
+        case LEASH_OPT_COUNT:
+                if (c->limit[o->limit] == LEASH_UNSET)
+                        snprintf(buf, size, "%s", o->default_text);
+                else if (o->type == LEASH_OPT_SIZE)
+                        format_size(c->limit[o->limit], buf, size);
+                else if (c->limit[o->limit] == LEASH_MAX)
+                        snprintf(buf, size, "max");
+                else
+                        snprintf(buf, size, "%llu", (unsigned long long) c->limit[o->limit]);
+                break;
+        case LEASH_OPT_CPUS:
+                if (c->limit[o->limit] == LEASH_UNSET)
+                        snprintf(buf, size, "%s", o->default_text);
+                else
+                        snprintf(buf, size, "%g", (double) c->limit[o->limit] / 1e6);
+                break;
+        case LEASH_OPT_DURATION:
+                if (o->id == LEASH_OPT_GRACE)
+                        format_duration(c->grace_ns, buf, size);
+                else if (c->limit[o->limit] == LEASH_UNSET)
+                        snprintf(buf, size, "%s", o->default_text);
+                else
+                        format_duration(c->limit[o->limit], buf, size);
+                break;
+        case LEASH_OPT_SIGNAL:
+                snprintf(buf, size, "%s", signal_name(c->soft_signal));
+                break;
+        case LEASH_OPT_FORMAT:
+                snprintf(buf, size, "%s", formats[s->format]);
+                break;
+        case LEASH_OPT_NAME:
+                snprintf(buf, size, "%s", c->name ? c->name : o->default_text);
+                break;
+        case LEASH_OPT_PATH:
+                if (o->id == LEASH_OPT_REPORT)
+                        snprintf(buf, size, "%s", s->report_path ? s->report_path : o->default_text);
+                else
+                        snprintf(buf, size, "%s", c->cgroup_parent ? c->cgroup_parent : o->default_text);
+                break;
+        case LEASH_OPT_FLAG:
+                snprintf(buf, size, "%s",
+                         (o->id == LEASH_OPT_STRICT ? c->strict
+                          : o->id == LEASH_OPT_QUIET ? s->quiet
+                                                     : s->verbose)
+                                 ? "true"
+                                 : "false");
+                break;
+        }
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The one table of `leash run` settings. Each key is defined once here (name,
+ * short option, value type, help) and that table drives the command-line
+ * parser, --help, INI profiles, `leash profiles show` and the man-page check,
+ * so that none of them can drift from the others.
+ */
+#pragma once
+
+#include "leash.h"
+
+enum leash_opt_type {
+        LEASH_OPT_SIZE,     /* bytes with K/M/G/T, or max */
+        LEASH_OPT_COUNT,    /* a positive count, or max */
+        LEASH_OPT_CPUS,     /* decimal cores */
+        LEASH_OPT_DURATION, /* 1.5s, 250ms, 2m */
+        LEASH_OPT_SIGNAL,   /* XCPU, SIGTERM, 9 */
+        LEASH_OPT_FORMAT,   /* json|kv|text */
+        LEASH_OPT_NAME,     /* job name */
+        LEASH_OPT_PATH,     /* a path (report, cgroup parent) */
+        LEASH_OPT_FLAG,     /* no value (true/false in INI files) */
+};
+
+enum leash_opt_id {
+        LEASH_OPT_MEMORY,
+        LEASH_OPT_MEMORY_HIGH,
+        LEASH_OPT_SWAP,
+        LEASH_OPT_PIDS,
+        LEASH_OPT_CPUS_ID,
+        LEASH_OPT_CPU_TIME,
+        LEASH_OPT_WALL_TIME,
+        LEASH_OPT_GRACE,
+        LEASH_OPT_SIGNAL_ID,
+        LEASH_OPT_NOFILE,
+        LEASH_OPT_FSIZE,
+        LEASH_OPT_CORE,
+        LEASH_OPT_REPORT,
+        LEASH_OPT_FORMAT_ID,
+        LEASH_OPT_NAME_ID,
+        LEASH_OPT_CGROUP_PARENT,
+        LEASH_OPT_STRICT,
+        LEASH_OPT_QUIET,
+        LEASH_OPT_VERBOSE,
+        _LEASH_OPT_MAX,
+};
+
+struct leash_option {
+        enum leash_opt_id id;
+        const char *name;    /* long option and INI key */
+        char short_opt;      /* 0 when none */
+        enum leash_opt_type type;
+        int limit;           /* enum leash_limit it sets, or -1 */
+        const char *metavar; /* "SIZE", "DURATION", ... */
+        const char *help;
+        const char *default_text; /* shown in --help and profiles show, or NULL */
+};
+
+extern const struct leash_option leash_options[_LEASH_OPT_MAX];
+
+/* Everything `leash run` can be told, with where each value came from. */
+struct leash_settings {
+        struct leash_config config;
+        char *report_path;
+        enum leash_format format;
+        bool quiet, verbose;
+        char *name_buf, *parent_buf;
+        const char *origin[_LEASH_OPT_MAX]; /* NULL = built-in default */
+};
+
+void leash_settings_init(struct leash_settings *s);
+void leash_settings_done(struct leash_settings *s);
+
+const struct leash_option *leash_option_by_name(const char *name);
+const struct leash_option *leash_option_by_short(int c);
+
+/* Parses value (NULL for flags from the command line) and stores it.
+ * On failure fills err->detail with "VALUE: expected ..." and returns -EINVAL
+ * or -ERANGE. origin is kept by pointer: it must outlive s. */
+int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value,
+                     const char *origin, struct leash_error *err);
+
+/* The current value as text, as a user would write it. */
+void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf,
+                         size_t size);

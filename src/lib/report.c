@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The report. JSON is built with json-c (this is the one file that includes
+ * it); kv flattens the same tree into isolate-style "key:value" lines with
+ * dotted keys, so the two can never disagree; text is a short human summary.
+ * Figures the kernel did not give are null (omitted in kv), never invented.
+ * Schema 1 is documented in leash(1), REPORT FORMAT.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../basic/macro.h"
+#include "../basic/parse.h"
+#include "../basic/time-util.h"
+#include "leash.h"
+
+static void json_object_putp(json_object **o) {
+        if (*o)
+                json_object_put(*o);
+}
+#define _cleanup_json_ _cleanup_(json_object_putp)
+
+/* Seconds with microsecond precision, printed as decimals ("1.002639"),
+ * not as the nearest binary double ("1.0026391320000001"). */
+static json_object *decimal(double v) {
+        char buf[48];
+        size_t n = (size_t) snprintf(buf, sizeof buf, "%.6f", v);
+        while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+                buf[--n] = '\0';
+        return json_object_new_double_s(strtod(buf, NULL), buf);
+}
+
+static json_object *u64_or_null(uint64_t v) {
+        return v == LEASH_NULL ? NULL : json_object_new_uint64(v);
+}
+
+static json_object *seconds(uint64_t v, uint64_t per_second) {
+        return v == LEASH_NULL ? NULL : decimal((double) v / (double) per_second);
+}
+
+static json_object *limit_value(enum leash_limit l, uint64_t v) {
+        if (v == LEASH_MAX)
+                return json_object_new_string("max");
+        switch (l) {
+        case LEASH_LIMIT_CPUS:
+                return decimal((double) v / 1e6);
+        case LEASH_LIMIT_CPU_TIME:
+        case LEASH_LIMIT_WALL_TIME:
+                return decimal((double) v / 1e9);
+        default:
+                return json_object_new_uint64(v);
+        }
+}
+
+static const char *limit_unit(enum leash_limit l) {
+        switch (l) {
+        case LEASH_LIMIT_CPUS:
+                return "cores";
+        case LEASH_LIMIT_CPU_TIME:
+        case LEASH_LIMIT_WALL_TIME:
+                return "s";
+        case LEASH_LIMIT_PIDS:
+        case LEASH_LIMIT_NOFILE:
+                return "count";
+        default:
+                return "bytes";
+        }
+}
+
+static json_object *signal_json(int sig) {
+        const char *n = sig ? signal_name(sig) : NULL;
+        return n ? json_object_new_string(n) : NULL;
+}
+
+static json_object *build(const struct leash_config *c, const struct leash_result *r) {
+        json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
+        const struct leash_usage *x = &r->usage;
+        char buf[64];
+        uint64_t cpu_total = LEASH_NULL;
+
+        json_object_object_add(root, "schema", json_object_new_int(1));
+        json_object_object_add(root, "leash_version", json_object_new_string(leash_version()));
+        a = json_object_new_array();
+        for (char *const *arg = c->argv; arg && *arg; arg++)
+                json_object_array_add(a, json_object_new_string(*arg));
+        json_object_object_add(root, "command", a);
+        json_object_object_add(root, "cgroup", json_object_new_string(r->cgroup));
+        json_object_object_add(root, "profile", c->profile ? json_object_new_string(c->profile) : NULL);
+        json_object_object_add(root, "profile_source",
+                               c->profile_source ? json_object_new_string(c->profile_source) : NULL);
+        format_iso8601(r->started_realtime_ns, buf, sizeof buf);
+        json_object_object_add(root, "started", r->started_realtime_ns ? json_object_new_string(buf) : NULL);
+        json_object_object_add(root, "pid", r->pid > 0 ? json_object_new_int(r->pid) : NULL);
+        json_object_object_add(root, "reason", json_object_new_string(leash_reason_to_string(r->reason)));
+
+        o = json_object_new_object();
+        json_object_object_add(o, "code", json_object_new_int(r->exit_code));
+        json_object_object_add(o, "status", r->status_code >= 0 ? json_object_new_int(r->status_code) : NULL);
+        json_object_object_add(o, "signal", signal_json(r->term_signal));
+        json_object_object_add(o, "interrupted_by", signal_json(r->interrupt_signal));
+        if (r->reason == LEASH_REASON_EXEC_ERROR || r->reason == LEASH_REASON_SETUP_ERROR) {
+                json_object_object_add(o, "errno", json_object_new_int(r->exec_errno));
+                json_object_object_add(o, "error", json_object_new_string(strerror(r->exec_errno)));
+        }
+        json_object_object_add(root, "exit", o);
+
+        o = json_object_new_object();
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                if (c->limit[l] == LEASH_UNSET)
+                        continue;
+                m = json_object_new_object();
+                json_object_object_add(m, "value", limit_value((enum leash_limit) l, c->limit[l]));
+                json_object_object_add(m, "unit", json_object_new_string(limit_unit((enum leash_limit) l)));
+                json_object_object_add(m, "enforced_by", json_object_new_string(leash_enforcer_to_string(r->enforced[l])));
+                if (r->enforce_note[l])
+                        json_object_object_add(m, "note", json_object_new_string(r->enforce_note[l]));
+                json_object_object_add(o, leash_limit_to_string((enum leash_limit) l), m);
+        }
+        json_object_object_add(root, "limits", o);
+
+        o = json_object_new_object();
+        json_object_object_add(o, "soft_signal", signal_json(c->soft_signal));
+        json_object_object_add(o, "grace_s", decimal((double) c->grace_ns / 1e9));
+        json_object_object_add(o, "strict", json_object_new_boolean(c->strict));
+        json_object_object_add(root, "policy", o);
+
+        u = json_object_new_object();
+        if (x->cpu_user_us != LEASH_NULL && x->cpu_system_us != LEASH_NULL)
+                cpu_total = x->cpu_usage_us != LEASH_NULL ? x->cpu_usage_us : x->cpu_user_us + x->cpu_system_us;
+        json_object_object_add(u, "wall_time_s", seconds(x->wall_ns, NSEC_PER_SEC));
+        json_object_object_add(u, "cpu_time_s", seconds(cpu_total, USEC_PER_SEC));
+        json_object_object_add(u, "cpu_user_s", seconds(x->cpu_user_us, USEC_PER_SEC));
+        json_object_object_add(u, "cpu_system_s", seconds(x->cpu_system_us, USEC_PER_SEC));
+        json_object_object_add(u, "memory_peak_bytes", u64_or_null(x->memory_peak));
+        json_object_object_add(u, "memory_peak_basis",
+                               x->memory_peak_basis ? json_object_new_string(x->memory_peak_basis) : NULL);
+        json_object_object_add(u, "swap_peak_bytes", u64_or_null(x->swap_peak));
+        json_object_object_add(u, "pids_peak", u64_or_null(x->pids_peak));
+        json_object_object_add(u, "pids_max_events", u64_or_null(x->pids_events_max));
+        json_object_object_add(u, "oom_events", u64_or_null(x->mem_ev_oom));
+        json_object_object_add(u, "oom_kills", u64_or_null(x->mem_ev_oom_kill));
+        json_object_object_add(u, "memory_max_events", u64_or_null(x->mem_ev_max));
+        json_object_object_add(u, "memory_high_events", u64_or_null(x->mem_ev_high));
+        json_object_object_add(u, "memory_anon_bytes_at_end", u64_or_null(x->mem_anon));
+        json_object_object_add(u, "memory_file_bytes_at_end", u64_or_null(x->mem_file));
+        json_object_object_add(u, "memory_shmem_bytes_at_end", u64_or_null(x->mem_shmem));
+        json_object_object_add(u, "io_read_bytes", u64_or_null(x->io_rbytes));
+        json_object_object_add(u, "io_write_bytes", u64_or_null(x->io_wbytes));
+        json_object_object_add(u, "io_read_ops", u64_or_null(x->io_rios));
+        json_object_object_add(u, "io_write_ops", u64_or_null(x->io_wios));
+        json_object_object_add(u, "throttled_s", seconds(x->cpu_throttled_us, USEC_PER_SEC));
+        json_object_object_add(u, "cpu_periods", u64_or_null(x->cpu_nr_periods));
+        json_object_object_add(u, "cpu_throttled_periods", u64_or_null(x->cpu_nr_throttled));
+        p = json_object_new_object();
+        json_object_object_add(p, "cpu_some_s", seconds(x->psi_cpu_some, USEC_PER_SEC));
+        json_object_object_add(p, "cpu_full_s", seconds(x->psi_cpu_full, USEC_PER_SEC));
+        json_object_object_add(p, "memory_some_s", seconds(x->psi_mem_some, USEC_PER_SEC));
+        json_object_object_add(p, "memory_full_s", seconds(x->psi_mem_full, USEC_PER_SEC));
+        json_object_object_add(p, "io_some_s", seconds(x->psi_io_some, USEC_PER_SEC));
+        json_object_object_add(p, "io_full_s", seconds(x->psi_io_full, USEC_PER_SEC));
+        json_object_object_add(u, "pressure", p);
+        m = json_object_new_object();
+        json_object_object_add(m, "maxrss_bytes", u64_or_null(x->main_maxrss_bytes));
+        json_object_object_add(m, "user_s", seconds(x->main_utime_us, USEC_PER_SEC));
+        json_object_object_add(m, "system_s", seconds(x->main_stime_us, USEC_PER_SEC));
+        json_object_object_add(m, "minor_faults", u64_or_null(x->main_minflt));
+        json_object_object_add(m, "major_faults", u64_or_null(x->main_majflt));
+        json_object_object_add(m, "voluntary_switches", u64_or_null(x->main_nvcsw));
+        json_object_object_add(m, "involuntary_switches", u64_or_null(x->main_nivcsw));
+        json_object_object_add(u, "main_process", m);
+        json_object_object_add(u, "leftovers_killed", json_object_new_int((int) r->leftovers_killed));
+        json_object_object_add(root, "usage", u);
+
+        a = json_object_new_array();
+        for (unsigned i = 0; i < r->n_signals; i++) {
+                m = json_object_new_object();
+                json_object_object_add(m, "signal", signal_json(r->signals[i].signal));
+                json_object_object_add(m, "at_s", decimal((double) r->signals[i].at_ns / 1e9));
+                json_object_object_add(m, "why", json_object_new_string(r->signals[i].why));
+                json_object_array_add(a, m);
+        }
+        json_object_object_add(root, "signals", a);
+        return root;
+}
+
+/* kv: one "dotted.key:value" line per non-null scalar. */
+static int kv_walk(json_object *o, const char *prefix, FILE *f) {
+        if (!o)
+                return 0;
+        if (json_object_is_type(o, json_type_object)) {
+                json_object_object_foreach(o, key, val) {
+                        char k[256];
+                        snprintf(k, sizeof k, "%s%s%s", prefix, *prefix ? "." : "", key);
+                        kv_walk(val, k, f);
+                }
+        } else if (json_object_is_type(o, json_type_array)) {
+                size_t n = json_object_array_length(o);
+                for (size_t i = 0; i < n; i++) {
+                        char k[256];
+                        snprintf(k, sizeof k, "%s.%zu", prefix, i);
+                        kv_walk(json_object_array_get_idx(o, i), k, f);
+                }
+        } else {
+                const char *s = json_object_get_string(o);
+                /* values are one line: a newline inside a command argument is escaped */
+                fprintf(f, "%s:", prefix);
+                for (; *s; s++) {
+                        if (*s == '\n')
+                                fputs("\\n", f);
+                        else if (*s == '\\')
+                                fputs("\\\\", f);
+                        else
+                                fputc(*s, f);
+                }
+                fputc('\n', f);
+        }
+        return 0;
+}
+
+static void text_report(const struct leash_config *c, const struct leash_result *r, FILE *f) {
+        const struct leash_usage *x = &r->usage;
+        char buf[64];
+
+        fprintf(f, "command:   ");
+        for (char *const *arg = c->argv; arg && *arg; arg++)
+                fprintf(f, "%s%s", *arg, arg[1] ? " " : "\n");
+        fprintf(f, "reason:    %s (exit %d", leash_reason_to_string(r->reason), r->exit_code);
+        if (r->term_signal)
+                fprintf(f, ", killed by SIG%s", signal_name(r->term_signal));
+        fprintf(f, ")\n");
+        fprintf(f, "wall time: %.3f s\n", (double) x->wall_ns / 1e9);
+        if (x->cpu_usage_us != LEASH_NULL)
+                fprintf(f, "cpu time:  %.3f s (user %.3f s, system %.3f s)\n", (double) x->cpu_usage_us / 1e6,
+                        (double) x->cpu_user_us / 1e6, (double) x->cpu_system_us / 1e6);
+        if (x->memory_peak != LEASH_NULL) {
+                format_size(x->memory_peak, buf, sizeof buf);
+                fprintf(f, "memory:    peak %.1f MiB (%s)\n", (double) x->memory_peak / 1048576.0,
+                        x->memory_peak_basis);
+        }
+        if (x->pids_peak != LEASH_NULL)
+                fprintf(f, "pids:      peak %llu\n", (unsigned long long) x->pids_peak);
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                if (c->limit[l] == LEASH_UNSET)
+                        continue;
+                fprintf(f, "limit:     %s by %s%s%s\n", leash_limit_to_string((enum leash_limit) l),
+                        leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? ": " : "",
+                        r->enforce_note[l] ? r->enforce_note[l] : "");
+        }
+        for (unsigned i = 0; i < r->n_signals; i++)
+                fprintf(f, "signal:    SIG%s at %.3f s (%s)\n", signal_name(r->signals[i].signal),
+                        (double) r->signals[i].at_ns / 1e9, r->signals[i].why);
+}
+
+int leash_report_format(const struct leash_config *c, const struct leash_result *r, enum leash_format format,
+                        char **ret_text) {
+        _cleanup_json_ json_object *root = NULL;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (format == LEASH_FORMAT_JSON) {
+                const char *s;
+                root = build(c, r);
+                s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
+                if (!s || asprintf(&text, "%s\n", s) < 0)
+                        return -ENOMEM;
+                *ret_text = text;
+                return 0;
+        }
+        f = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        if (format == LEASH_FORMAT_KV) {
+                root = build(c, r);
+                kv_walk(root, "", f);
+        } else
+                text_report(c, r, f);
+        if (fclose(f) != 0) {
+                free(text);
+                return -ENOMEM;
+        }
+        *ret_text = text;
+        return 0;
+}
+
+int leash_report_summary(const struct leash_config *c, const struct leash_result *r, char **ret_text) {
+        char lim[32] = "", grace[32];
+        const char *sig_at = "";
+        char tail[128] = "";
+        int n;
+
+        format_duration(c->grace_ns, grace, sizeof grace);
+        switch (r->reason) {
+        case LEASH_REASON_WALL_TIME:
+        case LEASH_REASON_CPU_TIME:
+                format_duration(c->limit[r->reason == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME
+                                                                             : LEASH_LIMIT_CPU_TIME],
+                                lim, sizeof lim);
+                for (unsigned i = 0; i < r->n_signals; i++)
+                        if (r->signals[i].signal == SIGKILL)
+                                sig_at = "; killed after the grace";
+                snprintf(tail, sizeof tail, "%s limit %s reached: sent SIG%s%s", leash_reason_to_string(r->reason),
+                         lim, signal_name(c->soft_signal), sig_at);
+                break;
+        case LEASH_REASON_MEMORY:
+                snprintf(tail, sizeof tail, "memory limit reached: OOM-killed");
+                break;
+        case LEASH_REASON_PIDS:
+                snprintf(tail, sizeof tail, "pids limit reached: a fork was refused");
+                break;
+        case LEASH_REASON_INTERRUPTED:
+                snprintf(tail, sizeof tail, "interrupted by SIG%s", signal_name(r->interrupt_signal));
+                break;
+        default:
+                *ret_text = NULL;
+                return 0;
+        }
+        n = asprintf(ret_text, "%s (exit %d, wall %.3f s, cpu %.3f s)", tail, r->exit_code,
+                     (double) r->usage.wall_ns / 1e9,
+                     r->usage.cpu_usage_us == LEASH_NULL ? 0.0 : (double) r->usage.cpu_usage_us / 1e6);
+        return n < 0 ? -ENOMEM : 0;
+}

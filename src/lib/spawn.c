@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Starting the job. clone3(CLONE_INTO_CGROUP | CLONE_PIDFD) creates the child
+ * already inside the job cgroup, so it never runs one instruction unconfined,
+ * and returns a pidfd for the event loop. It is used fork-like (no CLONE_VM),
+ * so the child runs on a copy of our stack and may only call async-signal-safe
+ * functions until exec.
+ *
+ * Fallback (kernels before 5.7, or LEASH_SPAWN=fork for the tests): fork(), and
+ * the child moves itself into the cgroup (writing "0" to cgroup.procs through
+ * the inherited dirfd) before it does anything else; the parent opens a pidfd
+ * with pidfd_open(). Either way no command runs outside the job cgroup.
+ *
+ * Errors in the child travel back over a CLOEXEC pipe as {step, errno}: EOF
+ * on the pipe means exec succeeded. That is how 125 (setup), 126 (not
+ * executable) and 127 (not found) are told apart.
+ */
+#include "spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../basic/macro.h"
+
+const char *spawn_step_to_string(enum spawn_step s) {
+        switch (s) {
+        case SPAWN_STEP_CGROUP:
+                return "move the job into its cgroup";
+        case SPAWN_STEP_RLIMIT:
+                return "set an rlimit for the job";
+        case SPAWN_STEP_PDEATHSIG:
+                return "set the job's parent-death signal";
+        case SPAWN_STEP_EXEC:
+                return "execute the command";
+        case SPAWN_STEP_NONE:
+                break;
+        }
+        return "start the job";
+}
+
+static _Noreturn void child_fail(int errfd, enum spawn_step step, int error) {
+        struct spawn_failure f = {.step = step, .error = error};
+        ssize_t n _unused_ = write(errfd, &f, sizeof f);
+        _exit(127);
+}
+
+/* Runs in the child: async-signal-safe calls only, then exec. */
+static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t parent, bool migrate) {
+        if (migrate) {
+                int fd = openat(p->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || write(fd, "0", 1) != 1)
+                        child_fail(errfd, SPAWN_STEP_CGROUP, errno);
+                close(fd);
+        }
+        /* If leash dies, the main process goes with it at once; the rest of the
+         * tree is the watchdog's job (see run.c). */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                child_fail(errfd, SPAWN_STEP_PDEATHSIG, errno);
+        if (getppid() != parent)
+                _exit(127);
+        for (unsigned i = 0; i < p->n_rlimits; i++) {
+                /* soft = hard = value: the job may not raise it back. An unprivileged
+                 * leash asking above its own hard limit fails here, loudly. */
+                struct rlimit rl = {p->rlimits[i].value, p->rlimits[i].value};
+                if (setrlimit(p->rlimits[i].resource, &rl) < 0)
+                        child_fail(errfd, SPAWN_STEP_RLIMIT, errno);
+        }
+        if (sigprocmask(SIG_SETMASK, &p->child_mask, NULL) < 0)
+                child_fail(errfd, SPAWN_STEP_EXEC, errno);
+        execvp(p->argv[0], p->argv);
+        child_fail(errfd, SPAWN_STEP_EXEC, errno);
+}
+
+static pid_t do_clone3(int cgroup_fd, int *ret_pidfd) {
+        struct clone_args args = {
+                .flags = CLONE_PIDFD | CLONE_INTO_CGROUP,
+                .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
+                .exit_signal = SIGCHLD,
+                .cgroup = (uint64_t) cgroup_fd,
+        };
+        return (pid_t) syscall(SYS_clone3, &args, sizeof args);
+}
+
+int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd,
+              struct spawn_failure *ret_failure, bool *ret_used_clone3) {
+        _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
+        int fds[2];
+        pid_t parent = getpid(), pid = -1;
+        bool used_clone3 = false;
+        struct spawn_failure f = {0};
+        ssize_t n;
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return negative_errno();
+        rfd = fds[0];
+        wfd = fds[1];
+
+        if (!p->force_fallback) {
+                pid = do_clone3(p->cgroup_fd, &pidfd);
+                if (pid == 0)
+                        child_main(p, wfd, parent, false);
+                if (pid > 0)
+                        used_clone3 = true;
+                else if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
+                        return negative_errno(); /* EAGAIN, ENOMEM, EBUSY: a real failure */
+        }
+        if (!used_clone3) {
+                pid = fork();
+                if (pid < 0)
+                        return negative_errno();
+                if (pid == 0)
+                        child_main(p, wfd, parent, true);
+                pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+                if (pidfd < 0) {
+                        int r = negative_errno();
+                        (void) kill(pid, SIGKILL);
+                        (void) waitpid(pid, NULL, 0);
+                        return r;
+                }
+        }
+
+        close(TAKE_FD(wfd));
+        do
+                n = read(rfd, &f, sizeof f);
+        while (n < 0 && errno == EINTR);
+        if (n == (ssize_t) sizeof f) {
+                (void) waitpid(pid, NULL, 0);
+                *ret_failure = f;
+                *ret_pid = pid;
+                *ret_pidfd = -1;
+        } else {
+                ret_failure->step = SPAWN_STEP_NONE;
+                ret_failure->error = 0;
+                *ret_pid = pid;
+                *ret_pidfd = TAKE_FD(pidfd);
+        }
+        *ret_used_clone3 = used_clone3;
+        return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#define SPAWN_RLIMITS_MAX 4
+
+struct spawn_rlimit {
+        int resource;
+        rlim_t value;
+};
+
+struct spawn_params {
+        char *const *argv;
+        int cgroup_fd;
+        sigset_t child_mask; /* the mask leash had before it blocked signals */
+        struct spawn_rlimit rlimits[SPAWN_RLIMITS_MAX];
+        unsigned n_rlimits;
+        bool force_fallback; /* fork + self-migration instead of clone3 (tests) */
+};
+
+enum spawn_step {
+        SPAWN_STEP_NONE,
+        SPAWN_STEP_CGROUP, /* fallback: moving itself into the job cgroup */
+        SPAWN_STEP_RLIMIT,
+        SPAWN_STEP_PDEATHSIG,
+        SPAWN_STEP_EXEC,
+};
+
+struct spawn_failure {
+        enum spawn_step step;
+        int error; /* positive errno */
+};
+
+/* Starts argv in the job cgroup. Returns 0 when a child was made: either the
+ * command runs (ret_failure->step == SPAWN_STEP_NONE, *ret_pidfd valid) or
+ * the child failed before or at exec and has been reaped (ret_failure says
+ * where and why). A negative return means no child exists. */
+int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd,
+              struct spawn_failure *ret_failure, bool *ret_used_clone3);
+
+const char *spawn_step_to_string(enum spawn_step s);
