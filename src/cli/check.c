@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * leash check: what this host gives a job, in plain words. Exit 0 when every
+ * limit can be enforced by a cgroup controller (or by leash itself for the
+ * time limits), 1 when some would be degraded or not enforced, 125 when
+ * leash cannot run jobs here at all.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../basic/log.h"
+#include "../lib/host.h"
+#include "../lib/leash.h"
+#include "cli.h"
+
+int cmd_check(int argc, char **argv) {
+        static const struct option longopts[] = {
+                {"cgroup-parent", required_argument, NULL, 'p'},
+                {"help", no_argument, NULL, 'h'},
+                {0},
+        };
+        static const char *const modes[] = {"none", "v1 only", "hybrid (v1 controllers + a cgroup2 tree)", "v2 (unified)"};
+        const char *parent = NULL;
+        struct leash_host h;
+        struct leash_error err = {0};
+        bool degraded = false;
+        int c, r;
+
+        opterr = 0;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+                if (c == 'p')
+                        parent = optarg;
+                else if (c == 'h') {
+                        printf("Usage: leash check [--cgroup-parent PATH]\n");
+                        return 0;
+                } else
+                        return usage_error("check: unknown option '%s'", argv[optind - 1]);
+        }
+        if (optind < argc)
+                return usage_error("check: unexpected argument '%s'", argv[optind]);
+
+        r = leash_host_probe(parent, &h, &err);
+        printf("cgroup mode:        %s\n", modes[h.mode]);
+        for (int i = 0; i < CTL_COUNT; i++)
+                if (h.v1_mount[i][0])
+                        printf("  v1 %-6s         %s (not usable by leash)\n", host_controller_names[i], h.v1_mount[i]);
+        if (r < 0) {
+                printf("cgroup2 mount:      none\n");
+                log_error("%s: %s", err.step, strerror(err.error));
+                return EXIT_LEASH_FAILED;
+        }
+        printf("cgroup2 mount:      %s\n", h.cgroup2_mount);
+        printf("leash's cgroup:     %s\n", h.own_cgroup[0] ? h.own_cgroup : "(unknown)");
+        printf("job cgroups under:  %s\n", h.parent[0] ? h.parent : "(none)");
+        if (h.parent_error)
+                printf("  cannot create job cgroups there: %s\n", strerror(h.parent_error));
+        else
+                printf("  may create job cgroups: yes\n");
+        printf("controllers a job gets:");
+        for (int i = 0; i < CTL_COUNT; i++)
+                printf(" %s=%s", host_controller_names[i], h.ctl_available[i] ? "yes" : "no");
+        printf("\n");
+        printf("kernel features:    clone3 into cgroup=%s, cgroup.kill=%s, memory.peak=%s, pids.peak=%s, pressure=%s\n",
+               h.clone_into_cgroup ? "yes" : "no", h.cgroup_kill ? "yes" : "no", h.memory_peak ? "yes" : "no",
+               h.pids_peak ? "yes" : "no", h.pressure ? "yes" : "no");
+        printf("limits:\n");
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                enum leash_enforcer e = h.enforced[l];
+                bool cg_kind = l == LEASH_LIMIT_MEMORY || l == LEASH_LIMIT_MEMORY_HIGH || l == LEASH_LIMIT_SWAP ||
+                               l == LEASH_LIMIT_PIDS || l == LEASH_LIMIT_CPUS;
+                bool ok = cg_kind ? e == LEASH_BY_CGROUP : e != LEASH_BY_NONE;
+                if (!ok)
+                        degraded = true;
+                printf("  %-12s %-7s %s%s\n", leash_limit_to_string((enum leash_limit) l), leash_enforcer_to_string(e),
+                       ok ? "ok" : "DEGRADED", h.enforce_note[l] ? "" : "");
+                if (h.enforce_note[l])
+                        printf("               %s\n", h.enforce_note[l]);
+        }
+        if (h.parent_error)
+                degraded = true;
+        if (!h.clone_into_cgroup)
+                printf("note: no clone3(CLONE_INTO_CGROUP): jobs start with fork and move themselves in\n");
+        printf("verdict:            %s\n",
+               degraded ? "DEGRADED: some limits cannot be enforced by cgroup here (see above)"
+                        : "ok: every limit is enforceable");
+        return degraded ? 1 : 0;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * leash: the command line. This is the only layer that prints errors and
+ * decides exit codes; main() is the only place that exits.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../basic/log.h"
+#include "../lib/leash.h"
+#include "../lib/options.h"
+#include "cli.h"
+
+int usage_error(const char *fmt, ...) {
+        char line[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof line, fmt, ap);
+        va_end(ap);
+        log_error("%s", line);
+        fprintf(stderr, "Try 'leash --help' for more information.\n");
+        return EXIT_LEASH_FAILED;
+}
+
+void print_help(FILE *f) {
+        fprintf(f,
+                "Usage: leash run [OPTIONS] [--] COMMAND [ARG...]\n"
+                "       leash check [--cgroup-parent PATH]\n"
+                "       leash --help | --version\n"
+                "\n"
+                "Run COMMAND in its own cgroup under limits, warn it with the soft signal when a\n"
+                "time limit is reached, kill the whole tree after the grace period, and report\n"
+                "what it used and why it ended.\n"
+                "\n"
+                "Options of 'leash run':\n");
+        for (size_t i = 0; i < _LEASH_OPT_MAX; i++) {
+                const struct leash_option *o = &leash_options[i];
+                char left[64];
+                if (o->short_opt)
+                        snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_opt, o->name, o->metavar ? " " : "",
+                                 o->metavar ? o->metavar : "");
+                else
+                        snprintf(left, sizeof left, "    --%s%s%s", o->name, o->metavar ? " " : "",
+                                 o->metavar ? o->metavar : "");
+                fprintf(f, "  %-26s %s", left, o->help);
+                if (o->default_text && o->type != LEASH_OPT_FLAG)
+                        fprintf(f, " [%s]", o->default_text);
+                fputc('\n', f);
+        }
+        fprintf(f,
+                "\n"
+                "SIZE: bytes or K, M, G, T (powers of 1024), or max. DURATION: 90, 1.5s, 250ms,\n"
+                "2m, 1h. SIG: a name (XCPU, TERM) or a number.\n"
+                "\n"
+                "Exit status: the command's own; 124 a time limit ended it; 125 leash failed;\n"
+                "126 not executable; 127 not found; 128+N killed by signal N (137: also OOM).\n"
+                "See leash(1) for the report format.\n");
+}
+
+int main(int argc, char **argv) {
+        const char *cmd = argc > 1 ? argv[1] : NULL;
+
+        if (!cmd)
+                return usage_error("no subcommand given: expected run or check");
+        if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+                print_help(stdout);
+                return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
+        }
+        if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+                printf("leash %s\n", leash_version());
+                return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
+        }
+        if (strcmp(cmd, "run") == 0)
+                return cmd_run(argc - 1, argv + 1);
+        if (strcmp(cmd, "check") == 0)
+                return cmd_check(argc - 1, argv + 1);
+        return usage_error("unknown subcommand '%s': expected run or check", cmd);
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * leash run: options -> settings (through the one option table), report
+ * destination checked before the job starts, the job, the report, the exit
+ * status. If leash was interrupted, it writes the report and then dies of the
+ * same signal, so that a shell or scheduler above sees the truth.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../basic/log.h"
+#include "../basic/macro.h"
+#include "../basic/parse.h"
+#include "../lib/leash.h"
+#include "../lib/options.h"
+#include "cli.h"
+
+/* Where the report goes. A regular file is written to an unnamed O_TMPFILE in
+ * its directory and linked into place at the end, so a failed run leaves no
+ * half-written file and an unwritable path is found before the job starts. */
+struct report_dest {
+        const char *path;
+        int fd;
+        bool own_fd;
+        bool tmpfile;   /* fd is an O_TMPFILE to be linked at path */
+        bool late_open; /* no O_TMPFILE here: open path at the end */
+};
+
+static int report_prepare(const char *path, struct report_dest *d) {
+        struct stat st;
+        char *dir_copy;
+        const char *dir;
+
+        memset(d, 0, sizeof *d);
+        d->fd = -1;
+        d->path = path;
+        if (strncmp(path, "fd:", 3) == 0) {
+                uint64_t n;
+                if (parse_u64(path + 3, &n) < 0 || n > 1024 * 1024)
+                        return usage_error("--report: '%s': expected a path or fd:N", path);
+                if (fcntl((int) n, F_GETFD) < 0)
+                        return usage_error("--report: '%s': descriptor %d is not open", path, (int) n);
+                d->fd = (int) n;
+                return 0;
+        }
+        if (stat(path, &st) == 0) {
+                if (S_ISDIR(st.st_mode))
+                        return usage_error("--report: '%s' is a directory: expected a file", path);
+                if (!S_ISREG(st.st_mode)) {
+                        d->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+                        if (d->fd < 0)
+                                return usage_error("--report: cannot open '%s': %m", path);
+                        d->own_fd = true;
+                        return 0;
+                }
+                if (access(path, W_OK) < 0)
+                        return usage_error("--report: cannot write '%s': %m", path);
+        }
+        dir_copy = strdup(path);
+        if (!dir_copy)
+                return usage_error("out of memory");
+        dir = dirname(dir_copy);
+        d->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+        if (d->fd >= 0) {
+                d->own_fd = d->tmpfile = true;
+                free(dir_copy);
+                return 0;
+        }
+        if (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) {
+                int ok = access(dir, W_OK | X_OK);
+                free(dir_copy);
+                if (ok < 0)
+                        return usage_error("--report: cannot write in the directory of '%s': %m", path);
+                d->late_open = true;
+                return 0;
+        }
+        errno = errno ? errno : EIO;
+        log_error("--report: cannot write in the directory of '%s': %m", path);
+        free(dir_copy);
+        fprintf(stderr, "Try 'leash --help' for more information.\n");
+        return EXIT_LEASH_FAILED;
+}
+
+static int write_all(int fd, const char *s) {
+        size_t len = strlen(s);
+        while (len) {
+                ssize_t n = write(fd, s, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                s += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+static int report_commit(struct report_dest *d, const char *text) {
+        int r;
+
+        if (d->late_open) {
+                d->fd = open(d->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+                if (d->fd < 0)
+                        return negative_errno();
+                d->own_fd = true;
+        }
+        r = write_all(d->fd, text);
+        if (r < 0)
+                return r;
+        if (d->tmpfile) {
+                char proc[64], tmp[4200];
+                snprintf(proc, sizeof proc, "/proc/self/fd/%d", d->fd);
+                snprintf(tmp, sizeof tmp, "%s.leash-%d", d->path, (int) getpid());
+                /* link under a temporary name, then rename: replaces atomically */
+                if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) < 0)
+                        return negative_errno();
+                if (rename(tmp, d->path) < 0) {
+                        r = negative_errno();
+                        unlink(tmp);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+static void report_close(struct report_dest *d) {
+        if (d->own_fd && d->fd >= 0)
+                close(d->fd);
+        d->fd = -1;
+}
+
+static int parse_run_options(int argc, char **argv, struct leash_settings *s, int *ret_optind) {
+        struct option longopts[_LEASH_OPT_MAX + 2];
+        char shortopts[3 * _LEASH_OPT_MAX + 4] = "+h";
+        size_t n = 0;
+        int c;
+
+        for (size_t i = 0; i < _LEASH_OPT_MAX; i++) {
+                const struct leash_option *o = &leash_options[i];
+                longopts[n++] = (struct option){o->name, o->type == LEASH_OPT_FLAG ? no_argument : required_argument,
+                                                NULL, 256 + (int) i};
+                if (o->short_opt) {
+                        size_t l = strlen(shortopts);
+                        shortopts[l] = o->short_opt;
+                        shortopts[l + 1] = o->type == LEASH_OPT_FLAG ? '\0' : ':';
+                        shortopts[l + 2] = '\0';
+                }
+        }
+        longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+        longopts[n] = (struct option){0};
+
+        opterr = 0;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+                const struct leash_option *o;
+                struct leash_error err = {0};
+
+                if (c == 'h') {
+                        print_help(stdout);
+                        *ret_optind = -1;
+                        return 0;
+                }
+                if (c == '?' || c == ':') {
+                        const char *bad = argv[optind - 1];
+                        if (optopt && leash_option_by_short(optopt))
+                                return usage_error("option '-%c' needs a value", optopt);
+                        if (optopt >= 256 && optopt < 256 + _LEASH_OPT_MAX)
+                                return usage_error("option '--%s' needs a value (%s)", leash_options[optopt - 256].name,
+                                                   leash_options[optopt - 256].metavar);
+                        if (optopt)
+                                return usage_error("unknown option '-%c'", optopt);
+                        return usage_error("unknown option '%s'", bad);
+                }
+                o = c >= 256 ? &leash_options[c - 256] : leash_option_by_short(c);
+                if (!o)
+                        return usage_error("unknown option");
+                if (leash_option_set(s, o, o->type == LEASH_OPT_FLAG ? NULL : optarg, "command line", &err) < 0)
+                        return usage_error("--%s: %s", o->name, err.detail[0] ? err.detail : strerror(err.error));
+        }
+        *ret_optind = optind;
+        return 0;
+}
+
+int cmd_run(int argc, char **argv) {
+        struct leash_settings s;
+        struct leash_result res;
+        struct leash_error err = {0};
+        struct report_dest dest = {.fd = -1};
+        _cleanup_free_ char *text = NULL, *summary = NULL;
+        int r, first, code;
+
+        leash_settings_init(&s);
+        r = parse_run_options(argc, argv, &s, &first);
+        if (r != 0 || first < 0) {
+                leash_settings_done(&s);
+                return r;
+        }
+        if (first >= argc) {
+                leash_settings_done(&s);
+                return usage_error("no command given: expected leash run [OPTIONS] [--] COMMAND [ARG...]");
+        }
+        s.config.argv = argv + first;
+        log_set_level(s.quiet ? LOG_LEVEL_QUIET : s.verbose ? LOG_LEVEL_VERBOSE : LOG_LEVEL_NORMAL);
+
+        if (s.report_path) {
+                r = report_prepare(s.report_path, &dest);
+                if (r != 0) {
+                        leash_settings_done(&s);
+                        return r;
+                }
+        }
+
+        r = leash_run(&s.config, &res, &err);
+        if (r < 0) {
+                if (err.detail[0])
+                        log_error("%s: %s: %s", err.step, err.detail, strerror(err.error));
+                else
+                        log_error("%s: %s", err.step ? err.step : "run the job", strerror(err.error));
+                report_close(&dest);
+                leash_settings_done(&s);
+                return EXIT_LEASH_FAILED;
+        }
+        if (res.reason == LEASH_REASON_EXEC_ERROR || res.reason == LEASH_REASON_SETUP_ERROR)
+                log_error("%s: %s: %s", err.step, err.detail, strerror(err.error));
+        log_debug("job cgroup was %s", res.cgroup);
+
+        code = res.exit_code;
+        if (s.report_path) {
+                r = leash_report_format(&s.config, &res, s.format, &text);
+                if (r >= 0)
+                        r = report_commit(&dest, text);
+                if (r < 0) {
+                        errno = -r;
+                        log_error("write the report to %s: %m", s.report_path);
+                        code = EXIT_LEASH_FAILED;
+                }
+                report_close(&dest);
+        } else if (!s.quiet && leash_report_summary(&s.config, &res, &summary) >= 0 && summary)
+                log_notice("%s", summary);
+        leash_settings_done(&s);
+
+        if (res.reason == LEASH_REASON_INTERRUPTED && res.interrupt_signal) {
+                /* die of the same signal: the caller must see leash was interrupted */
+                sigset_t set;
+                fflush(NULL);
+                signal(res.interrupt_signal, SIG_DFL);
+                sigemptyset(&set);
+                sigaddset(&set, res.interrupt_signal);
+                sigprocmask(SIG_UNBLOCK, &set, NULL);
+                raise(res.interrupt_signal);
+        }
+        return code;
+}
