@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared by the integration tests (bash). TAP out; exit 0 pass, 1 fail, 77 skip.
+# Each test runs leash on this host's cgroup2 under a private parent cgroup and
+# checks at exit that it left no cgroup and no process behind.
+set -u
+
+: "${LEASH:?LEASH must point at the leash binary}"
+: "${HELPERS:?HELPERS must point at tests/helpers}"
+T_N=0
+T_FAILED=0
+T_NAME=$(basename "$0" .sh)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/leash-test.XXXXXX")
+
+# skip_all REASON: the whole script cannot run here
+skip_all() {
+        echo "1..0 # SKIP $*"
+        rm -rf "$TMP"
+        exit 77
+}
+
+ok() { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
+not_ok() { T_N=$((T_N + 1)); T_FAILED=$((T_FAILED + 1)); echo "not ok $T_N - $*"; }
+skip() {
+        T_N=$((T_N + 1))
+        if [ "${LEASH_TEST_REQUIRE_CONTROLLERS:-0}" = 1 ]; then
+                T_FAILED=$((T_FAILED + 1))
+                echo "not ok $T_N - $* # skip not allowed here: $SKIP_WHY"
+        else
+                echo "ok $T_N # SKIP $* ($SKIP_WHY)"
+        fi
+}
+diag() { echo "# $*"; }
+# check NAME CMD...: ok when CMD succeeds
+check() {
+        local name=$1
+        shift
+        if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+[ "$(id -u)" = 0 ] || [ -n "${LEASH_TEST_PARENT:-}" ] || skip_all "needs root, or LEASH_TEST_PARENT set to a delegated cgroup"
+
+CG2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CG2" ] || skip_all "no cgroup2 mount on this host"
+
+# A private parent per test script so leftovers are attributable.
+if [ -n "${LEASH_TEST_PARENT:-}" ]; then
+        PARENT="$LEASH_TEST_PARENT/t-$T_NAME-$$"
+else
+        PARENT="$CG2/leash-test/t-$T_NAME-$$"
+fi
+mkdir -p "$PARENT" 2>/dev/null || skip_all "cannot create $PARENT"
+# hand the test parent the controllers its parent has, so limits are real where possible
+tp=$(dirname "$PARENT")
+ctl=$(sed 's/\([a-z_]*\)/+\1/g' "$tp/cgroup.controllers" 2>/dev/null)
+[ -z "$ctl" ] || echo "$ctl" >"$tp/cgroup.subtree_control" 2>/dev/null || true
+ctl=$(sed 's/\([a-z_]*\)/+\1/g' "$PARENT/cgroup.controllers" 2>/dev/null)
+[ -z "$ctl" ] || echo "$ctl" >"$PARENT/cgroup.subtree_control" 2>/dev/null || true
+
+has_controller() { grep -qw "$1" "$PARENT/cgroup.controllers" 2>/dev/null; }
+
+# run_leash ARGS...: leash run with the test parent; sets RC, OUT, ERR, REPORT
+run_leash() {
+        "$LEASH" run --cgroup-parent "$PARENT" "$@" >"$TMP/out" 2>"$TMP/err"
+        RC=$?
+        OUT=$(cat "$TMP/out")
+        ERR=$(cat "$TMP/err")
+}
+
+# jq-free JSON field access: jget FILE DOTTED.PATH -> value (null, numbers, strings raw)
+jget() {
+        python3 - "$1" "$2" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split('.'):
+    if isinstance(v, list):
+        v = v[int(k)]
+    elif isinstance(v, dict):
+        v = v.get(k)
+    else:
+        v = None
+    if v is None:
+        break
+print('null' if v is None else (json.dumps(v) if isinstance(v, (dict, list)) else v))
+PY
+}
+
+# float comparison: fcmp "A < B"
+fcmp() { python3 -c "import sys; sys.exit(0 if ($1) else 1)"; }
+
+# no job cgroup may remain under the test parent
+no_leftover_cgroups() {
+        local left
+        left=$(find "$PARENT" -mindepth 1 -type d 2>/dev/null)
+        [ -z "$left" ] || { diag "leftover cgroups: $left"; return 1; }
+}
+
+# pid_gone PID [WAIT_MS]: the process does not exist (zombies count as gone)
+pid_gone() {
+        local pid=$1 wait_ms=${2:-0} i
+        for ((i = 0; i <= wait_ms / 10; i++)); do
+                if [ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+                        return 0
+                fi
+                [ "$wait_ms" -gt 0 ] && sleep 0.01
+        done
+        return 1
+}
+
+finish() {
+        local rc=0
+        if no_leftover_cgroups; then ok "no cgroup left behind"; else not_ok "no cgroup left behind"; fi
+        # remove the private parent (and the shared one if empty)
+        rmdir "$PARENT" 2>/dev/null
+        rmdir "$(dirname "$PARENT")" 2>/dev/null || true
+        echo "1..$T_N"
+        rm -rf "$TMP"
+        [ "$T_FAILED" -eq 0 ] || rc=1
+        exit $rc
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Kernel text formats, as the kernel prints them (fixtures copied from 6.1
+ * and 6.18 kernels), through the pure parsers. */
+#include <errno.h>
+#include <stdbool.h>
+
+#include "lib/account.h"
+#include "tap.h"
+
+static const char cpu_stat_v2[] =
+        "usage_usec 2035011\n"
+        "user_usec 1520023\n"
+        "system_usec 514988\n"
+        "core_sched.force_idle_usec 0\n"
+        "nr_periods 41\n"
+        "nr_throttled 20\n"
+        "throttled_usec 1004132\n"
+        "nr_bursts 0\n"
+        "burst_usec 0\n";
+
+/* no cpu controller: only the base stats */
+static const char cpu_stat_base[] = "usage_usec 1200\nuser_usec 800\nsystem_usec 400\n";
+
+static const char memory_events[] = "low 0\nhigh 3\nmax 57\noom 1\noom_kill 1\noom_group_kill 1\n";
+
+static const char memory_stat[] =
+        "anon 67108864\n"
+        "file 4096\n"
+        "kernel 552960\n"
+        "kernel_stack 16384\n"
+        "pagetables 131072\n"
+        "sec_pagetables 0\n"
+        "percpu 0\n"
+        "sock 0\n"
+        "vmalloc 0\n"
+        "shmem 8192\n"
+        "anon_thp 0\n"
+        "file_thp 0\n";
+
+static const char io_stat[] =
+        "254:0 rbytes=1048576 wbytes=4096 rios=16 wios=1 dbytes=0 dios=0\n"
+        "8:0 rbytes=512 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n";
+
+static const char pressure[] =
+        "some avg10=0.00 avg60=0.12 avg300=0.03 total=123456\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=7890\n";
+
+static const char pressure_cpu_old[] = "some avg10=1.00 avg60=0.50 avg300=0.10 total=42\n";
+
+int main(void) {
+        struct leash_usage u;
+        uint64_t some = LEASH_NULL, full = LEASH_NULL, v;
+
+        account_usage_init(&u);
+        ok(u.cpu_usage_us == LEASH_NULL && u.main_nivcsw == LEASH_NULL && u.memory_peak_basis == NULL,
+           "usage starts all null");
+
+        ok(account_parse_cpu_stat(cpu_stat_v2, &u) == 6, "cpu.stat with the cpu controller: 6 fields");
+        is_u64(u.cpu_usage_us, 2035011, "usage_usec");
+        is_u64(u.cpu_user_us, 1520023, "user_usec");
+        is_u64(u.cpu_system_us, 514988, "system_usec");
+        is_u64(u.cpu_nr_throttled, 20, "nr_throttled");
+        is_u64(u.cpu_throttled_us, 1004132, "throttled_usec");
+
+        account_usage_init(&u);
+        ok(account_parse_cpu_stat(cpu_stat_base, &u) == 3, "cpu.stat without the controller: 3 fields");
+        is_u64(u.cpu_throttled_us, LEASH_NULL, "throttled stays null without the controller");
+
+        ok(account_parse_memory_events(memory_events, &u) == 5, "memory.events");
+        is_u64(u.mem_ev_oom_kill, 1, "oom_kill, not confused with oom_group_kill");
+        is_u64(u.mem_ev_max, 57, "max");
+        is_u64(u.mem_ev_high, 3, "high");
+
+        ok(account_parse_memory_stat(memory_stat, &u) == 3, "memory.stat");
+        is_u64(u.mem_anon, 67108864, "anon (not anon_thp)");
+        is_u64(u.mem_file, 4096, "file (not file_thp)");
+        is_u64(u.mem_shmem, 8192, "shmem");
+
+        ok(account_parse_pids_events("max 12\n", &u) == 1, "pids.events");
+        is_u64(u.pids_events_max, 12, "pids max events");
+
+        ok(account_parse_io_stat(io_stat, &u) == 0, "io.stat");
+        is_u64(u.io_rbytes, 1049088, "read bytes summed over devices");
+        is_u64(u.io_wbytes, 4096, "write bytes summed");
+        is_u64(u.io_rios, 17, "read ops summed");
+        is_u64(u.io_wios, 1, "write ops summed");
+        ok(account_parse_io_stat("", &u) == 0 && u.io_rbytes == 0, "empty io.stat is zero io");
+        ok(account_parse_io_stat("8:0 rbytes=x\n", &u) == -EINVAL, "garbage in io.stat is an error");
+
+        ok(account_parse_pressure(pressure, &some, &full) == 0, "pressure");
+        is_u64(some, 123456, "some total");
+        is_u64(full, 7890, "full total");
+        some = full = LEASH_NULL;
+        ok(account_parse_pressure(pressure_cpu_old, &some, &full) == 0, "cpu.pressure before 5.13 has no full line");
+        is_u64(some, 42, "some total");
+        is_u64(full, LEASH_NULL, "full stays null");
+        ok(account_parse_pressure("", &some, &full) == -ENOENT, "empty pressure");
+
+        ok(account_flat_get("a 1\nab 2\n", "ab", &v) == 0 && v == 2, "flat key is matched whole");
+        ok(account_flat_get("a 1\n", "b", &v) == -ENOENT, "missing key");
+        ok(account_flat_get("a x\n", "a", &v) == -EINVAL, "non-number");
+        ok(account_flat_get("a 18446744073709551616\n", "a", &v) == -ERANGE, "overflow");
+        ok(account_flat_get("a 5", "a", &v) == 0 && v == 5, "no final newline");
+        return tap_done();
+}

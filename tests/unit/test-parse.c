@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+
+#include "basic/parse.h"
+#include "tap.h"
+
+static void sizes(void) {
+        uint64_t v;
+        ok(parse_size("0", &v) == 0 && v == 0, "size 0");
+        ok(parse_size("1024", &v) == 0 && v == 1024, "size in bytes");
+        ok(parse_size("512M", &v) == 0 && v == 512ULL << 20, "512M");
+        ok(parse_size("2G", &v) == 0 && v == 2ULL << 30, "2G");
+        ok(parse_size("2g", &v) == 0 && v == 2ULL << 30, "2g lower case");
+        ok(parse_size("1T", &v) == 0 && v == 1ULL << 40, "1T");
+        ok(parse_size("64KiB", &v) == 0 && v == 64 << 10, "64KiB");
+        ok(parse_size("64KB", &v) == 0 && v == 64 << 10, "64KB is 1024-based too");
+        ok(parse_size("1.5G", &v) == 0 && v == 1610612736ULL, "1.5G exactly");
+        ok(parse_size("max", &v) == 0 && v == PARSE_MAX, "max");
+        ok(parse_size("", &v) == -EINVAL, "empty");
+        ok(parse_size("-1", &v) == -EINVAL, "negative");
+        ok(parse_size("+1", &v) == -EINVAL, "plus sign");
+        ok(parse_size(" 1", &v) == -EINVAL, "leading blank");
+        ok(parse_size("1 ", &v) == -EINVAL, "trailing blank");
+        ok(parse_size("1.5", &v) == -EINVAL, "a fraction of a byte");
+        ok(parse_size("12Q", &v) == -EINVAL, "unknown unit");
+        ok(parse_size("1MM", &v) == -EINVAL, "double unit");
+        ok(parse_size("18446744073709551616", &v) == -ERANGE, "2^64 overflows");
+        ok(parse_size("17179869184G", &v) == -ERANGE, "2^34 G overflows");
+        ok(parse_size("16777216T", &v) == -ERANGE, "2^24 T overflows");
+        ok(parse_size("18446744073709551615", &v) == -ERANGE, "UINT64_MAX is reserved for max");
+        ok(parse_size("1.", &v) == -EINVAL, "dangling point");
+        ok(parse_size(".5G", &v) == -EINVAL, "no whole part");
+        ok(parse_size("1.0000000001G", &v) == -EINVAL, "more than 9 fraction digits");
+}
+
+static void durations(void) {
+        uint64_t v;
+        ok(parse_duration("90", &v) == 0 && v == 90000000000ULL, "90 is seconds");
+        ok(parse_duration("1.5s", &v) == 0 && v == 1500000000ULL, "1.5s");
+        ok(parse_duration("250ms", &v) == 0 && v == 250000000ULL, "250ms");
+        ok(parse_duration("100us", &v) == 0 && v == 100000ULL, "100us");
+        ok(parse_duration("2m", &v) == 0 && v == 120000000000ULL, "2m");
+        ok(parse_duration("1h", &v) == 0 && v == 3600000000000ULL, "1h");
+        ok(parse_duration("1d", &v) == 0 && v == 86400000000000ULL, "1d");
+        ok(parse_duration("0.1s", &v) == 0 && v == 100000000ULL, "0.1s exactly");
+        ok(parse_duration("0", &v) == 0 && v == 0, "0");
+        ok(parse_duration("1.5x", &v) == -EINVAL, "unknown unit");
+        ok(parse_duration("-1s", &v) == -EINVAL, "negative");
+        ok(parse_duration("s", &v) == -EINVAL, "unit only");
+        ok(parse_duration("1e3", &v) == -EINVAL, "exponent");
+        ok(parse_duration("18446744074s", &v) == -ERANGE, "overflow in ns");
+        ok(parse_duration("213503d", &v) == 0, "213503 days fits in u64 ns");
+        ok(parse_duration("213504d", &v) == -ERANGE, "213504 days does not");
+}
+
+static void cpus(void) {
+        uint64_t v;
+        ok(parse_cpus("1", &v) == 0 && v == 1000000, "1 core");
+        ok(parse_cpus("0.5", &v) == 0 && v == 500000, "0.5 core");
+        ok(parse_cpus("2.25", &v) == 0 && v == 2250000, "2.25 cores");
+        ok(parse_cpus("0.0000001", &v) == 0 && v == 0, "below a millionth rounds to 0");
+        ok(parse_cpus("half", &v) == -EINVAL, "words");
+        ok(parse_cpus("1,5", &v) == -EINVAL, "comma");
+        ok(parse_cpus("-1", &v) == -EINVAL, "negative");
+}
+
+static void counts(void) {
+        uint64_t v;
+        ok(parse_count("50", &v) == 0 && v == 50, "50");
+        ok(parse_count("max", &v) == 0 && v == PARSE_MAX, "max");
+        ok(parse_count("5k", &v) == -EINVAL, "no units on counts");
+        ok(parse_u64("007", &v) == 0 && v == 7, "leading zeros");
+        ok(parse_u64("1.0", &v) == -EINVAL, "no fraction in u64");
+}
+
+static void signals(void) {
+        int s;
+        ok(parse_signal("XCPU", &s) == 0 && s == SIGXCPU, "XCPU");
+        ok(parse_signal("SIGXCPU", &s) == 0 && s == SIGXCPU, "SIGXCPU");
+        ok(parse_signal("term", &s) == 0 && s == SIGTERM, "term, any case");
+        ok(parse_signal("9", &s) == 0 && s == SIGKILL, "a number");
+        ok(parse_signal("RTMIN+2", &s) == 0 && s == SIGRTMIN + 2, "RTMIN+2");
+        ok(parse_signal("SIGFOO", &s) == -EINVAL, "unknown name");
+        ok(parse_signal("0", &s) == -EINVAL, "0 is not a signal");
+        ok(parse_signal("65", &s) == -EINVAL, "65 is beyond SIGRTMAX");
+        ok(parse_signal("", &s) == -EINVAL, "empty");
+        is_str(signal_name(SIGXCPU), "XCPU", "name of SIGXCPU");
+        is_str(signal_name(SIGRTMIN + 3), "RTMIN+3", "name of a realtime signal");
+}
+
+static void names(void) {
+        ok(job_name_is_valid("trial-17.a_b"), "ordinary name");
+        ok(!job_name_is_valid(""), "empty");
+        ok(!job_name_is_valid(".."), "dot dot");
+        ok(!job_name_is_valid(".hidden"), "leading dot");
+        ok(!job_name_is_valid("a/b"), "slash");
+        ok(!job_name_is_valid("a@b"), "@ is the pid separator");
+        ok(!job_name_is_valid("a b"), "blank");
+        ok(job_name_is_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "64 characters");
+        ok(!job_name_is_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "65 characters");
+}
+
+static void formats(void) {
+        char b[64];
+        format_size(64ULL << 20, b, sizeof b);
+        is_str(b, "64M", "format 64M");
+        format_size(1000, b, sizeof b);
+        is_str(b, "1000", "format 1000");
+        format_duration(1500000000ULL, b, sizeof b);
+        is_str(b, "1500ms", "format 1.5s");
+        format_duration(2000000000ULL, b, sizeof b);
+        is_str(b, "2s", "format 2s");
+}
+
+int main(void) {
+        sizes();
+        durations();
+        cpus();
+        counts();
+        signals();
+        names();
+        formats();
+        return tap_done();
+}
