@@ -73,7 +73,7 @@ import json, sys
 v = json.load(open(sys.argv[1]))
 for k in sys.argv[2].split('.'):
     if isinstance(v, list):
-        v = v[int(k)]
+        v = v[int(k)] if int(k) < len(v) else None
     elif isinstance(v, dict):
         v = v.get(k)
     else:

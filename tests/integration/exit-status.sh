@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Exit status pass-through, 126/127, signals, and the reasons in the report.
+. "$(dirname "$0")/lib.sh"
+
+for code in 0 1 3 42 123 124 125 126 127; do
+        run_leash -- sh -c "exit $code"
+        check "exit $code passes through" test "$RC" = "$code"
+done
+
+run_leash -o "$TMP/r.json" -- sh -c 'exit 3'
+check "reason exit for a non-zero status" test "$(jget "$TMP/r.json" reason)" = exit
+check "status in the report" test "$(jget "$TMP/r.json" exit.status)" = 3
+
+run_leash -o "$TMP/r.json" -- true
+check "reason ok" test "$(jget "$TMP/r.json" reason)" = ok
+
+run_leash -o "$TMP/r.json" -- /no/such/command
+check "not found: 127" test "$RC" = 127
+check "not found: reason exec_error" test "$(jget "$TMP/r.json" reason)" = exec_error
+check "not found: one clear line" bash -c "[[ \"$ERR\" == *'/no/such/command: No such file or directory'* ]]"
+
+run_leash -- no-such-command-anywhere
+check "not found on PATH: 127" test "$RC" = 127
+
+printf '#!/bin/sh\necho hi\n' >"$TMP/noexec"
+chmod 0644 "$TMP/noexec"
+run_leash -- "$TMP/noexec"
+check "not executable: 126" test "$RC" = 126
+run_leash -- "$TMP"
+check "a directory: 126" test "$RC" = 126
+
+run_leash -o "$TMP/r.json" -- sh -c 'kill -TERM $$'
+check "killed by SIGTERM: 143" test "$RC" = 143
+check "reason signal" test "$(jget "$TMP/r.json" reason)" = signal
+check "signal named" test "$(jget "$TMP/r.json" exit.signal)" = TERM
+
+# stdout and stdin are the job's own
+OUT2=$(echo piped | "$LEASH" run --cgroup-parent "$PARENT" -- cat)
+check "stdin and stdout pass through" test "$OUT2" = piped
+
+# the fork fallback (kernels without clone3 into cgroup) behaves the same
+LEASH_SPAWN=fork run_leash -o "$TMP/r.json" -- sh -c 'cat /proc/self/cgroup; exit 7'
+check "fallback spawn: exit status" test "$RC" = 7
+check "fallback spawn: job ran inside its cgroup" bash -c "grep -q '^0::.*/t-exit-status-$$/sh@' <<<\"\$0\"" "$OUT"
+LEASH_SPAWN=fork run_leash -- /no/such/command
+check "fallback spawn: 127" test "$RC" = 127
+
+run_leash -- sh -c 'cat /proc/self/cgroup'
+check "clone3 spawn: job ran inside its cgroup" bash -c "grep -q '^0::.*/t-exit-status-$$/sh@' <<<\"\$0\"" "$OUT"
+finish

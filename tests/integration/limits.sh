@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Each limit, enforced the way the report says: by the controller where the
+# parent has it, honestly degraded where it has not.
+. "$(dirname "$0")/lib.sh"
+
+# rlimits
+run_leash --nofile 17 -- sh -c 'ulimit -n'
+check "--nofile sets RLIMIT_NOFILE" test "$OUT" = 17
+run_leash --core 0 -- sh -c 'ulimit -c'
+check "--core sets RLIMIT_CORE" test "$OUT" = 0
+run_leash --fsize 4K -o "$TMP/r.json" -- sh -c "head -c 8192 /dev/zero > '$TMP/big'"
+check "--fsize stops a larger write (SIGXFSZ)" test "$RC" = 153 -o "$RC" = 1
+check "--fsize enforced_by rlimit" test "$(jget "$TMP/r.json" limits.fsize.enforced_by)" = rlimit
+
+# memory
+if has_controller memory; then
+        run_leash -m 64M -o "$TMP/r.json" -- "$HELPERS/lh-alloc" 200
+        check "memory: OOM kill is 137" test "$RC" = 137
+        check "memory: reason memory" test "$(jget "$TMP/r.json" reason)" = memory
+        check "memory: enforced_by cgroup" test "$(jget "$TMP/r.json" limits.memory.enforced_by)" = cgroup
+        check "memory: oom_kills >= 1" fcmp "$(jget "$TMP/r.json" usage.oom_kills) >= 1"
+else
+        run_leash -m 64M -o "$TMP/r.json" -- "$HELPERS/lh-alloc" 200
+        check "memory without controller: allocation refused by RLIMIT_AS" test "$RC" = 3
+        check "memory without controller: enforced_by rlimit, said plainly" \
+                test "$(jget "$TMP/r.json" limits.memory.enforced_by)" = rlimit
+        check "memory without controller: note says why" bash -c "[[ '$(jget "$TMP/r.json" limits.memory.note)' == *'no memory controller'* ]]"
+        run_leash -m 256M -- "$HELPERS/lh-alloc" 64
+        check "memory without controller: a job within the limit runs" test "$RC" = 0
+fi
+
+# pids
+if has_controller pids; then
+        run_leash -P 10 -o "$TMP/r.json" -- "$HELPERS/lh-forkn" 20 200
+        check "pids: forks beyond the limit refused" test "$RC" = 1
+        check "pids: reason pids" test "$(jget "$TMP/r.json" reason)" = pids
+        check "pids: peak within the limit" fcmp "$(jget "$TMP/r.json" usage.pids_peak) <= 10"
+else
+        run_leash -P 10 -o "$TMP/r.json" -- true
+        check "pids without controller: enforced_by none" test "$(jget "$TMP/r.json" limits.pids.enforced_by)" = none
+fi
+
+# cpus
+if has_controller cpu; then
+        run_leash -c 0.5 -o "$TMP/r.json" -- "$HELPERS/lh-spin" 1
+        check "cpus: throttled" fcmp "$(jget "$TMP/r.json" usage.throttled_s) > 0"
+        check "cpus: enforced_by cgroup" test "$(jget "$TMP/r.json" limits.cpus.enforced_by)" = cgroup
+else
+        run_leash -c 0.5 -o "$TMP/r.json" -- true
+        check "cpus without controller: enforced_by none" test "$(jget "$TMP/r.json" limits.cpus.enforced_by)" = none
+        check "cpus without controller: throttled_s is null" test "$(jget "$TMP/r.json" usage.throttled_s)" = null
+fi
+finish

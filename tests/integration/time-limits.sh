@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Wall and CPU-time limits, the soft signal, the grace, interrupts.
+# Bounds here are correctness bounds (a limit is never early, never seconds
+# late), not performance targets: those are in bench/.
+. "$(dirname "$0")/lib.sh"
+
+# A job that exits on the soft signal: 124, and no waiting for the grace.
+run_leash -w 0.3 -g 10 -o "$TMP/r.json" -- "$HELPERS/lh-sigxcpu-exit"
+check "wall limit, job exits on SIGXCPU: 124" test "$RC" = 124
+check "reason wall_time" test "$(jget "$TMP/r.json" reason)" = wall_time
+check "the job's own status is kept (3)" test "$(jget "$TMP/r.json" exit.status)" = 3
+check "job got SIGXCPU (it said so)" test "$OUT" = "got XCPU"
+check "soft signal not before the limit" fcmp "$(jget "$TMP/r.json" signals.0.at_s) >= 0.3"
+check "no SIGKILL needed" test "$(jget "$TMP/r.json" signals.1)" = null
+check "did not wait for the 10s grace" fcmp "$(jget "$TMP/r.json" usage.wall_time_s) < 5"
+
+# A job that ignores it: killed at limit + grace.
+run_leash -w 0.3 -g 0.4 -o "$TMP/r.json" -- "$HELPERS/lh-ignore"
+check "wall limit, job ignores SIGXCPU: 124" test "$RC" = 124
+check "killed by SIGKILL" test "$(jget "$TMP/r.json" exit.signal)" = KILL
+check "SIGKILL after the grace" fcmp "$(jget "$TMP/r.json" signals.1.at_s) >= 0.7"
+check "SIGKILL logged as grace" test "$(jget "$TMP/r.json" signals.1.why)" = grace
+
+# grace 0: straight to SIGKILL after the soft signal
+run_leash -w 0.2 -g 0 -o "$TMP/r.json" -- "$HELPERS/lh-ignore"
+check "grace 0 kills at once" test "$RC" = 124 -a "$(jget "$TMP/r.json" signals.1.signal)" = KILL
+
+# another soft signal
+run_leash -w 0.2 -s TERM -g 5 -o "$TMP/r.json" -- sh -c 'trap "echo got TERM; exit 9" TERM; while :; do sleep 0.05; done'
+check "--signal TERM is what the job gets" test "$RC" = 124 -a "$OUT" = "got TERM"
+check "signal TERM in the report" test "$(jget "$TMP/r.json" signals.0.signal)" = TERM
+
+# CPU-time limit on a spinning job, one and two processes
+run_leash -t 0.5 -g 1 -o "$TMP/r.json" -- "$HELPERS/lh-spin" inf
+check "cpu-time limit: 124" test "$RC" = 124
+check "reason cpu_time" test "$(jget "$TMP/r.json" reason)" = cpu_time
+check "cpu time reached the limit" fcmp "$(jget "$TMP/r.json" usage.cpu_time_s) >= 0.5"
+check "cpu time not far past it" fcmp "$(jget "$TMP/r.json" usage.cpu_time_s) < 1.5"
+check "cpu_time enforced by leash" test "$(jget "$TMP/r.json" limits.cpu_time.enforced_by)" = leash
+
+run_leash -t 0.6 -g 1 -o "$TMP/r.json" -- "$HELPERS/lh-spin" inf 2
+check "cpu-time limit, two spinners: reason cpu_time" test "$(jget "$TMP/r.json" reason)" = cpu_time
+check "two spinners: cpu time is the tree's" fcmp "$(jget "$TMP/r.json" usage.cpu_time_s) >= 0.6"
+
+# a sleeping job under a CPU limit ends by its wall limit, not the CPU one
+run_leash -t 5 -w 0.3 -g 0.2 -o "$TMP/r.json" -- sleep 10
+check "sleeping job: wall_time, not cpu_time" test "$(jget "$TMP/r.json" reason)" = wall_time
+
+# a job that finishes in time is untouched
+run_leash -w 5 -t 5 -o "$TMP/r.json" -- sh -c 'exit 4'
+check "job within its limits keeps its status" test "$RC" = 4 -a "$(jget "$TMP/r.json" signals.0)" = null
+
+# leash interrupted: soft signal to the job, report, then leash dies of the same signal
+for sig in TERM INT HUP; do
+        rm -f "$TMP/r.json"
+        # an interactive-less bash ignores SIGINT for background jobs: start via setsid-free subshell with traps reset
+        ( trap - INT; exec "$LEASH" run --cgroup-parent "$PARENT" -g 2 -o "$TMP/r.json" -- "$HELPERS/lh-sigxcpu-exit" >"$TMP/out" 2>"$TMP/err" ) &
+        lp=$!
+        for i in $(seq 200); do
+                [ -n "$(find "$PARENT" -mindepth 1 -type d)" ] && [ -s /dev/null ] || true
+                grep -q . "$(find "$PARENT" -mindepth 1 -maxdepth 1 -type d | head -1)/cgroup.procs" 2>/dev/null && break
+                sleep 0.01
+        done
+        kill -"$sig" "$lp"
+        wait "$lp"
+        rc=$?
+        want=$((128 + $(kill -l "$sig")))
+        check "SIG$sig to leash: leash dies of it ($want)" test "$rc" = "$want"
+        check "SIG$sig to leash: reason interrupted" test "$(jget "$TMP/r.json" reason)" = interrupted
+        check "SIG$sig to leash: recorded" test "$(jget "$TMP/r.json" exit.interrupted_by)" = "$sig"
+        check "SIG$sig to leash: job got the soft signal" grep -q "got XCPU" "$TMP/out"
+done
+finish
