@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Quick start, step 2 (and CI): the full test suite.
+#   1. build with gcc (warnings are errors) in build/, unit + integration suites
+#   2. build with clang + ASan + UBSan in build-asan/, the same suites
+#   3. the VM tier: the suite again on a real pure cgroup-v2 kernel (make check-vm)
+#   4. make distcheck
+#   5. any extra tiers the tree provides (fuzz replay runs in make check)
+# Prints "tests: N passed, N failed, N skipped" last. In CI (CI=true) a skipped
+# tier is a failure.
+set -uo pipefail
+cd "$(dirname "$0")"
+top=$PWD
+export CI=${CI:-false}
+
+tools/install-deps.sh test || exit 1
+[ -x configure ] || ./autogen.sh >/dev/null || exit 1
+
+pass=0 fail=0 skip=0 failed_tiers=()
+tally() { # tally DIR: add up the automake harness's counts
+        local log=$1/test-suite.log n
+        [ -f "$log" ] || return 0
+        n=$(sed -n 's/^# PASS: *//p' "$log" | head -1); pass=$((pass + ${n:-0}))
+        n=$(sed -n 's/^# FAIL: *//p' "$log" | head -1); fail=$((fail + ${n:-0}))
+        n=$(sed -n 's/^# ERROR: *//p' "$log" | head -1); fail=$((fail + ${n:-0}))
+        n=$(sed -n 's/^# SKIP: *//p' "$log" | head -1); skip=$((skip + ${n:-0}))
+}
+tier() { # tier NAME CMD...
+        local name=$1
+        shift
+        echo "=== $name"
+        local t0=$SECONDS
+        if "$@"; then echo "=== $name: ok ($((SECONDS - t0)) s)"; else
+                echo "=== $name: FAILED ($((SECONDS - t0)) s)"
+                failed_tiers+=("$name")
+        fi
+}
+build() { # build DIR CONFIGURE-ARGS...
+        local dir=$1
+        shift
+        mkdir -p "$dir" && cd "$dir" || return 1
+        if [ ! -f Makefile ]; then ../configure --quiet "$@" || return 1; fi
+        make -j"$(nproc)" --quiet >/dev/null || return 1
+        make -j"$(nproc)" check
+        local rc=$?
+        tally "$PWD"
+        [ $rc = 0 ] || grep -h '^\(not ok\|#\)' $(grep -l '^not ok' tests/*/*.log 2>/dev/null) 2>/dev/null | head -40
+        cd "$top"
+        return $rc
+}
+
+tier "gcc build + make check" build build --enable-werror
+tier "clang ASan+UBSan build + make check" build build-asan CC=clang --enable-asan --enable-ubsan \
+        --enable-werror CFLAGS="-O1 -g"
+if grep -q '^check-vm:' build/Makefile 2>/dev/null; then
+        vmlog=$(mktemp)
+        tier "VM tier (make check-vm)" bash -c "make -C build check-vm 2>&1 | tee '$vmlog'; exit \${PIPESTATUS[0]}"
+        line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$vmlog" | tail -1)
+        if [ -n "$line" ]; then
+                read -r p f s <<<"$(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")"
+                pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+        fi
+        rm -f "$vmlog"
+else
+        echo "=== VM tier: not in this tree"
+        [ "$CI" = true ] && failed_tiers+=("VM tier missing")
+fi
+tier "make distcheck" make -C build --quiet distcheck
+if grep -q '^fuzz:' build/Makefile 2>/dev/null; then
+        tier "fuzzing (bounded)" make -C build fuzz
+fi
+
+echo
+if [ ${#failed_tiers[@]} -gt 0 ]; then
+        echo "failed tiers: ${failed_tiers[*]}"
+        [ "$fail" -gt 0 ] || fail=${#failed_tiers[@]}
+fi
+echo "tests: $pass passed, $fail failed, $skip skipped"
+[ ${#failed_tiers[@]} -eq 0 ]
