@@ -32,29 +32,71 @@ struct report_dest {
         bool own_fd;
         bool tmpfile;   /* fd is an O_TMPFILE to be linked at path */
         bool late_open; /* no O_TMPFILE here: open path at the end */
+        char *resolved; /* the symlink's target, when path was one */
 };
+
+/* "fd:N", and the names that mean a descriptor leash already holds:
+ * /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N. Writing to the
+ * descriptor keeps its offset and O_APPEND; reopening the name would start
+ * at offset 0 of the file behind it, and renaming over it would replace the
+ * symlink itself. */
+static int report_fd_of(const char *path, int *ret_fd) {
+        static const struct {
+                const char *prefix;
+                int fd; /* -1: the number follows the prefix */
+        } names[] = {
+                {"fd:", -1}, {"/dev/fd/", -1}, {"/proc/self/fd/", -1}, {"/dev/stdout", 1}, {"/dev/stderr", 2},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                size_t l = strlen(names[i].prefix);
+                uint64_t n;
+                if (strncmp(path, names[i].prefix, l) != 0)
+                        continue;
+                if (names[i].fd >= 0) {
+                        if (path[l])
+                                continue;
+                        *ret_fd = names[i].fd;
+                        return 1;
+                }
+                if (parse_u64(path + l, &n) < 0 || n > 1024 * 1024)
+                        return -EINVAL;
+                *ret_fd = (int) n;
+                return 1;
+        }
+        return 0;
+}
 
 static int report_prepare(const char *path, struct report_dest *d) {
         struct stat st;
-        char *dir_copy;
+        char *dir_copy, *resolved = NULL;
         const char *dir;
+        int r, fd;
 
         memset(d, 0, sizeof *d);
         d->fd = -1;
         d->path = path;
-        if (strncmp(path, "fd:", 3) == 0) {
-                uint64_t n;
-                if (parse_u64(path + 3, &n) < 0 || n > 1024 * 1024)
-                        return usage_error("--report: '%s': expected a path or fd:N", path);
-                if (fcntl((int) n, F_GETFD) < 0)
-                        return usage_error("--report: '%s': descriptor %d is not open", path, (int) n);
-                d->fd = (int) n;
+        r = report_fd_of(path, &fd);
+        if (r < 0)
+                return usage_error("--report: '%s': expected a path or fd:N", path);
+        if (r > 0) {
+                if (fcntl(fd, F_GETFD) < 0)
+                        return usage_error("--report: '%s': descriptor %d is not open", path, fd);
+                d->fd = fd;
                 return 0;
+        }
+        /* A symlink is followed: the report replaces its target, never the link. */
+        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+                resolved = realpath(path, NULL);
+                if (!resolved)
+                        return usage_error("--report: cannot resolve '%s': %m", path);
+                d->resolved = resolved;
+                path = d->path = resolved;
         }
         if (stat(path, &st) == 0) {
                 if (S_ISDIR(st.st_mode))
                         return usage_error("--report: '%s' is a directory: expected a file", path);
                 if (!S_ISREG(st.st_mode)) {
+                        /* a FIFO, a terminal, a socket: written in place */
                         d->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
                         if (d->fd < 0)
                                 return usage_error("--report: cannot open '%s': %m", path);
@@ -136,6 +178,8 @@ static void report_close(struct report_dest *d) {
         if (d->own_fd && d->fd >= 0)
                 close(d->fd);
         d->fd = -1;
+        free(d->resolved);
+        d->resolved = NULL;
 }
 
 static int parse_run_options(int argc, char **argv, struct leash_settings *s, int *ret_optind) {
@@ -214,6 +258,7 @@ int cmd_run(int argc, char **argv) {
         if (s.report_path) {
                 r = report_prepare(s.report_path, &dest);
                 if (r != 0) {
+                        report_close(&dest);
                         leash_settings_done(&s);
                         return r;
                 }

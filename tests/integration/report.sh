@@ -46,6 +46,22 @@ check "text report" grep -q '^reason: *ok (exit 0)' "$TMP/r.txt"
 "$LEASH" run --cgroup-parent "$PARENT" -o fd:3 -- true 3>"$TMP/fd3.json"
 check "report to fd:3" python3 -c "import json; assert json.load(open('$TMP/fd3.json'))['reason'] == 'ok'"
 
+# /dev/stdout means the descriptor: appended to what the job wrote, and the
+# /dev/stdout symlink itself is never replaced
+"$LEASH" run --cgroup-parent "$PARENT" -f kv -o /dev/stdout -- echo job-output >"$TMP/stdout.txt"
+check "report to /dev/stdout follows the job's output" bash -c "head -1 '$TMP/stdout.txt' | grep -qx job-output && grep -qx 'reason:ok' '$TMP/stdout.txt'"
+check "/dev/stdout is still a symlink" test -L /dev/stdout
+"$LEASH" run --cgroup-parent "$PARENT" -f kv -o /dev/stderr -- true 2>"$TMP/stderr.txt"
+check "report to /dev/stderr" grep -qx 'reason:ok' "$TMP/stderr.txt"
+check "/dev/stderr is still a symlink" test -L /dev/stderr
+
+# a symlink is followed: its target is replaced, the link stays
+echo old >"$TMP/target.json"
+ln -s "$TMP/target.json" "$TMP/link.json"
+run_leash -o "$TMP/link.json" -- true
+check "report through a symlink: the link stays a link" test -L "$TMP/link.json"
+check "report through a symlink: the target holds the report" python3 -c "import json; json.load(open('$TMP/target.json'))"
+
 # without --report, a limit kill gets one summary line on stderr; -q silences it
 run_leash -w 0.1 -g 0 -- sleep 5
 check "summary line on stderr" bash -c "[[ \"$ERR\" == 'leash: wall_time limit 100ms reached'* ]]"
