@@ -36,25 +36,32 @@ tier() { # tier NAME CMD...
         fi
 }
 build() { # build DIR CONFIGURE-ARGS...
-        local dir=$1
+        local dir=$top/$1 rc
         shift
-        mkdir -p "$dir" && cd "$dir" || return 1
-        if [ ! -f Makefile ]; then ../configure --quiet "$@" || return 1; fi
-        make -j"$(nproc)" --quiet >/dev/null || return 1
-        make -j"$(nproc)" check
-        local rc=$?
-        tally "$PWD"
-        [ $rc = 0 ] || grep -h '^\(not ok\|#\)' $(grep -l '^not ok' tests/*/*.log 2>/dev/null) 2>/dev/null | head -40
-        cd "$top"
+        mkdir -p "$dir" || return 1
+        (
+                cd "$dir" || exit 1
+                if [ ! -f Makefile ]; then "$top/configure" --quiet "$@" || exit 1; fi
+                make -j"$(nproc)" --quiet >/dev/null || exit 1
+                make -j"$(nproc)" check
+        )
+        rc=$?
+        tally "$dir"
+        if [ $rc != 0 ]; then
+                for log in $(grep -l '^not ok' "$dir"/tests/*/*.log 2>/dev/null); do
+                        echo "--- $log"
+                        grep '^\(not ok\|#\)' "$log" | head -20
+                done
+        fi
         return $rc
 }
 
 tier "gcc build + make check" build build --enable-werror
 tier "clang ASan+UBSan build + make check" build build-asan CC=clang --enable-asan --enable-ubsan \
         --enable-werror CFLAGS="-O1 -g"
-if grep -q '^check-vm:' build/Makefile 2>/dev/null; then
+if grep -q '^check-vm:' "$top/build/Makefile" 2>/dev/null; then
         vmlog=$(mktemp)
-        tier "VM tier (make check-vm)" bash -c "make -C build check-vm 2>&1 | tee '$vmlog'; exit \${PIPESTATUS[0]}"
+        tier "VM tier (make check-vm)" bash -c "make -C \"$top/build\" check-vm 2>&1 | tee '$vmlog'; exit \${PIPESTATUS[0]}"
         line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$vmlog" | tail -1)
         if [ -n "$line" ]; then
                 read -r p f s <<<"$(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")"
@@ -65,9 +72,9 @@ else
         echo "=== VM tier: not in this tree"
         [ "$CI" = true ] && failed_tiers+=("VM tier missing")
 fi
-tier "make distcheck" make -C build --quiet distcheck
-if grep -q '^fuzz:' build/Makefile 2>/dev/null; then
-        tier "fuzzing (bounded)" make -C build fuzz
+tier "make distcheck" make -C "$top/build" --quiet distcheck
+if grep -q '^fuzz:' "$top/build/Makefile" 2>/dev/null; then
+        tier "fuzzing (bounded)" make -C "$top/build" fuzz
 fi
 
 echo

@@ -58,7 +58,7 @@ static int parse_flat(const char *text, const struct flat_field *fields, size_t 
                 uint64_t v;
                 int r = account_flat_get(text, fields[i].key, &v);
                 if (r == 0) {
-                        *(uint64_t *) ((char *) u + fields[i].offset) = v;
+                        memcpy((char *) u + fields[i].offset, &v, sizeof v);
                         found++;
                 } else if (r != -ENOENT)
                         return r;
@@ -138,7 +138,7 @@ int account_parse_io_stat(const char *text, struct leash_usage *u) {
                 p = eol ? eol + 1 : NULL;
         }
         for (size_t i = 0; i < ELEMENTSOF(keys); i++)
-                *(uint64_t *) ((char *) u + keys[i].offset) = sum[i];
+                memcpy((char *) u + keys[i].offset, &sum[i], sizeof sum[i]);
         return 0;
 }
 
