@@ -21,6 +21,7 @@
 # of cgroups must be what it was before: a test that leaves one behind is a failure.
 
 set -u
+shopt -s extglob
 export LC_ALL=C
 
 builddir=
@@ -56,15 +57,18 @@ pass=0
 fail=0
 skip=0
 
-emit_ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
-emit_not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-emit_skip() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
+# tap_escape TEXT: a description with every '#' escaped, so that only our directives count.
+tap_escape() { local d=${1//\\#/#}; d=${d//#/\\#}; echo "${d%%+([[:space:]])}"; }
+emit_ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $(tap_escape "$1")"; }
+emit_not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $(tap_escape "$1")"; }
+emit_skip() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $(tap_escape "$1") # SKIP $2"; }
 
 # run_script LABEL SCRIPT [PREFIX-CMD...]: run one TAP script and merge its results.
 run_script() {
 	local label=$1 script=$2
 	shift 2
-	local rel=${script#"$srcdir"/} out rc t0 t1 line planned=-1 ran=0 sfail=0 desc num notok
+	local rel=${script#"$srcdir"/} out rc t0 t1 line planned=-1 plan_why= ran=0 sfail=0
+	local desc num notok directive why
 	out=$(mktemp)
 	t0=$(date +%s.%N)
 	timeout -k 10 "$script_timeout" "$@" bash "$script" </dev/null >"$out" 2>&1
@@ -72,19 +76,28 @@ run_script() {
 	t1=$(date +%s.%N)
 	echo "# [$label] $rel (exit $rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
 	while IFS= read -r line; do
-		if [[ $line =~ ^1\.\.([0-9]+) ]]; then
+		if [[ $line =~ ^1\.\.([0-9]+)(.*)$ ]]; then
 			planned=${BASH_REMATCH[1]}
+			plan_why=${BASH_REMATCH[2]##*([[:space:]])\#*([[:space:]])@([Ss][Kk][Ii][Pp])}
 		elif [[ $line =~ ^(not\ )?ok([[:space:]]+[0-9]+)?[[:space:]]*(-[[:space:]]*)?(.*)$ ]]; then
 			ran=$((ran + 1))
 			notok=${BASH_REMATCH[1]}
 			num=${BASH_REMATCH[2]}
 			num=${num##*[[:space:]]}
 			desc=${BASH_REMATCH[4]}
-			if [[ $desc =~ ^(.*)\#[[:space:]]*([Ss][Kk][Ii][Pp]|[Tt][Oo][Dd][Oo])(.*)$ ]]; then
-				emit_skip "[$label] $rel: ${num:-?} ${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
-			elif [[ -n $notok ]]; then
+			directive=
+			if [[ $desc =~ ^(.*[^\\])?\#[[:space:]]*([Ss][Kk][Ii][Pp]|[Tt][Oo][Dd][Oo])([^[:alnum:]].*)?$ ]]; then
+				desc=${BASH_REMATCH[1]%%+([[:space:]])}
+				directive=${BASH_REMATCH[2]^^}
+				why=${BASH_REMATCH[3]##+([[:space:]])}
+			fi
+			# "not ok # SKIP" is counted as the failure it says it is; a TODO is
+			# neither a pass nor a failure.
+			if [[ -n $notok && $directive != TODO ]]; then
 				sfail=$((sfail + 1))
-				emit_not_ok "[$label] $rel: ${num:-?} $desc"
+				emit_not_ok "[$label] $rel: ${num:-?} $desc${directive:+ ($directive ${why})}"
+			elif [[ -n $directive ]]; then
+				emit_skip "[$label] $rel: ${num:-?} $desc" "${why:-$directive}"
 			else
 				emit_ok "[$label] $rel: ${num:-?} $desc"
 			fi
@@ -101,7 +114,7 @@ run_script() {
 	if [[ $rc -eq 124 || $rc -eq 137 ]]; then
 		emit_not_ok "[$label] $rel: timed out after ${script_timeout} s"
 	elif [[ $rc -eq 77 && $sfail -eq 0 ]]; then
-		[[ $ran -gt 0 ]] || emit_skip "[$label] $rel" "the script skipped itself (exit 77)"
+		[[ $ran -gt 0 ]] || emit_skip "[$label] $rel" "exit 77${plan_why:+:$plan_why}"
 	elif [[ $rc -ne 0 && $sfail -eq 0 ]]; then
 		emit_not_ok "[$label] $rel: exited $rc without a failing test"
 	elif [[ $planned -lt 0 ]]; then
