@@ -14,7 +14,7 @@ enum log_level log_get_level(void) {
         return current;
 }
 
-static void vlog(const char *fmt, va_list ap) {
+_printf_(1, 0) static void vlog(const char *fmt, va_list ap) {
         char line[1024];
         vsnprintf(line, sizeof line, fmt, ap);
         fprintf(stderr, "leash: %s\n", line);

@@ -17,7 +17,10 @@ int usage_error(const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
-        vsnprintf(line, sizeof line, fmt, ap);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        vsnprintf(line, sizeof line, fmt, ap); /* fmt is checked at every call site */
+#pragma GCC diagnostic pop
         va_end(ap);
         log_error("%s", line);
         fprintf(stderr, "Try 'leash --help' for more information.\n");
