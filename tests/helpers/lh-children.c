@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
                                         x += (unsigned long) j;
                                 clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
                         } while ((double) ts.tv_sec + (double) ts.tv_nsec / 1e9 < end);
-                        _exit(0);
+                        _exit((int) (x & 0));
                 }
                 if (pid < 0)
                         return 1;
