@@ -13,7 +13,7 @@
 # Phases: every tests/integration/*.sh and tests/vm/t/*.sh (but user-*) as root; then, as
 # uid 1000 in a delegated cgroup, tests/integration/*.sh again and tests/vm/t/user-*.sh.
 # The selfcheck mode runs only the kernel self-checks (t/00-*.sh, t/user-00-*.sh), which
-# need neither leash nor its helpers.
+# need neither leash nor its helpers; the script mode runs one given script both ways.
 #
 # A script's own failures count one each; a script that crashes, times out, exits non-zero
 # without a failing test, or runs a different number of tests than it planned counts one
@@ -27,11 +27,13 @@ export LC_ALL=C
 builddir=
 srcdir=
 mode=suite
+script=
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--builddir) builddir=$2; shift 2 ;;
 	--srcdir) srcdir=$2; shift 2 ;;
 	--mode) mode=$2; shift 2 ;;
+	--script) script=$2; shift 2 ;;
 	*) echo "guest-suite: unknown argument: $1" >&2; exit 2 ;;
 	esac
 done
@@ -182,7 +184,11 @@ echo "# leash-vm: LEASH=$LEASH HELPERS=$HELPERS"
 
 root_tests=()
 user_tests=()
-if [[ $mode == selfcheck ]]; then
+if [[ $mode == script ]]; then
+	# Development aid (tests/vm/run --script FILE): one script, as root and as uid 1000.
+	root_tests=("$script")
+	user_tests=("$script")
+elif [[ $mode == selfcheck ]]; then
 	root_tests=("$srcdir"/tests/vm/t/00-*.sh)
 	user_tests=("$srcdir"/tests/vm/t/user-00-*.sh)
 else
