@@ -196,7 +196,8 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
         struct supervise_params svp;
         struct rusage ru;
         enum leash_reason cause = LEASH_REASON_OK;
-        bool used_clone3, mask_changed = false;
+        bool used_clone3, mask_changed = false, chld_changed = false;
+        struct sigaction old_chld;
         const char *spawn_env;
         int rc;
 
@@ -257,6 +258,13 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
                 goto remove;
         }
 
+        /* With SIGCHLD ignored (inherited from whoever started leash) the kernel
+         * would reap the job by itself and its exit status would be lost. */
+        if (sigaction(SIGCHLD, NULL, &old_chld) == 0 && old_chld.sa_handler == SIG_IGN) {
+                struct sigaction dfl = {.sa_handler = SIG_DFL};
+                chld_changed = sigaction(SIGCHLD, &dfl, NULL) == 0;
+        }
+
         wd.parent_fd = parent_fd;
         wd.job_fd = job_fd;
         snprintf(wd.name, sizeof wd.name, "%s", dirname);
@@ -271,6 +279,7 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
         sp.child_mask = old_mask;
         spawn_env = getenv("LEASH_SPAWN");
         sp.force_fallback = spawn_env && strcmp(spawn_env, "fork") == 0;
+        sp.sigchld_ignored = chld_changed;
         if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT)
                 add_rlimit(&sp, RLIMIT_AS, c->limit[LEASH_LIMIT_MEMORY]);
         add_rlimit(&sp, RLIMIT_NOFILE, c->limit[LEASH_LIMIT_NOFILE]);
@@ -347,6 +356,8 @@ remove:
                 (void) cgroupfs_remove(parent_fd, dirname, job_fd);
         }
         watchdog_stop(&wd);
+        if (chld_changed)
+                (void) sigaction(SIGCHLD, &old_chld, NULL);
         if (mask_changed) {
                 struct signalfd_siginfo si;
                 /* consume what arrived after the loop, so restoring the mask

@@ -74,6 +74,8 @@ static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t 
                 if (setrlimit(p->rlimits[i].resource, &rl) < 0)
                         child_fail(errfd, SPAWN_STEP_RLIMIT, errno);
         }
+        if (p->sigchld_ignored)
+                (void) signal(SIGCHLD, SIG_IGN);
         if (sigprocmask(SIG_SETMASK, &p->child_mask, NULL) < 0)
                 child_fail(errfd, SPAWN_STEP_EXEC, errno);
         execvp(p->argv[0], p->argv);

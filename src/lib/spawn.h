@@ -20,6 +20,7 @@ struct spawn_params {
         struct spawn_rlimit rlimits[SPAWN_RLIMITS_MAX];
         unsigned n_rlimits;
         bool force_fallback; /* fork + self-migration instead of clone3 (tests) */
+        bool sigchld_ignored; /* leash inherited SIGCHLD=SIG_IGN: give it back to the job */
 };
 
 enum spawn_step {
