@@ -266,7 +266,9 @@ int cmd_run(int argc, char **argv) {
 
         r = leash_run(&s.config, &res, &err);
         if (r < 0) {
-                if (err.detail[0])
+                if (err.step && strncmp(err.step, "--", 2) == 0)
+                        log_error("%s: %s", err.step, err.detail); /* an option's value, said in full */
+                else if (err.detail[0])
                         log_error("%s: %s: %s", err.step, err.detail, strerror(err.error));
                 else
                         log_error("%s: %s", err.step ? err.step : "run the job", strerror(err.error));

@@ -9,6 +9,8 @@
 
 #include "../basic/macro.h"
 #include "../basic/parse.h"
+#include "caps.h"
+#include "filter.h"
 
 const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_MEMORY, "memory", 'm', LEASH_OPT_SIZE, LEASH_LIMIT_MEMORY, "SIZE",
@@ -49,6 +51,32 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "no summary line on stderr", "off"},
         {LEASH_OPT_VERBOSE, "verbose", 'v', LEASH_OPT_FLAG, -1, NULL,
          "say what leash does, step by step, on stderr", "off"},
+        {LEASH_OPT_USER, "user", 0, LEASH_OPT_ID, -1, "USER",
+         "run the job as this user (name or uid; leash must be root)", "leash's own"},
+        {LEASH_OPT_GROUP, "group", 0, LEASH_OPT_ID, -1, "GROUP",
+         "run the job with this group (name or gid; leash must be root)", "the user's primary group"},
+        {LEASH_OPT_NO_SUPPLEMENTARY_GROUPS, "no-supplementary-groups", 0, LEASH_OPT_FLAG, -1, NULL,
+         "with --user: no supplementary groups instead of the user's", "off"},
+        {LEASH_OPT_CAPS_ID, "caps", 0, LEASH_OPT_CAPS, -1, "CAPS",
+         "capabilities the job keeps: none, keep (leash's, untouched) or a list (net_bind_service,chown)", "none"},
+        {LEASH_OPT_ALLOW_NEW_PRIVS, "allow-new-privs", 0, LEASH_OPT_FLAG, -1, NULL,
+         "do not set no_new_privs (lets setuid binaries in the job gain privileges)", "off"},
+        {LEASH_OPT_SECCOMP, "seccomp", 0, LEASH_OPT_FILTERS, -1, "SETS",
+         "syscall filter sets: no-network, no-ptrace, no-namespaces, no-kernel (comma-separated)", "none"},
+        {LEASH_OPT_SECCOMP_ACTION, "seccomp-action", 0, LEASH_OPT_ACTION, -1, "ACTION",
+         "what a filtered syscall gets: errno (EPERM), kill (SIGSYS) or log (allowed, logged)", "errno"},
+        {LEASH_OPT_CLEAN_ENV, "clean-env", 0, LEASH_OPT_FLAG, -1, NULL,
+         "start the job from a minimal environment (PATH, HOME, USER, LOGNAME, SHELL)", "off"},
+        {LEASH_OPT_ENV, "env", 0, LEASH_OPT_LIST, -1, "K=V",
+         "set K to V in the job's environment (may repeat)", "none"},
+        {LEASH_OPT_UNSETENV, "unsetenv", 0, LEASH_OPT_LIST, -1, "K",
+         "remove K from the job's environment (may repeat)", "none"},
+        {LEASH_OPT_CHDIR, "chdir", 0, LEASH_OPT_PATH, -1, "DIR",
+         "run the job in DIR (entered as the job's user)", "leash's working directory"},
+        {LEASH_OPT_NO_STDIN, "no-stdin", 0, LEASH_OPT_FLAG, -1, NULL,
+         "the job's stdin is /dev/null", "off"},
+        {LEASH_OPT_KEEP_FDS, "keep-fds", 0, LEASH_OPT_FLAG, -1, NULL,
+         "let the job inherit file descriptors above 2 (closed by default)", "off"},
 };
 
 void leash_settings_init(struct leash_settings *s) {
@@ -62,6 +90,70 @@ void leash_settings_done(struct leash_settings *s) {
         free(s->name_buf);
         free(s->parent_buf);
         s->report_path = s->name_buf = s->parent_buf = NULL;
+        free(s->user_buf);
+        free(s->group_buf);
+        free(s->chdir_buf);
+        s->user_buf = s->group_buf = s->chdir_buf = NULL;
+        for (size_t i = 0; i < s->n_env_set; i++)
+                free(s->env_set[i]);
+        for (size_t i = 0; i < s->n_env_unset; i++)
+                free(s->env_unset[i]);
+        free(s->env_set);
+        free(s->env_unset);
+        s->env_set = s->env_unset = NULL;
+        s->n_env_set = s->n_env_unset = 0;
+}
+
+static bool *flag_field(struct leash_settings *s, enum leash_opt_id id) {
+        struct leash_sandbox *x = &s->config.sandbox;
+        switch (id) {
+        case LEASH_OPT_STRICT:
+                return &s->config.strict;
+        case LEASH_OPT_QUIET:
+                return &s->quiet;
+        case LEASH_OPT_NO_SUPPLEMENTARY_GROUPS:
+                return &x->no_supplementary_groups;
+        case LEASH_OPT_ALLOW_NEW_PRIVS:
+                return &x->allow_new_privs;
+        case LEASH_OPT_CLEAN_ENV:
+                return &x->clean_env;
+        case LEASH_OPT_NO_STDIN:
+                return &x->no_stdin;
+        case LEASH_OPT_KEEP_FDS:
+                return &x->keep_fds;
+        default:
+                return &s->verbose;
+        }
+}
+
+/* An environment variable name: not empty, no '=' or NUL. */
+static bool env_key_valid(const char *k, size_t len) {
+        return len > 0 && memchr(k, '=', len) == NULL;
+}
+
+static int list_add(char ***list, size_t *n, const char *value) {
+        char **l = realloc(*list, (*n + 2) * sizeof *l);
+        if (!l)
+                return -ENOMEM;
+        *list = l;
+        if (!(l[*n] = strdup(value)))
+                return -ENOMEM;
+        (*n)++;
+        l[*n] = NULL;
+        return 0;
+}
+
+char *const *leash_option_list(const struct leash_settings *s, const struct leash_option *o, size_t *ret_n) {
+        if (o->id == LEASH_OPT_ENV) {
+                *ret_n = s->n_env_set;
+                return s->env_set;
+        }
+        if (o->id == LEASH_OPT_UNSETENV) {
+                *ret_n = s->n_env_unset;
+                return s->env_unset;
+        }
+        *ret_n = 0;
+        return NULL;
 }
 
 const struct leash_option *leash_option_by_name(const char *name) {
@@ -196,6 +288,9 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         return fail(err, -EINVAL, value, "a path");
                 if (o->id == LEASH_OPT_REPORT) {
                         r = set_string(&s->report_path, value);
+                } else if (o->id == LEASH_OPT_CHDIR) {
+                        r = set_string(&s->chdir_buf, value);
+                        c->sandbox.chdir = s->chdir_buf;
                 } else {
                         if (strstr(value, "..") && (strcmp(value, "..") == 0 || strstr(value, "/..")))
                                 return fail(err, -EINVAL, value, "a path without '..'");
@@ -208,12 +303,59 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
         case LEASH_OPT_FLAG:
                 if (parse_flag(value, &b) < 0)
                         return fail(err, -EINVAL, value, "true or false");
-                if (o->id == LEASH_OPT_STRICT)
-                        c->strict = b;
-                else if (o->id == LEASH_OPT_QUIET)
-                        s->quiet = b;
+                *flag_field(s, o->id) = b;
+                break;
+        case LEASH_OPT_ID:
+                /* resolved in the user database when the job starts, before anything is created */
+                if (!value || !*value || strpbrk(value, ":/, \t\n") || strlen(value) > 256)
+                        return fail(err, -EINVAL, value,
+                                    o->id == LEASH_OPT_USER ? "a user name or uid" : "a group name or gid");
+                r = set_string(o->id == LEASH_OPT_USER ? &s->user_buf : &s->group_buf, value);
+                if (r < 0)
+                        return r;
+                if (o->id == LEASH_OPT_USER)
+                        c->sandbox.user = s->user_buf;
                 else
-                        s->verbose = b;
+                        c->sandbox.group = s->group_buf;
+                break;
+        case LEASH_OPT_CAPS: {
+                char bad[128] = "";
+                if (caps_parse(value, &c->sandbox.caps_mode, &c->sandbox.caps_keep, bad, sizeof bad) < 0)
+                        return fail(err, -EINVAL, value && value[0] ? bad : value,
+                                    "none, keep, or capability names such as net_bind_service,chown");
+                break;
+        }
+        case LEASH_OPT_FILTERS: {
+                char bad[128] = "";
+                if (filter_parse_sets(value, &c->sandbox.seccomp, bad, sizeof bad) < 0)
+                        return fail(err, -EINVAL, bad,
+                                    "none, or filter sets no-network, no-ptrace, no-namespaces, no-kernel "
+                                    "separated by commas");
+                break;
+        }
+        case LEASH_OPT_ACTION:
+                if (filter_parse_action(value, &c->sandbox.seccomp_action) < 0)
+                        return fail(err, -EINVAL, value, "errno, kill or log");
+                break;
+        case LEASH_OPT_LIST:
+                if (!value)
+                        return fail(err, -EINVAL, value, "a value");
+                if (o->id == LEASH_OPT_ENV) {
+                        const char *eq = strchr(value, '=');
+                        if (!eq || !env_key_valid(value, (size_t) (eq - value)))
+                                return fail(err, -EINVAL, value, "NAME=VALUE with a non-empty NAME");
+                        r = list_add(&s->env_set, &s->n_env_set, value);
+                        c->sandbox.env_set = s->env_set;
+                        c->sandbox.n_env_set = s->n_env_set;
+                } else {
+                        if (!env_key_valid(value, strlen(value)))
+                                return fail(err, -EINVAL, value, "a variable NAME, without '='");
+                        r = list_add(&s->env_unset, &s->n_env_unset, value);
+                        c->sandbox.env_unset = s->env_unset;
+                        c->sandbox.n_env_unset = s->n_env_unset;
+                }
+                if (r < 0)
+                        return r;
                 break;
         }
         s->origin[o->id] = origin;
@@ -263,16 +405,48 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
         case LEASH_OPT_PATH:
                 if (o->id == LEASH_OPT_REPORT)
                         snprintf(buf, size, "%s", s->report_path ? s->report_path : o->default_text);
+                else if (o->id == LEASH_OPT_CHDIR)
+                        snprintf(buf, size, "%s", c->sandbox.chdir ? c->sandbox.chdir : o->default_text);
                 else
                         snprintf(buf, size, "%s", c->cgroup_parent ? c->cgroup_parent : o->default_text);
                 break;
         case LEASH_OPT_FLAG:
-                snprintf(buf, size, "%s",
-                         (o->id == LEASH_OPT_STRICT ? c->strict
-                          : o->id == LEASH_OPT_QUIET ? s->quiet
-                                                     : s->verbose)
-                                 ? "true"
-                                 : "false");
+                snprintf(buf, size, "%s", *flag_field((struct leash_settings *) s, o->id) ? "true" : "false");
                 break;
+        case LEASH_OPT_ID: {
+                const char *v = o->id == LEASH_OPT_USER ? c->sandbox.user : c->sandbox.group;
+                snprintf(buf, size, "%s", v ? v : o->default_text);
+                break;
+        }
+        case LEASH_OPT_CAPS:
+                if (c->sandbox.caps_mode == LEASH_CAPS_LIST && c->sandbox.caps_keep)
+                        caps_format_mask(c->sandbox.caps_keep, buf, size);
+                else
+                        snprintf(buf, size, "%s", c->sandbox.caps_mode == LEASH_CAPS_KEEP ? "keep" : "none");
+                break;
+        case LEASH_OPT_FILTERS: {
+                size_t len = 0;
+                buf[0] = '\0';
+                for (unsigned i = 0; i < LEASH_FILTER_COUNT; i++)
+                        if (c->sandbox.seccomp & (1U << i) && len < size)
+                                len += (size_t) snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+                                                         leash_filter_to_string(1U << i));
+                if (!len)
+                        snprintf(buf, size, "none");
+                break;
+        }
+        case LEASH_OPT_ACTION:
+                snprintf(buf, size, "%s", leash_seccomp_action_to_string(c->sandbox.seccomp_action));
+                break;
+        case LEASH_OPT_LIST: {
+                size_t n, len = 0;
+                char *const *l = leash_option_list(s, o, &n);
+                buf[0] = '\0';
+                for (size_t i = 0; i < n && len < size; i++)
+                        len += (size_t) snprintf(buf + len, size - len, "%s%s", i ? " " : "", l[i]);
+                if (!n)
+                        snprintf(buf, size, "%s", o->default_text);
+                break;
+        }
         }
 }

@@ -19,6 +19,11 @@ enum leash_opt_type {
         LEASH_OPT_NAME,     /* job name */
         LEASH_OPT_PATH,     /* a path (report, cgroup parent) */
         LEASH_OPT_FLAG,     /* no value (true/false in INI files) */
+        LEASH_OPT_ID,       /* a user or group: name or number */
+        LEASH_OPT_CAPS,     /* none|keep|LIST of capability names */
+        LEASH_OPT_FILTERS,  /* none or NAME[,NAME...] of seccomp filter sets */
+        LEASH_OPT_ACTION,   /* errno|kill|log */
+        LEASH_OPT_LIST,     /* may repeat; each value is added (--env K=V, --unsetenv K) */
 };
 
 enum leash_opt_id {
@@ -41,6 +46,19 @@ enum leash_opt_id {
         LEASH_OPT_STRICT,
         LEASH_OPT_QUIET,
         LEASH_OPT_VERBOSE,
+        LEASH_OPT_USER,
+        LEASH_OPT_GROUP,
+        LEASH_OPT_NO_SUPPLEMENTARY_GROUPS,
+        LEASH_OPT_CAPS_ID,
+        LEASH_OPT_ALLOW_NEW_PRIVS,
+        LEASH_OPT_SECCOMP,
+        LEASH_OPT_SECCOMP_ACTION,
+        LEASH_OPT_CLEAN_ENV,
+        LEASH_OPT_ENV,
+        LEASH_OPT_UNSETENV,
+        LEASH_OPT_CHDIR,
+        LEASH_OPT_NO_STDIN,
+        LEASH_OPT_KEEP_FDS,
         _LEASH_OPT_MAX,
 };
 
@@ -64,6 +82,9 @@ struct leash_settings {
         enum leash_format format;
         bool quiet, verbose;
         char *name_buf, *parent_buf;
+        char *user_buf, *group_buf, *chdir_buf;
+        char **env_set, **env_unset; /* LEASH_OPT_LIST values, in order */
+        size_t n_env_set, n_env_unset;
         const char *origin[_LEASH_OPT_MAX]; /* NULL = built-in default */
 };
 
@@ -79,6 +100,10 @@ const struct leash_option *leash_option_by_short(int c);
 int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value,
                      const char *origin, struct leash_error *err);
 
-/* The current value as text, as a user would write it. */
+/* The values of a LEASH_OPT_LIST option, in the order given. */
+char *const *leash_option_list(const struct leash_settings *s, const struct leash_option *o, size_t *ret_n);
+
+/* The current value as text, as a user would write it (a list: its values
+ * separated by spaces). */
 void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf,
                          size_t size);

@@ -15,6 +15,7 @@
 #include "../basic/macro.h"
 #include "../basic/parse.h"
 #include "../basic/time-util.h"
+#include "caps.h"
 #include "leash.h"
 
 static void json_object_putp(json_object **o) {
@@ -75,6 +76,77 @@ static json_object *signal_json(int sig) {
         return n ? json_object_new_string(n) : NULL;
 }
 
+static json_object *cap_set(uint64_t mask) {
+        char buf[1024];
+        caps_format_mask(mask, buf, sizeof buf);
+        return json_object_new_string(buf);
+}
+
+/* identity, capabilities, no_new_privs, filter: what the job was given */
+static json_object *sandbox_json(const struct leash_config *c, const struct leash_result *r) {
+        const struct leash_sandbox_result *x = &r->sandbox;
+        const struct leash_sandbox *in = &c->sandbox;
+        json_object *o = json_object_new_object(), *id, *a, *caps, *f;
+
+        json_object_object_add(o, "applied", json_object_new_boolean(x->applied));
+        id = json_object_new_object();
+        json_object_object_add(id, "uid", json_object_new_int64(x->uid));
+        json_object_object_add(id, "gid", json_object_new_int64(x->gid));
+        a = json_object_new_array();
+        for (unsigned i = 0; i < x->n_groups; i++)
+                json_object_array_add(a, json_object_new_int64(x->groups[i]));
+        json_object_object_add(id, "groups", a);
+        json_object_object_add(id, "switched", json_object_new_boolean(x->identity_switched));
+        json_object_object_add(o, "identity", id);
+        json_object_object_add(o, "no_new_privs", json_object_new_boolean(x->no_new_privs));
+
+        caps = json_object_new_object();
+        json_object_object_add(caps, "mode",
+                               json_object_new_string(in->caps_mode == LEASH_CAPS_KEEP ? "keep"
+                                                      : in->caps_mode == LEASH_CAPS_LIST ? "list"
+                                                                                         : "none"));
+        json_object_object_add(caps, "effective", cap_set(x->cap_effective));
+        json_object_object_add(caps, "permitted", cap_set(x->cap_permitted));
+        json_object_object_add(caps, "inheritable", cap_set(x->cap_inheritable));
+        json_object_object_add(caps, "ambient", cap_set(x->cap_ambient));
+        json_object_object_add(caps, "bounding", cap_set(x->cap_bounding));
+        json_object_object_add(caps, "bounding_dropped", json_object_new_boolean(x->bounding_dropped));
+        json_object_object_add(o, "capabilities", caps);
+
+        f = json_object_new_object();
+        a = json_object_new_array();
+        for (unsigned i = 0; i < LEASH_FILTER_COUNT; i++)
+                if (x->seccomp & (1U << i))
+                        json_object_array_add(a, json_object_new_string(leash_filter_to_string(1U << i)));
+        json_object_object_add(f, "filters", a);
+        json_object_object_add(f, "action",
+                               x->seccomp ? json_object_new_string(leash_seccomp_action_to_string(in->seccomp_action))
+                                          : NULL);
+        json_object_object_add(f, "instructions", x->seccomp ? json_object_new_int((int) x->filter_instructions) : NULL);
+        json_object_object_add(o, "seccomp", f);
+
+        f = json_object_new_object();
+        json_object_object_add(f, "clean", json_object_new_boolean(in->clean_env));
+        a = json_object_new_array();
+        for (size_t i = 0; i < in->n_env_set; i++) {
+                /* names only: values may be secrets */
+                const char *eq = strchr(in->env_set[i], '=');
+                json_object_array_add(a, json_object_new_string_len(in->env_set[i],
+                                                                    eq ? (int) (eq - in->env_set[i])
+                                                                       : (int) strlen(in->env_set[i])));
+        }
+        json_object_object_add(f, "set", a);
+        a = json_object_new_array();
+        for (size_t i = 0; i < in->n_env_unset; i++)
+                json_object_array_add(a, json_object_new_string(in->env_unset[i]));
+        json_object_object_add(f, "unset", a);
+        json_object_object_add(o, "environment", f);
+        json_object_object_add(o, "chdir", in->chdir ? json_object_new_string(in->chdir) : NULL);
+        json_object_object_add(o, "stdin", json_object_new_string(in->no_stdin ? "null" : "inherited"));
+        json_object_object_add(o, "fds_above_2", json_object_new_string(in->keep_fds ? "inherited" : "closed"));
+        return o;
+}
+
 static json_object *build(const struct leash_config *c, const struct leash_result *r) {
         json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
         const struct leash_usage *x = &r->usage;
@@ -126,6 +198,7 @@ static json_object *build(const struct leash_config *c, const struct leash_resul
         json_object_object_add(o, "grace_s", decimal((double) c->grace_ns / 1e9));
         json_object_object_add(o, "strict", json_object_new_boolean(c->strict));
         json_object_object_add(root, "policy", o);
+        json_object_object_add(root, "sandbox", sandbox_json(c, r));
 
         u = json_object_new_object();
         if (x->cpu_user_us != LEASH_NULL && x->cpu_system_us != LEASH_NULL)
@@ -249,6 +322,17 @@ static void text_report(const struct leash_config *c, const struct leash_result 
                         leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? ": " : "",
                         r->enforce_note[l] ? r->enforce_note[l] : "");
         }
+        if (r->sandbox.applied) {
+                char caps[1024];
+                caps_format_mask(r->sandbox.cap_effective, caps, sizeof caps);
+                fprintf(f, "identity:  uid %u gid %u%s\n", (unsigned) r->sandbox.uid, (unsigned) r->sandbox.gid,
+                        r->sandbox.identity_switched ? " (switched)" : "");
+                fprintf(f, "caps:      %s%s\n", caps[0] ? caps : "none", r->sandbox.no_new_privs ? ", no_new_privs" : "");
+                for (unsigned i = 0; i < LEASH_FILTER_COUNT; i++)
+                        if (r->sandbox.seccomp & (1U << i))
+                                fprintf(f, "seccomp:   %s (%s)\n", leash_filter_to_string(1U << i),
+                                        leash_seccomp_action_to_string(c->sandbox.seccomp_action));
+        }
         for (unsigned i = 0; i < r->n_signals; i++)
                 fprintf(f, "signal:    SIG%s at %.3f s (%s)\n", signal_name(r->signals[i].signal),
                         (double) r->signals[i].at_ns / 1e9, r->signals[i].why);
@@ -314,6 +398,9 @@ int leash_report_summary(const struct leash_config *c, const struct leash_result
                 break;
         case LEASH_REASON_INTERRUPTED:
                 snprintf(tail, sizeof tail, "interrupted by SIG%s", signal_name(r->interrupt_signal));
+                break;
+        case LEASH_REASON_SECCOMP:
+                snprintf(tail, sizeof tail, "a syscall denied by the seccomp filter killed the job (SIGSYS)");
                 break;
         default:
                 *ret_text = NULL;

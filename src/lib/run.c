@@ -48,6 +48,7 @@
 #include "cgroupfs.h"
 #include "host.h"
 #include "leash.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "supervise.h"
 
@@ -199,12 +200,17 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
         bool used_clone3, mask_changed = false, chld_changed = false;
         struct sigaction old_chld;
         const char *spawn_env;
+        _cleanup_(sandbox_plan_done) struct sandbox_plan plan = {0};
         int rc;
 
         memset(r, 0, sizeof *r);
         account_usage_init(&r->usage);
         r->status_code = -1;
         rc = leash_config_validate(c, err);
+        if (rc < 0)
+                return rc;
+        /* identity, capabilities, filter, environment: resolved before anything exists */
+        rc = sandbox_prepare(&c->sandbox, &plan, &r->sandbox, err);
         if (rc < 0)
                 return rc;
 
@@ -280,6 +286,7 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
         spawn_env = getenv("LEASH_SPAWN");
         sp.force_fallback = spawn_env && strcmp(spawn_env, "fork") == 0;
         sp.sigchld_ignored = chld_changed;
+        sp.sandbox = &plan;
         if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT)
                 add_rlimit(&sp, RLIMIT_AS, c->limit[LEASH_LIMIT_MEMORY]);
         add_rlimit(&sp, RLIMIT_NOFILE, c->limit[LEASH_LIMIT_NOFILE]);
@@ -293,6 +300,7 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
                 fail(err, "start the job", "", rc);
                 goto remove;
         }
+        r->sandbox.applied = sf.step == SPAWN_STEP_NONE;
         if (sf.step != SPAWN_STEP_NONE) {
                 r->exec_errno = sf.error;
                 r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - svp.start_ns;
@@ -303,7 +311,8 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
                         r->reason = LEASH_REASON_SETUP_ERROR;
                         r->exit_code = 125;
                 }
-                fail(err, spawn_step_to_string(sf.step), c->argv[0], -sf.error);
+                fail(err, spawn_step_to_string(sf.step),
+                     sf.step == SPAWN_STEP_CHDIR ? c->sandbox.chdir : c->argv[0], -sf.error);
                 goto account;
         }
 
@@ -347,6 +356,10 @@ account:
         }
         if (r->reason != LEASH_REASON_EXEC_ERROR && r->reason != LEASH_REASON_SETUP_ERROR)
                 r->reason = decide(r, cause, &r->exit_code);
+        /* SIGSYS is what a filter with the kill action delivers */
+        if (r->reason == LEASH_REASON_SIGNAL && r->term_signal == SIGSYS && r->sandbox.seccomp &&
+            c->sandbox.seccomp_action == LEASH_SECCOMP_KILL)
+                r->reason = LEASH_REASON_SECCOMP;
         rc = 0;
 
 remove:
@@ -382,6 +395,7 @@ const char *leash_reason_to_string(enum leash_reason r) {
                 [LEASH_REASON_INTERRUPTED] = "interrupted",
                 [LEASH_REASON_SETUP_ERROR] = "setup_error",
                 [LEASH_REASON_EXEC_ERROR] = "exec_error",
+                [LEASH_REASON_SECCOMP] = "seccomp",
         };
         return r < _LEASH_REASON_MAX ? names[r] : "unknown";
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../basic/macro.h"
+#include "sandbox.h"
 
 const char *spawn_step_to_string(enum spawn_step s) {
         switch (s) {
@@ -41,6 +42,26 @@ const char *spawn_step_to_string(enum spawn_step s) {
                 return "set the job's parent-death signal";
         case SPAWN_STEP_EXEC:
                 return "execute the command";
+        case SPAWN_STEP_BOUNDING:
+                return "drop capabilities from the bounding set";
+        case SPAWN_STEP_SETGROUPS:
+                return "set the job's supplementary groups";
+        case SPAWN_STEP_SETGID:
+                return "switch to the job's group (--group)";
+        case SPAWN_STEP_SETUID:
+                return "switch to the job's user (--user)";
+        case SPAWN_STEP_CHDIR:
+                return "change to the job's directory (--chdir)";
+        case SPAWN_STEP_STDIN:
+                return "connect the job's stdin to /dev/null";
+        case SPAWN_STEP_FDS:
+                return "close inherited file descriptors";
+        case SPAWN_STEP_CAPS:
+                return "set the job's capabilities";
+        case SPAWN_STEP_NO_NEW_PRIVS:
+                return "set no_new_privs";
+        case SPAWN_STEP_SECCOMP:
+                return "load the seccomp filter";
         case SPAWN_STEP_NONE:
                 break;
         }
@@ -76,8 +97,20 @@ static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t 
         }
         if (p->sigchld_ignored)
                 (void) signal(SIGCHLD, SIG_IGN);
+        if (p->sandbox) {
+                enum spawn_step step = SPAWN_STEP_NONE;
+                int r = sandbox_child_setup(p->sandbox, parent, &step);
+                if (r < 0)
+                        child_fail(errfd, step, -r);
+        }
         if (sigprocmask(SIG_SETMASK, &p->child_mask, NULL) < 0)
                 child_fail(errfd, SPAWN_STEP_EXEC, errno);
+        if (p->sandbox) {
+                enum spawn_step step = SPAWN_STEP_NONE;
+                int r = sandbox_child_seccomp(p->sandbox, &step);
+                if (r < 0)
+                        child_fail(errfd, step, -r);
+        }
         execvp(p->argv[0], p->argv);
         child_fail(errfd, SPAWN_STEP_EXEC, errno);
 }

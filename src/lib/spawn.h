@@ -8,6 +8,8 @@
 
 #define SPAWN_RLIMITS_MAX 4
 
+struct sandbox_plan;
+
 struct spawn_rlimit {
         int resource;
         rlim_t value;
@@ -21,6 +23,7 @@ struct spawn_params {
         unsigned n_rlimits;
         bool force_fallback; /* fork + self-migration instead of clone3 (tests) */
         bool sigchld_ignored; /* leash inherited SIGCHLD=SIG_IGN: give it back to the job */
+        const struct sandbox_plan *sandbox; /* NULL: nothing to apply */
 };
 
 enum spawn_step {
@@ -29,6 +32,16 @@ enum spawn_step {
         SPAWN_STEP_RLIMIT,
         SPAWN_STEP_PDEATHSIG,
         SPAWN_STEP_EXEC,
+        SPAWN_STEP_BOUNDING,  /* sandbox.c, in this order */
+        SPAWN_STEP_SETGROUPS,
+        SPAWN_STEP_SETGID,
+        SPAWN_STEP_SETUID,
+        SPAWN_STEP_CHDIR,
+        SPAWN_STEP_STDIN,
+        SPAWN_STEP_FDS,
+        SPAWN_STEP_CAPS,
+        SPAWN_STEP_NO_NEW_PRIVS,
+        SPAWN_STEP_SECCOMP,
 };
 
 struct spawn_failure {
