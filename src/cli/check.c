@@ -82,6 +82,7 @@ int cmd_check(int argc, char **argv) {
         }
         if (h.parent_error)
                 degraded = true;
+        print_sandbox_check();
         if (!h.clone_into_cgroup)
                 printf("note: no clone3(CLONE_INTO_CGROUP): jobs start with fork and move themselves in\n");
         printf("verdict:            %s\n",

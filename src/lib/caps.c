@@ -31,6 +31,8 @@
 
 #define BIT(c) (UINT64_C(1) << (c))
 
+_Static_assert(CAP_SETPCAP_NUMBER == CAP_SETPCAP && CAP_SYS_ADMIN_NUMBER == CAP_SYS_ADMIN, "capability numbers");
+
 static void cap_freep(cap_t *c) {
         if (*c)
                 cap_free(*c);

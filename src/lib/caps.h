@@ -44,5 +44,9 @@ int caps_child_bounding(const struct caps_plan *p);
 /* In the child, after it: effective, permitted, inheritable, ambient. */
 int caps_child_apply(const struct caps_plan *p);
 
+/* Capability numbers are ABI; named here so callers need no libcap header. */
+#define CAP_SETPCAP_NUMBER 8
+#define CAP_SYS_ADMIN_NUMBER 21
+
 /* Whether leash holds cap in its effective set (for `leash check`). */
 bool caps_have(unsigned cap);

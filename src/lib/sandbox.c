@@ -260,7 +260,7 @@ int sandbox_prepare(const struct leash_sandbox *in, struct sandbox_plan *p, stru
                 /* Without no_new_privs the kernel takes a filter only from a
                  * process with CAP_SYS_ADMIN, and the filter is loaded after the
                  * capabilities are dropped. */
-                if (!p->no_new_privs && !(res->cap_effective & (UINT64_C(1) << 21 /* CAP_SYS_ADMIN */))) {
+                if (!p->no_new_privs && !(res->cap_effective & (UINT64_C(1) << CAP_SYS_ADMIN_NUMBER))) {
                         r = fail(err, "--allow-new-privs", -EINVAL, "%s",
                                  "with --seccomp: without no_new_privs loading a filter needs "
                                  "CAP_SYS_ADMIN, which the job does not keep (add --caps sys_admin or keep)");

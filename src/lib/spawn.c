@@ -4,7 +4,10 @@
  * already inside the job cgroup, so it never runs one instruction unconfined,
  * and returns a pidfd for the event loop. It is used fork-like (no CLONE_VM),
  * so the child runs on a copy of our stack and may only call async-signal-safe
- * functions until exec.
+ * functions until exec. The sandbox steps (sandbox.c) keep to that: all they
+ * need (ids, groups, capability sets, the BPF program, the environment) was
+ * prepared in the parent; the libcap calls they make are thin wrappers around
+ * capset/prctl on memory allocated before the clone.
  *
  * Fallback (kernels before 5.7, or LEASH_SPAWN=fork for the tests): fork(), and
  * the child moves itself into the cgroup (writing "0" to cgroup.procs through
