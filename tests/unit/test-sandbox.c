@@ -166,5 +166,45 @@ int main(void) {
                 free(text);
         }
         leash_settings_done(&s);
+
+        /* leash(1) documents every option and every set's exact list */
+        {
+                const char *src = getenv("LEASH_SRCDIR");
+                char path[4096], *man = NULL;
+                size_t len = 0;
+                FILE *f;
+                snprintf(path, sizeof path, "%s/man/leash.1", src ? src : ".");
+                f = fopen(path, "re");
+                if (f) {
+                        man = calloc(1, 1 << 20);
+                        len = man ? fread(man, 1, (1 << 20) - 1, f) : 0;
+                        fclose(f);
+                }
+                ok(man && len > 0, "man page read from %s", path);
+                for (size_t i = 0; man && i < _LEASH_OPT_MAX; i++) {
+                        char want[128], *w = want;
+                        w += sprintf(w, "\\-\\-");
+                        for (const char *c = leash_options[i].name; *c; c++)
+                                w += *c == '-' ? sprintf(w, "\\-") : sprintf(w, "%c", *c);
+                        ok(strstr(man, want) != NULL, "leash(1) documents --%s", leash_options[i].name);
+                }
+                for (unsigned i = 0; man && i < LEASH_FILTER_COUNT; i++) {
+                        char head[64], *start, *end;
+                        const char *n = leash_filter_to_string(1U << i);
+                        snprintf(head, sizeof head, ".B no\\-%s\n", n + 3);
+                        start = strstr(man, head);
+                        end = start ? strstr(start + 1, "\n.TP") : NULL;
+                        if (start && (!end || strstr(start + 1, "\n.PP") < end))
+                                end = strstr(start + 1, "\n.PP");
+                        ok(start && end, "leash(1) has a paragraph for %s", n);
+                        if (!start || !end)
+                                continue;
+                        *end = '\0';
+                        for (const struct filter_rule *r = filter_set_rules(1U << i); r->syscall; r++)
+                                ok(strstr(start, r->syscall) != NULL, "leash(1) lists %s under %s", r->syscall, n);
+                        *end = '\n';
+                }
+                free(man);
+        }
         return tap_done();
 }
