@@ -57,9 +57,13 @@ for sig in TERM INT HUP; do
         # an interactive-less bash ignores SIGINT for background jobs: start via setsid-free subshell with traps reset
         ( trap - INT; exec "$LEASH" run --cgroup-parent "$PARENT" -g 2 -o "$TMP/r.json" -- "$HELPERS/lh-sigxcpu-exit" >"$TMP/out" 2>"$TMP/err" ) &
         lp=$!
-        for i in $(seq 200); do
-                [ -n "$(find "$PARENT" -mindepth 1 -type d)" ] && [ -s /dev/null ] || true
-                grep -q . "$(find "$PARENT" -mindepth 1 -maxdepth 1 -type d | head -1)/cgroup.procs" 2>/dev/null && break
+        # wait until the job has exec'd and caught SIGXCPU (SigCgt bit 23): a
+        # pid in cgroup.procs alone is the child still setting up, and a soft
+        # signal then would kill it before its handler exists
+        for i in $(seq 300); do
+                jp=$(head -1 "$(find "$PARENT" -mindepth 1 -maxdepth 1 -type d | head -1)/cgroup.procs" 2>/dev/null)
+                cgt=$(awk '/^SigCgt:/ {print $2}' "/proc/$jp/status" 2>/dev/null)
+                [ -n "$jp" ] && [ -n "$cgt" ] && (( 0x$cgt & 0x800000 )) && break
                 sleep 0.01
         done
         kill -"$sig" "$lp"
