@@ -17,6 +17,7 @@
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _warn_unused_ __attribute__((warn_unused_result))
 #define _hidden_ __attribute__((visibility("hidden")))
+#define _fallthrough_ __attribute__((fallthrough))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 

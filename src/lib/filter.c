@@ -273,7 +273,7 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, const struct rule *rul
                 return seccomp_rule_add(ctx, action, nr, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
         case COND_CLONE_NS:
                 n_flags--; /* CLONE_NEWTIME's bit is CSIGNAL's in clone(2): clone3/unshare only */
-                /* fall through */
+                _fallthrough_;
         case COND_UNSHARE_NS:
                 /* one rule per flag: seccomp can test "all of mask", not "any of mask" */
                 for (size_t i = 0; i < n_flags; i++) {

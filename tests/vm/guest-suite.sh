@@ -12,6 +12,8 @@
 #
 # Phases: every tests/integration/*.sh and tests/vm/t/*.sh (but user-*) as root; then, as
 # uid 1000 in a delegated cgroup, tests/integration/*.sh again and tests/vm/t/user-*.sh.
+# Each script runs in a cgroup leaf of its own (root: leash-vm-root, the user:
+# leash-vm-user/shell), so processes it leaves behind are found, counted and killed.
 # The selfcheck mode runs only the kernel self-checks (t/00-*.sh, t/user-00-*.sh), which
 # need neither leash nor its helpers; the script mode runs one given script both ways.
 #
@@ -42,6 +44,9 @@ user_uid=1000
 script_timeout=${LEASH_VM_SCRIPT_TIMEOUT:-240}
 cgroot=/sys/fs/cgroup
 delegated=$cgroot/leash-vm-user
+# Scale for tests that start many jobs at once: 1000 leash processes are too many for one
+# emulated CPU (tests/integration/concurrency.sh timed out after 240 s).
+export LEASH_TEST_CONCURRENT_JOBS=${LEASH_TEST_CONCURRENT_JOBS:-100}
 
 export LEASH=$builddir/src/cli/leash
 export HELPERS=$builddir/tests/helpers
@@ -65,17 +70,34 @@ emit_ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $(tap_escape "$1")";
 emit_not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $(tap_escape "$1")"; }
 emit_skip() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $(tap_escape "$1") # SKIP $2"; }
 
-# run_script LABEL SCRIPT [PREFIX-CMD...]: run one TAP script and merge its results.
+# run_script LABEL SCRIPT CGROUP [UID]: run one TAP script as a member of CGROUP (a leaf
+# of its own), as root or as UID, and merge its results.  Whatever the script leaves in
+# its cgroup is a failure, and is killed so that it cannot disturb the next script.
 run_script() {
-	local label=$1 script=$2
-	shift 2
+	local label=$1 script=$2 cg=$3 uid=${4:-0}
 	local rel=${script#"$srcdir"/} out rc t0 t1 line planned=-1 plan_why= ran=0 sfail=0
-	local desc num notok directive why
+	local desc num notok directive why left i
+	local cmd=(bash -c 'echo $$ >"$0/cgroup.procs" || exit 125; exec "$@"' "$cg")
+	if [[ $uid != 0 ]]; then
+		# Moved as root (the user may not write the root cgroup's cgroup.procs), then
+		# privileges are dropped for good.
+		cmd+=(setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all
+			env HOME="/tmp/home-$uid" USER=user LOGNAME=user)
+	fi
 	out=$(mktemp)
 	t0=$(date +%s.%N)
-	timeout -k 10 "$script_timeout" "$@" bash "$script" </dev/null >"$out" 2>&1
+	timeout -k 10 "$script_timeout" "${cmd[@]}" bash "$script" </dev/null >"$out" 2>&1
 	rc=$?
 	t1=$(date +%s.%N)
+	left=$(tr '\n' ' ' <"$cg/cgroup.procs")
+	if [[ -n $left ]]; then
+		echo "# [$label] $rel left processes: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | cut -c1-60; echo -n '; '; done)"
+		echo 1 >"$cg/cgroup.kill"
+		for ((i = 0; i < 100; i++)); do
+			grep -q '^populated 0' "$cg/cgroup.events" && break
+			sleep 0.1
+		done
+	fi
 	echo "# [$label] $rel (exit $rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
 	while IFS= read -r line; do
 		if [[ $line =~ ^1\.\.([0-9]+)(.*)$ ]]; then
@@ -113,6 +135,7 @@ run_script() {
 		fi
 	done <"$out"
 	rm -f -- "$out"
+	[[ -z $left ]] || emit_not_ok "[$label] $rel: no process left behind (left: $left)"
 	if [[ $rc -eq 124 || $rc -eq 137 ]]; then
 		emit_not_ok "[$label] $rel: timed out after ${script_timeout} s"
 	elif [[ $rc -eq 77 && $sfail -eq 0 ]]; then
@@ -144,13 +167,6 @@ check_no_leftovers() {
 	fi
 	rm -f -- "$now"
 }
-
-# as_user: the prefix that runs a script as uid 1000 in the delegated leaf.  The move is
-# done as root (the user may not write the root cgroup's cgroup.procs), then privileges
-# are dropped for good.
-as_user=(bash -c 'echo $$ >"$0/shell/cgroup.procs" || exit 125
-	exec setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all \
-		env HOME=/tmp/home-1000 USER=user LOGNAME=user "$@"' "$delegated")
 
 # delegate: a cgroup for uid 1000 the way a service manager delegates one: the directory
 # and the three delegation files, never the limit files (with them the user could raise
@@ -205,10 +221,17 @@ else
 	done
 fi
 
+# Root's scripts run in a leaf of their own too, so that what they leave can be found.
+root_leaf=$cgroot/leash-vm-root
+mkdir -p "$root_leaf"
 before=$(mktemp)
 cgroups_now >"$before"
 for t in "${root_tests[@]}"; do
-	[[ -f $t ]] && run_script root "$t"
+	if [[ -f $t ]]; then
+		run_script root "$t" "$root_leaf"
+	else
+		emit_not_ok "[root] $t: no such file in the guest"
+	fi
 done
 check_no_leftovers root "$before"
 
@@ -216,7 +239,11 @@ if delegate; then
 	cgroups_now >"$before"
 	export LEASH_TEST_PARENT=$delegated
 	for t in "${user_tests[@]}"; do
-		[[ -f $t ]] && run_script uid$user_uid "$t" "${as_user[@]}"
+		if [[ -f $t ]]; then
+			run_script uid$user_uid "$t" "$delegated/shell" $user_uid
+		else
+			emit_not_ok "[uid$user_uid] $t: no such file in the guest"
+		fi
 	done
 	unset LEASH_TEST_PARENT
 	check_no_leftovers uid$user_uid "$before"
@@ -232,5 +259,6 @@ else
 	emit_not_ok "[uid$user_uid] delegate $delegated to uid $user_uid"
 fi
 
+rmdir "$root_leaf" 2>/dev/null
 echo "1..$n"
 echo "leash-vm: status pass=$pass fail=$fail skip=$skip"

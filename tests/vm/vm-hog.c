@@ -6,6 +6,11 @@
  *   vm-hog alloc MIB      touch MIB MiB page by page; exit 0, 3 if malloc fails
  *   vm-hog fork N         start N sleeping children at once; print forked=K; exit 0 iff K == N
  *   vm-hog spin MS        burn CPU for MS ms of wall time; print cpu_ms=X (own CPU time)
+ *   vm-hog children N MS  as a subreaper, run N children one after another, each burning
+ *                         MS ms of CPU; print children_cpu_s, self_cpu_s and tree_cpu_s
+ *                         (getrusage CHILDREN, SELF, and their sum: the CPU time of the
+ *                         whole tree, this process's own fork and reap work included,
+ *                         which is what a cgroup's cpu.stat counts)
  *
  * A C program rather than shell: busybox sh exits at the first failed fork, and shell
  * children left behind can hold pipes open.
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -90,9 +96,47 @@ static int do_spin(long ms) {
         return 0;
 }
 
+static double rusage_s(int who) {
+        struct rusage ru;
+
+        getrusage(who, &ru);
+        return (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+               (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static int do_children(long n, long ms) {
+        double children, self;
+
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        for (long i = 0; i < n; i++) {
+                pid_t pid = fork();
+
+                if (pid < 0)
+                        return 1;
+                if (pid == 0) {
+                        volatile unsigned long x = 0;
+                        double end = now_s(CLOCK_THREAD_CPUTIME_ID) + (double) ms / 1000.0;
+
+                        while (now_s(CLOCK_THREAD_CPUTIME_ID) < end)
+                                for (int j = 0; j < 10000; j++)
+                                        x += (unsigned long) j;
+                        _exit(0);
+                }
+                waitpid(pid, NULL, 0);
+        }
+        while (wait(NULL) > 0)
+                ;
+        children = rusage_s(RUSAGE_CHILDREN);
+        self = rusage_s(RUSAGE_SELF);
+        printf("children_cpu_s=%.6f self_cpu_s=%.6f tree_cpu_s=%.6f\n", children, self, children + self);
+        return 0;
+}
+
 int main(int argc, char **argv) {
+        if (argc == 4 && strcmp(argv[1], "children") == 0)
+                return do_children(parse_long(argv[2]), parse_long(argv[3]));
         if (argc != 3) {
-                fprintf(stderr, "usage: vm-hog alloc MIB | fork N | spin MS\n");
+                fprintf(stderr, "usage: vm-hog alloc MIB | fork N | spin MS | children N MS\n");
                 return 2;
         }
         setvbuf(stdout, NULL, _IONBF, 0);
