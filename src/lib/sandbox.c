@@ -232,7 +232,8 @@ int sandbox_prepare(const struct leash_sandbox *in, struct sandbox_plan *p, stru
                 res->uid = p->uid;
                 res->gid = p->gid;
                 res->n_groups = p->n_groups < LEASH_GROUPS_MAX ? (unsigned) p->n_groups : LEASH_GROUPS_MAX;
-                memcpy(res->groups, p->groups, res->n_groups * sizeof(gid_t));
+                if (res->n_groups > 0) /* no groups: p->groups may be NULL */
+                        memcpy(res->groups, p->groups, res->n_groups * sizeof(gid_t));
                 res->identity_switched = true;
         } else {
                 int n = getgroups(LEASH_GROUPS_MAX, res->groups);
