@@ -11,6 +11,13 @@
 #include "../basic/parse.h"
 
 const struct leash_option leash_options[_LEASH_OPT_MAX] = {
+        {LEASH_OPT_PROFILE_ID, "profile", 0, LEASH_OPT_PROFILE, -1, "NAME",
+         "take settings from profile NAME (see leash.ini(5))", "default", LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_PROFILE_FILE, "profile-file", 0, LEASH_OPT_PATH, -1, "PATH",
+         "also read profiles from PATH (may be repeated)", "none", LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_INHERIT, "inherit", 0, LEASH_OPT_PROFILE, -1, "NAME",
+         "take profile NAME's values first, then override them", "none",
+         LEASH_OPT_NO_CLI | LEASH_OPT_NO_SYSTEM},
         {LEASH_OPT_MEMORY, "memory", 'm', LEASH_OPT_SIZE, LEASH_LIMIT_MEMORY, "SIZE",
          "memory.max of the job; with it, swap defaults to 0", "max"},
         {LEASH_OPT_MEMORY_HIGH, "memory-high", 0, LEASH_OPT_SIZE, LEASH_LIMIT_MEMORY_HIGH, "SIZE",
@@ -36,7 +43,9 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_CORE, "core", 0, LEASH_OPT_SIZE, LEASH_LIMIT_CORE, "SIZE",
          "RLIMIT_CORE: largest core dump", "inherited"},
         {LEASH_OPT_REPORT, "report", 'o', LEASH_OPT_PATH, -1, "PATH",
-         "write the report to PATH, or to descriptor N with fd:N", "none"},
+         "write the report to PATH, or to descriptor N with fd:N", "none", LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_REPORT_DIR, "report-dir", 0, LEASH_OPT_PATH, -1, "DIR",
+         "without --report, write the report to DIR/NAME-PID.FORMAT", "none"},
         {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT",
          "report format: json, kv or text", "json"},
         {LEASH_OPT_NAME_ID, "name", 'n', LEASH_OPT_NAME, -1, "NAME",
@@ -46,9 +55,9 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_STRICT, "strict", 0, LEASH_OPT_FLAG, -1, NULL,
          "refuse to run if a requested limit cannot be enforced by a cgroup controller", "off"},
         {LEASH_OPT_QUIET, "quiet", 'q', LEASH_OPT_FLAG, -1, NULL,
-         "no summary line on stderr", "off"},
+         "no summary line on stderr", "off", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_VERBOSE, "verbose", 'v', LEASH_OPT_FLAG, -1, NULL,
-         "say what leash does, step by step, on stderr", "off"},
+         "say what leash does, step by step, on stderr", "off", LEASH_OPT_CLI_ONLY},
 };
 
 void leash_settings_init(struct leash_settings *s) {
@@ -61,7 +70,31 @@ void leash_settings_done(struct leash_settings *s) {
         free(s->report_path);
         free(s->name_buf);
         free(s->parent_buf);
-        s->report_path = s->name_buf = s->parent_buf = NULL;
+        free(s->report_dir);
+        free(s->profile_name);
+        for (size_t i = 0; i < s->n_profile_files; i++)
+                free(s->profile_files[i]);
+        free(s->profile_files);
+        s->report_path = s->name_buf = s->parent_buf = s->report_dir = s->profile_name = NULL;
+        s->profile_files = NULL;
+        s->n_profile_files = 0;
+}
+
+bool leash_profile_name_is_valid(const char *s) {
+        /* a job name, shorter: inih keeps at most 49 bytes of a section name */
+        return job_name_is_valid(s) && strlen(s) <= 48;
+}
+
+static int append_string(char ***list, size_t *n, const char *value) {
+        char **l = realloc(*list, (*n + 1) * sizeof **list);
+        if (!l)
+                return -ENOMEM;
+        *list = l;
+        l[*n] = strdup(value);
+        if (!l[*n])
+                return -ENOMEM;
+        (*n)++;
+        return 0;
 }
 
 const struct leash_option *leash_option_by_name(const char *name) {
@@ -196,6 +229,10 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         return fail(err, -EINVAL, value, "a path");
                 if (o->id == LEASH_OPT_REPORT) {
                         r = set_string(&s->report_path, value);
+                } else if (o->id == LEASH_OPT_REPORT_DIR) {
+                        r = set_string(&s->report_dir, value);
+                } else if (o->id == LEASH_OPT_PROFILE_FILE) {
+                        r = append_string(&s->profile_files, &s->n_profile_files, value);
                 } else {
                         if (strstr(value, "..") && (strcmp(value, "..") == 0 || strstr(value, "/..")))
                                 return fail(err, -EINVAL, value, "a path without '..'");
@@ -214,6 +251,17 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         s->quiet = b;
                 else
                         s->verbose = b;
+                break;
+        case LEASH_OPT_PROFILE:
+                if (!value || !leash_profile_name_is_valid(value))
+                        return fail(err, -EINVAL, value,
+                                    "a profile name: 1 to 48 of A-Z a-z 0-9 _ . -, not starting with a dot");
+                if (o->id == LEASH_OPT_PROFILE_ID) {
+                        r = set_string(&s->profile_name, value);
+                        if (r < 0)
+                                return r;
+                }
+                /* inherit is resolved by the profile module, which keeps it */
                 break;
         }
         s->origin[o->id] = origin;
@@ -263,6 +311,11 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
         case LEASH_OPT_PATH:
                 if (o->id == LEASH_OPT_REPORT)
                         snprintf(buf, size, "%s", s->report_path ? s->report_path : o->default_text);
+                else if (o->id == LEASH_OPT_REPORT_DIR)
+                        snprintf(buf, size, "%s", s->report_dir ? s->report_dir : o->default_text);
+                else if (o->id == LEASH_OPT_PROFILE_FILE)
+                        snprintf(buf, size, "%s", s->n_profile_files ? s->profile_files[s->n_profile_files - 1]
+                                                                     : o->default_text);
                 else
                         snprintf(buf, size, "%s", c->cgroup_parent ? c->cgroup_parent : o->default_text);
                 break;
@@ -273,6 +326,10 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                                                      : s->verbose)
                                  ? "true"
                                  : "false");
+                break;
+        case LEASH_OPT_PROFILE:
+                snprintf(buf, size, "%s",
+                         o->id == LEASH_OPT_PROFILE_ID && s->profile_name ? s->profile_name : o->default_text);
                 break;
         }
 }
