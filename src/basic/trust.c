@@ -70,7 +70,9 @@ int trust_open(const char *path, bool directory, bool check, char *why, size_t s
                 slash = strchr(p, '/');
                 if (fstat(dfd, &st) < 0)
                         return negative_errno();
-                if (trust_judge(&st, slash ? TRUST_ANCESTOR : TRUST_PARENT, w, sizeof w) < 0) {
+                /* a directory being opened is itself the one holding the
+                 * files: the sticky allowance ends above it */
+                if (trust_judge(&st, slash || directory ? TRUST_ANCESTOR : TRUST_PARENT, w, sizeof w) < 0) {
                         snprintf(why, size, "its directory %.*s is %s", p - real > 1 ? (int) (p - real - 1) : 1,
                                  real, w);
                         return -EPERM;

@@ -13,7 +13,7 @@
  * and not writable by group or others. A directory above the file's own
  * directory may be world-writable if it has the sticky bit (/tmp): there, no
  * one but root can rename or remove root's entries. The file's own directory
- * gets no such allowance. POSIX ACLs need no separate look: a named-user or
+ * (or, when a directory is opened, that directory) gets no such allowance. POSIX ACLs need no separate look: a named-user or
  * group entry shows up in the group permission bits (the ACL mask).
  */
 #pragma once

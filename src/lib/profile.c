@@ -327,8 +327,11 @@ static char *profile_reader(char *str, int num, void *stream) {
                 LERR(ld, "a NUL byte in the line");
                 goto blank;
         }
-        /* inih needs room for "\r\n\0" beyond the text */
-        if (len + 3 > (size_t) num) {
+        /* inih needs room for "\r\n\0" beyond the text; a long comment is
+         * no harm, a long anything else would be cut by inih */
+        if (len + 3 > (size_t) num && (*b == ';' || *b == '#'))
+                len = 1;
+        else if (len + 3 > (size_t) num) {
                 LERR(ld, "line longer than %d characters", num - 3);
                 goto blank;
         }
