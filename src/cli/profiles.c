@@ -145,7 +145,7 @@ static int profiles_list(struct leash_profiles *p) {
 static int profiles_show(struct leash_profiles *p, const char *name) {
         struct leash_settings s;
         const char *file = NULL, *sys = leash_profiles_system_file(p);
-        int r;
+        int r, width = 5;
 
         if (!leash_profile_name_is_valid(name))
                 return usage_error("profiles show: '%s': expected a profile name", name);
@@ -183,14 +183,23 @@ static int profiles_show(struct leash_profiles *p, const char *name) {
                 printf("\n");
         }
         printf("leash.ini:   %s\n\n", sys ? sys : "none");
-        printf("%-14s %-16s %s\n", "KEY", "VALUE", "FROM");
+        /* the VALUE column as wide as the widest value, within reason */
+        for (size_t i = 0; i < _LEASH_OPT_MAX; i++) {
+                char value[512];
+                if (!file_key(&leash_options[i]) || leash_options[i].id == LEASH_OPT_INHERIT)
+                        continue;
+                leash_option_format(&s, &leash_options[i], value, sizeof value);
+                if ((int) strlen(value) > width && strlen(value) <= 24)
+                        width = (int) strlen(value);
+        }
+        printf("%-14s %-*s  %s\n", "KEY", width, "VALUE", "FROM");
         for (size_t i = 0; i < _LEASH_OPT_MAX; i++) {
                 const struct leash_option *o = &leash_options[i];
                 char value[512];
                 if (!file_key(o) || o->id == LEASH_OPT_INHERIT)
                         continue;
                 leash_option_format(&s, o, value, sizeof value);
-                printf("%-14s %-16s %s\n", o->name, value, s.origin[o->id] ? s.origin[o->id] : "built-in");
+                printf("%-14s %-*s  %s\n", o->name, width, value, s.origin[o->id] ? s.origin[o->id] : "built-in");
         }
         leash_settings_done(&s);
         return 0;
