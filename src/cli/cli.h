@@ -10,7 +10,22 @@
  * printed by the subcommand through usage_error() and returns 125. */
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_profiles(int argc, char **argv);
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_help(FILE *f);
 /* leash check: seccomp, filter sets, capabilities, identity switch */
 void print_sandbox_check(void);
+
+/* `leash run` settings in precedence order: built-in < leash.ini < the
+ * profile (cli->profile_name, or default) < the command line (args, in
+ * order). The profiles object holds the origin strings: free it after s.
+ * Returns 0, or an exit code after printing why. */
+struct leash_option;
+struct leash_settings;
+struct leash_profiles;
+struct cli_arg {
+        const struct leash_option *opt;
+        const char *value;
+};
+int cli_settings_build(const struct leash_settings *cli, const struct cli_arg *args, size_t n_args,
+                       struct leash_settings *s, struct leash_profiles **ret_profiles);

@@ -31,6 +31,7 @@ void print_help(FILE *f) {
         fprintf(f,
                 "Usage: leash run [OPTIONS] [--] COMMAND [ARG...]\n"
                 "       leash check [--cgroup-parent PATH]\n"
+                "       leash profiles list | show NAME | check [FILE...]\n"
                 "       leash --help | --version\n"
                 "\n"
                 "Run COMMAND in its own cgroup under limits, warn it with the soft signal when a\n"
@@ -41,6 +42,8 @@ void print_help(FILE *f) {
         for (size_t i = 0; i < _LEASH_OPT_MAX; i++) {
                 const struct leash_option *o = &leash_options[i];
                 char left[64];
+                if (o->flags & LEASH_OPT_NO_CLI)
+                        continue;
                 if (o->short_opt)
                         snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_opt, o->name, o->metavar ? " " : "",
                                  o->metavar ? o->metavar : "");
@@ -59,14 +62,14 @@ void print_help(FILE *f) {
                 "\n"
                 "Exit status: the command's own; 124 a time limit ended it; 125 leash failed;\n"
                 "126 not executable; 127 not found; 128+N killed by signal N (137: also OOM).\n"
-                "See leash(1) for the report format.\n");
+                "See leash(1) for the report format, leash.ini(5) for profiles.\n");
 }
 
 int main(int argc, char **argv) {
         const char *cmd = argc > 1 ? argv[1] : NULL;
 
         if (!cmd)
-                return usage_error("no subcommand given: expected run or check");
+                return usage_error("no subcommand given: expected run, check or profiles");
         if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
                 print_help(stdout);
                 return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
@@ -79,5 +82,7 @@ int main(int argc, char **argv) {
                 return cmd_run(argc - 1, argv + 1);
         if (strcmp(cmd, "check") == 0)
                 return cmd_check(argc - 1, argv + 1);
-        return usage_error("unknown subcommand '%s': expected run or check", cmd);
+        if (strcmp(cmd, "profiles") == 0)
+                return cmd_profiles(argc - 1, argv + 1);
+        return usage_error("unknown subcommand '%s': expected run, check or profiles", cmd);
 }

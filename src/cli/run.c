@@ -21,6 +21,7 @@
 #include "../basic/parse.h"
 #include "../lib/leash.h"
 #include "../lib/options.h"
+#include "../lib/profile.h"
 #include "cli.h"
 
 /* Where the report goes. A regular file is written to an unnamed O_TMPFILE in
@@ -182,7 +183,8 @@ static void report_close(struct report_dest *d) {
         d->resolved = NULL;
 }
 
-static int parse_run_options(int argc, char **argv, struct leash_settings *s, int *ret_optind) {
+static int parse_run_options(int argc, char **argv, struct leash_settings *s, struct cli_arg *args,
+                             size_t *n_args, int *ret_optind) {
         struct option longopts[_LEASH_OPT_MAX + 2];
         char shortopts[3 * _LEASH_OPT_MAX + 4] = "+h";
         size_t n = 0;
@@ -190,6 +192,8 @@ static int parse_run_options(int argc, char **argv, struct leash_settings *s, in
 
         for (size_t i = 0; i < _LEASH_OPT_MAX; i++) {
                 const struct leash_option *o = &leash_options[i];
+                if (o->flags & LEASH_OPT_NO_CLI)
+                        continue;
                 longopts[n++] = (struct option){o->name, o->type == LEASH_OPT_FLAG ? no_argument : required_argument,
                                                 NULL, 256 + (int) i};
                 if (o->short_opt) {
@@ -229,30 +233,73 @@ static int parse_run_options(int argc, char **argv, struct leash_settings *s, in
                         return usage_error("unknown option");
                 if (leash_option_set(s, o, o->type == LEASH_OPT_FLAG ? NULL : optarg, "command line", &err) < 0)
                         return usage_error("--%s: %s", o->name, err.detail[0] ? err.detail : strerror(err.error));
+                args[(*n_args)++] = (struct cli_arg){o, o->type == LEASH_OPT_FLAG ? NULL : optarg};
         }
         *ret_optind = optind;
         return 0;
 }
 
+/* --report-dir DIR without --report: DIR/NAME-PID.EXT, PID being leash's own
+ * (the job cgroup is NAME@PID), NAME the job name made safe for a file name. */
+static int report_dir_path(struct leash_settings *s) {
+        static const char *const ext[] = {"json", "kv", "txt"};
+        const char *b = s->config.name;
+        char name[65];
+        size_t n = 0;
+
+        if (!b) {
+                b = strrchr(s->config.argv[0], '/');
+                b = b ? b + 1 : s->config.argv[0];
+        }
+        for (; *b && n < 64; b++, n++)
+                name[n] = (*b == '_' || *b == '-' || (*b == '.' && n > 0) || (*b >= '0' && *b <= '9') ||
+                           (*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z'))
+                                  ? *b
+                                  : '_';
+        name[n] = '\0';
+        if (asprintf(&s->report_path, "%s/%s-%d.%s", s->report_dir, n ? name : "job", (int) getpid(),
+                     ext[s->format]) < 0) {
+                s->report_path = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 int cmd_run(int argc, char **argv) {
-        struct leash_settings s;
+        struct leash_settings s, cli;
         struct leash_result res;
         struct leash_error err = {0};
         struct report_dest dest = {.fd = -1};
         _cleanup_free_ char *text = NULL, *summary = NULL;
+        _cleanup_free_ struct cli_arg *args = calloc((size_t) argc + 1, sizeof *args);
+        struct leash_profiles *profiles = NULL;
+        size_t n_args = 0;
         int r, first, code;
 
-        leash_settings_init(&s);
-        r = parse_run_options(argc, argv, &s, &first);
+        if (!args)
+                return usage_error("out of memory");
+        /* the command line first, to learn --profile; then the settings are
+         * built in precedence order with the command line applied last */
+        leash_settings_init(&cli);
+        r = parse_run_options(argc, argv, &cli, args, &n_args, &first);
         if (r != 0 || first < 0) {
-                leash_settings_done(&s);
+                leash_settings_done(&cli);
                 return r;
         }
         if (first >= argc) {
-                leash_settings_done(&s);
+                leash_settings_done(&cli);
                 return usage_error("no command given: expected leash run [OPTIONS] [--] COMMAND [ARG...]");
         }
+        r = cli_settings_build(&cli, args, n_args, &s, &profiles);
+        leash_settings_done(&cli);
+        if (r != 0)
+                return r;
         s.config.argv = argv + first;
+        if (!s.report_path && s.report_dir && report_dir_path(&s) < 0) {
+                leash_settings_done(&s);
+                leash_profiles_free(profiles);
+                return usage_error("out of memory");
+        }
         log_set_level(s.quiet ? LOG_LEVEL_QUIET : s.verbose ? LOG_LEVEL_VERBOSE : LOG_LEVEL_NORMAL);
 
         if (s.report_path) {
@@ -260,6 +307,7 @@ int cmd_run(int argc, char **argv) {
                 if (r != 0) {
                         report_close(&dest);
                         leash_settings_done(&s);
+                        leash_profiles_free(profiles);
                         return r;
                 }
         }
@@ -274,6 +322,7 @@ int cmd_run(int argc, char **argv) {
                         log_error("%s: %s", err.step ? err.step : "run the job", strerror(err.error));
                 report_close(&dest);
                 leash_settings_done(&s);
+                leash_profiles_free(profiles);
                 return EXIT_LEASH_FAILED;
         }
         if (res.reason == LEASH_REASON_EXEC_ERROR || res.reason == LEASH_REASON_SETUP_ERROR)
@@ -294,6 +343,7 @@ int cmd_run(int argc, char **argv) {
         } else if (!s.quiet && leash_report_summary(&s.config, &res, &summary) >= 0 && summary)
                 log_notice("%s", summary);
         leash_settings_done(&s);
+        leash_profiles_free(profiles);
 
         if (res.reason == LEASH_REASON_INTERRUPTED && res.interrupt_signal) {
                 /* die of the same signal: the caller must see leash was interrupted */

@@ -13,6 +13,13 @@
 #include "filter.h"
 
 const struct leash_option leash_options[_LEASH_OPT_MAX] = {
+        {LEASH_OPT_PROFILE_ID, "profile", 0, LEASH_OPT_PROFILE, -1, "NAME",
+         "take settings from profile NAME (see leash.ini(5))", "default", LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_PROFILE_FILE, "profile-file", 0, LEASH_OPT_PATH, -1, "PATH",
+         "also read profiles from PATH (may be repeated)", "none", LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_INHERIT, "inherit", 0, LEASH_OPT_PROFILE, -1, "NAME",
+         "take profile NAME's values first, then override them", "none",
+         LEASH_OPT_NO_CLI | LEASH_OPT_NO_SYSTEM},
         {LEASH_OPT_MEMORY, "memory", 'm', LEASH_OPT_SIZE, LEASH_LIMIT_MEMORY, "SIZE",
          "memory.max of the job; with it, swap defaults to 0", "max"},
         {LEASH_OPT_MEMORY_HIGH, "memory-high", 0, LEASH_OPT_SIZE, LEASH_LIMIT_MEMORY_HIGH, "SIZE",
@@ -38,7 +45,9 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_CORE, "core", 0, LEASH_OPT_SIZE, LEASH_LIMIT_CORE, "SIZE",
          "RLIMIT_CORE: largest core dump", "inherited"},
         {LEASH_OPT_REPORT, "report", 'o', LEASH_OPT_PATH, -1, "PATH",
-         "write the report to PATH, or to descriptor N with fd:N", "none"},
+         "write the report to PATH, or to descriptor N with fd:N", "none", LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_REPORT_DIR, "report-dir", 0, LEASH_OPT_PATH, -1, "DIR",
+         "without --report, write the report to DIR/NAME-PID.FORMAT", "none"},
         {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT",
          "report format: json, kv or text", "json"},
         {LEASH_OPT_NAME_ID, "name", 'n', LEASH_OPT_NAME, -1, "NAME",
@@ -48,9 +57,9 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_STRICT, "strict", 0, LEASH_OPT_FLAG, -1, NULL,
          "refuse to run if a requested limit cannot be enforced by a cgroup controller", "off"},
         {LEASH_OPT_QUIET, "quiet", 'q', LEASH_OPT_FLAG, -1, NULL,
-         "no summary line on stderr", "off"},
+         "no summary line on stderr", "off", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_VERBOSE, "verbose", 'v', LEASH_OPT_FLAG, -1, NULL,
-         "say what leash does, step by step, on stderr", "off"},
+         "say what leash does, step by step, on stderr", "off", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_USER, "user", 0, LEASH_OPT_ID, -1, "USER",
          "run the job as this user (name or uid; leash must be root)", "leash's own"},
         {LEASH_OPT_GROUP, "group", 0, LEASH_OPT_ID, -1, "GROUP",
@@ -102,6 +111,14 @@ void leash_settings_done(struct leash_settings *s) {
         free(s->env_unset);
         s->env_set = s->env_unset = NULL;
         s->n_env_set = s->n_env_unset = 0;
+        free(s->report_dir);
+        free(s->profile_name);
+        for (size_t i = 0; i < s->n_profile_files; i++)
+                free(s->profile_files[i]);
+        free(s->profile_files);
+        s->report_dir = s->profile_name = NULL;
+        s->profile_files = NULL;
+        s->n_profile_files = 0;
 }
 
 static bool *flag_field(struct leash_settings *s, enum leash_opt_id id) {
@@ -154,6 +171,23 @@ char *const *leash_option_list(const struct leash_settings *s, const struct leas
         }
         *ret_n = 0;
         return NULL;
+}
+
+bool leash_profile_name_is_valid(const char *s) {
+        /* a job name, shorter: inih keeps at most 49 bytes of a section name */
+        return job_name_is_valid(s) && strlen(s) <= 48;
+}
+
+static int append_string(char ***list, size_t *n, const char *value) {
+        char **l = realloc(*list, (*n + 1) * sizeof **list);
+        if (!l)
+                return -ENOMEM;
+        *list = l;
+        l[*n] = strdup(value);
+        if (!l[*n])
+                return -ENOMEM;
+        (*n)++;
+        return 0;
 }
 
 const struct leash_option *leash_option_by_name(const char *name) {
@@ -291,6 +325,10 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 } else if (o->id == LEASH_OPT_CHDIR) {
                         r = set_string(&s->chdir_buf, value);
                         c->sandbox.chdir = s->chdir_buf;
+                } else if (o->id == LEASH_OPT_REPORT_DIR) {
+                        r = set_string(&s->report_dir, value);
+                } else if (o->id == LEASH_OPT_PROFILE_FILE) {
+                        r = append_string(&s->profile_files, &s->n_profile_files, value);
                 } else {
                         if (strstr(value, "..") && (strcmp(value, "..") == 0 || strstr(value, "/..")))
                                 return fail(err, -EINVAL, value, "a path without '..'");
@@ -357,6 +395,17 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 if (r < 0)
                         return r;
                 break;
+        case LEASH_OPT_PROFILE:
+                if (!value || !leash_profile_name_is_valid(value))
+                        return fail(err, -EINVAL, value,
+                                    "a profile name: 1 to 48 of A-Z a-z 0-9 _ . -, not starting with a dot");
+                if (o->id == LEASH_OPT_PROFILE_ID) {
+                        r = set_string(&s->profile_name, value);
+                        if (r < 0)
+                                return r;
+                }
+                /* inherit is resolved by the profile module, which keeps it */
+                break;
         }
         s->origin[o->id] = origin;
         return 0;
@@ -407,6 +456,11 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                         snprintf(buf, size, "%s", s->report_path ? s->report_path : o->default_text);
                 else if (o->id == LEASH_OPT_CHDIR)
                         snprintf(buf, size, "%s", c->sandbox.chdir ? c->sandbox.chdir : o->default_text);
+                else if (o->id == LEASH_OPT_REPORT_DIR)
+                        snprintf(buf, size, "%s", s->report_dir ? s->report_dir : o->default_text);
+                else if (o->id == LEASH_OPT_PROFILE_FILE)
+                        snprintf(buf, size, "%s", s->n_profile_files ? s->profile_files[s->n_profile_files - 1]
+                                                                     : o->default_text);
                 else
                         snprintf(buf, size, "%s", c->cgroup_parent ? c->cgroup_parent : o->default_text);
                 break;
@@ -416,6 +470,10 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
         case LEASH_OPT_ID: {
                 const char *v = o->id == LEASH_OPT_USER ? c->sandbox.user : c->sandbox.group;
                 snprintf(buf, size, "%s", v ? v : o->default_text);
+                break;
+        case LEASH_OPT_PROFILE:
+                snprintf(buf, size, "%s",
+                         o->id == LEASH_OPT_PROFILE_ID && s->profile_name ? s->profile_name : o->default_text);
                 break;
         }
         case LEASH_OPT_CAPS:

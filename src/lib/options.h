@@ -24,9 +24,21 @@ enum leash_opt_type {
         LEASH_OPT_FILTERS,  /* none or NAME[,NAME...] of seccomp filter sets */
         LEASH_OPT_ACTION,   /* errno|kill|log */
         LEASH_OPT_LIST,     /* may repeat; each value is added (--env K=V, --unsetenv K) */
+        LEASH_OPT_PROFILE,  /* a profile name */
 };
 
+/* Where a key may appear (flags of struct leash_option); 0 = everywhere. */
+enum {
+        LEASH_OPT_NO_CLI = 1 << 0,     /* not a `leash run` option (inherit) */
+        LEASH_OPT_NO_PROFILE = 1 << 1, /* not in a profile section */
+        LEASH_OPT_NO_SYSTEM = 1 << 2,  /* not in leash.ini's [leash] section */
+};
+#define LEASH_OPT_CLI_ONLY (LEASH_OPT_NO_PROFILE | LEASH_OPT_NO_SYSTEM)
+
 enum leash_opt_id {
+        LEASH_OPT_PROFILE_ID,
+        LEASH_OPT_PROFILE_FILE,
+        LEASH_OPT_INHERIT,
         LEASH_OPT_MEMORY,
         LEASH_OPT_MEMORY_HIGH,
         LEASH_OPT_SWAP,
@@ -40,6 +52,7 @@ enum leash_opt_id {
         LEASH_OPT_FSIZE,
         LEASH_OPT_CORE,
         LEASH_OPT_REPORT,
+        LEASH_OPT_REPORT_DIR,
         LEASH_OPT_FORMAT_ID,
         LEASH_OPT_NAME_ID,
         LEASH_OPT_CGROUP_PARENT,
@@ -71,6 +84,7 @@ struct leash_option {
         const char *metavar; /* "SIZE", "DURATION", ... */
         const char *help;
         const char *default_text; /* shown in --help and profiles show, or NULL */
+        unsigned flags;           /* LEASH_OPT_NO_*: where the key may not appear */
 };
 
 extern const struct leash_option leash_options[_LEASH_OPT_MAX];
@@ -86,6 +100,10 @@ struct leash_settings {
         char **env_set, **env_unset; /* LEASH_OPT_LIST values, in order */
         size_t n_env_set, n_env_unset;
         const char *origin[_LEASH_OPT_MAX]; /* NULL = built-in default */
+        char *report_dir;
+        char *profile_name;    /* --profile, NULL = "default" */
+        char **profile_files;  /* --profile-file, in order */
+        size_t n_profile_files;
 };
 
 void leash_settings_init(struct leash_settings *s);
@@ -93,6 +111,9 @@ void leash_settings_done(struct leash_settings *s);
 
 const struct leash_option *leash_option_by_name(const char *name);
 const struct leash_option *leash_option_by_short(int c);
+
+/* A profile name: 1 to 48 of [A-Za-z0-9_.-], not starting with a dot. */
+bool leash_profile_name_is_valid(const char *s);
 
 /* Parses value (NULL for flags from the command line) and stores it.
  * On failure fills err->detail with "VALUE: expected ..." and returns -EINVAL

@@ -183,6 +183,8 @@ int main(void) {
                 ok(man && len > 0, "man page read from %s", path);
                 for (size_t i = 0; man && i < _LEASH_OPT_MAX; i++) {
                         char want[128], *w = want;
+                        if (leash_options[i].flags & LEASH_OPT_NO_CLI)
+                                continue; /* a profile-only key (inherit): leash.ini(5)'s */
                         w += sprintf(w, "\\-\\-");
                         for (const char *c = leash_options[i].name; *c; c++)
                                 w += *c == '-' ? sprintf(w, "\\-") : sprintf(w, "%c", *c);

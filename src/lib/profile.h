@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Job profiles and the system configuration, read from INI files.
+ *
+ * leash.ini holds one [leash] section of system-wide defaults; profile files
+ * hold one section per profile. Keys are the long options of `leash run`
+ * (the table in options.c decides which may appear where), values have the
+ * command line's syntax, and `inherit = OTHER` takes another profile's values
+ * first. Every value is validated when its file is read, so a broken file is
+ * found whatever profile is asked for, and every error is kept, each as
+ * "FILE:LINE: message", so that `leash profiles check` can list them all.
+ *
+ * Precedence, lowest first: built-in defaults, leash.ini, the profile's
+ * ancestors (the oldest first), the profile itself; the command line is
+ * applied by the caller last. A `default` profile always exists: built in and
+ * empty, unless a file defines [default] (once).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "options.h"
+
+#define LEASH_PROFILE_DEFAULT "default"
+
+struct leash_profiles;
+
+/* Where the configuration is looked for. */
+struct leash_profile_paths {
+        char config_dir[4096]; /* holds leash.ini and profiles.d/ */
+        char user_dir[4096];   /* the user's profiles.d; "" when not read (root) */
+        bool trust;            /* apply the root trust rules (euid 0) */
+};
+
+/* This process's paths: $LEASH_CONFIG_DIR when set, absolute, and the process
+ * is not running set-id (secure_getenv), else SYSCONFDIR/leash; for a non-root
+ * user also $XDG_CONFIG_HOME/leash/profiles.d (default ~/.config/...). */
+void leash_profile_paths_default(struct leash_profile_paths *ret);
+
+int leash_profiles_new(bool trust, struct leash_profiles **ret);
+void leash_profiles_free(struct leash_profiles *p);
+
+enum leash_ini_kind {
+        LEASH_INI_SYSTEM,   /* leash.ini: one [leash] section */
+        LEASH_INI_PROFILES, /* a profile file: [NAME] sections */
+};
+
+/* Each load returns 0, -EINVAL when it recorded errors, or -ENOMEM. */
+/* leash.ini, profiles.d/ *.ini, then the user's *.ini; what is absent is skipped. */
+int leash_profiles_load_paths(struct leash_profiles *p, const struct leash_profile_paths *paths);
+/* One file; absent is an error. A file already read (same inode) is skipped. */
+int leash_profiles_load_file(struct leash_profiles *p, const char *path, enum leash_ini_kind kind);
+/* Text parsed as if read from a file called name, without the trust rules. */
+int leash_profiles_load_buffer(struct leash_profiles *p, const char *name, const char *data, size_t size,
+                               enum leash_ini_kind kind);
+/* After the loads: every inherit names a profile, no cycles. Then the
+ * queries below may be used. 0 or -EINVAL (errors recorded). */
+int leash_profiles_finish(struct leash_profiles *p);
+
+size_t leash_profiles_n_errors(const struct leash_profiles *p);
+/* "FILE:LINE: message", or "FILE: message" for a whole file. */
+const char *leash_profiles_error(const struct leash_profiles *p, size_t i);
+/* Where leash.ini was read from, or NULL. */
+const char *leash_profiles_system_file(const struct leash_profiles *p);
+
+/* Profiles by name, the built-in default included unless a file defines it.
+ * ret_file is NULL (and ret_line 0) for the built-in default. */
+size_t leash_profiles_count(const struct leash_profiles *p);
+int leash_profiles_get(const struct leash_profiles *p, size_t i, const char **ret_name, const char **ret_file,
+                       unsigned *ret_line);
+bool leash_profiles_exists(const struct leash_profiles *p, const char *name);
+/* What name inherits from (a profile name) or NULL. */
+const char *leash_profiles_parent(const struct leash_profiles *p, const char *name);
+
+/* Applies leash.ini, the ancestors of name (oldest first) and name to s, each
+ * value with its origin: "FILE:LINE" or "inherited from X (FILE:LINE)".
+ * -ENOENT for an unknown profile. ret_file: the file defining name, or NULL
+ * for the built-in default. Must not be used when errors were recorded. */
+int leash_profiles_apply(const struct leash_profiles *p, const char *name, struct leash_settings *s,
+                         const char **ret_file);
