@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# guest-suite.sh --builddir DIR --srcdir DIR [--mode suite|selfcheck]
+# guest-suite.sh --builddir DIR --srcdir DIR [--mode suite|selfcheck|script] [--script FILE]
+#                [--phase root|user|all]
 #
 # Runs inside the VM, as root, chrooted into the host's read-only userland with the build
 # tree mounted read-write (see tests/vm/init).  Runs each test script and merges their TAP
@@ -10,8 +11,9 @@
 #
 #   leash-vm: status pass=N fail=N skip=N
 #
-# Phases: every tests/integration/*.sh and tests/vm/t/*.sh (but user-*) as root; then, as
-# uid 1000 in a delegated cgroup, tests/integration/*.sh again and tests/vm/t/user-*.sh.
+# Phases: root runs every tests/integration/*.sh and tests/vm/t/*.sh (but user-*) as root;
+# user runs, as uid 1000 in a delegated cgroup, tests/integration/*.sh again and
+# tests/vm/t/user-*.sh; all runs both, root first.  tests/vm/run boots one VM per phase.
 # Each script runs in a cgroup leaf of its own (root: leash-vm-root, the user:
 # leash-vm-user/shell), so processes it leaves behind are found, counted and killed.
 # The selfcheck mode runs only the kernel self-checks (t/00-*.sh, t/user-00-*.sh), which
@@ -30,12 +32,14 @@ builddir=
 srcdir=
 mode=suite
 script=
+phase=all
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--builddir) builddir=$2; shift 2 ;;
 	--srcdir) srcdir=$2; shift 2 ;;
 	--mode) mode=$2; shift 2 ;;
 	--script) script=$2; shift 2 ;;
+	--phase) phase=$2; shift 2 ;;
 	*) echo "guest-suite: unknown argument: $1" >&2; exit 2 ;;
 	esac
 done
@@ -55,6 +59,9 @@ export LEASH_VM=1
 export LEASH_VM_HOG=$builddir/tests/vm/vm-hog
 export LEASH_VM_SRCDIR=$srcdir
 export LEASH_VM_BUILDDIR=$builddir
+# As tests/Makemodule.am's AM_TESTS_ENVIRONMENT sets them for make check.
+export LEASH_SRCDIR=$srcdir
+export LEASH_CONFIG_DIR=$builddir/tests/no-such-config
 export TMPDIR=/tmp
 export CI=${CI:-}
 unset LEASH_TEST_PARENT
@@ -91,7 +98,7 @@ run_script() {
 	t1=$(date +%s.%N)
 	left=$(tr '\n' ' ' <"$cg/cgroup.procs")
 	if [[ -n $left ]]; then
-		echo "# [$label] $rel left processes: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | cut -c1-60; echo -n '; '; done)"
+		echo "# [$label] $rel left processes: $(for p in $left; do { tr '\0' ' ' </proc/$p/cmdline | cut -c1-60; } 2>/dev/null; echo -n '; '; done)"
 		echo 1 >"$cg/cgroup.kill"
 		for ((i = 0; i < 100; i++)); do
 			grep -q '^populated 0' "$cg/cgroup.events" && break
@@ -194,7 +201,7 @@ undelegate() {
 	rmdir "$delegated/shell" "$delegated" 2>/dev/null
 }
 
-echo "# leash-vm: kernel $(uname -r), mode $mode, $(nproc) CPU, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo)"
+echo "# leash-vm: kernel $(uname -r), mode $mode, phase $phase, $(nproc) CPU, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo)"
 echo "# leash-vm: cgroup2 root controllers: $(cat $cgroot/cgroup.subtree_control)"
 echo "# leash-vm: LEASH=$LEASH HELPERS=$HELPERS"
 
@@ -224,6 +231,8 @@ fi
 # Root's scripts run in a leaf of their own too, so that what they leave can be found.
 root_leaf=$cgroot/leash-vm-root
 mkdir -p "$root_leaf"
+[[ $phase != user ]] || root_tests=()
+[[ $phase != root ]] || user_tests=()
 before=$(mktemp)
 cgroups_now >"$before"
 for t in "${root_tests[@]}"; do
@@ -233,9 +242,11 @@ for t in "${root_tests[@]}"; do
 		emit_not_ok "[root] $t: no such file in the guest"
 	fi
 done
-check_no_leftovers root "$before"
+[[ ${#root_tests[@]} -eq 0 ]] || check_no_leftovers root "$before"
 
-if delegate; then
+if [[ ${#user_tests[@]} -eq 0 ]]; then
+	:
+elif delegate; then
 	cgroups_now >"$before"
 	export LEASH_TEST_PARENT=$delegated
 	for t in "${user_tests[@]}"; do
