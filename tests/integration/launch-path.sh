@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The launch path's shortcuts (issue 5) change nothing a user sees: the
 # cgroup2 mount found by statfs is the one /proc/self/mountinfo names, a plain
-# run does not load libcgroup, and `leash check` still loads it to find v1
-# controllers.
+# run loads neither libcgroup nor json-c, `leash check` still loads libcgroup
+# to find v1 controllers, and reports still load json-c.
 . "$(dirname "$0")/lib.sh"
 
 # default placement (root): <the cgroup2 mount from mountinfo>/leash/<job>
@@ -23,10 +23,18 @@ fi
 # libcgroup is dlopen()ed by check only: never in the binary's NEEDED list
 if command -v objdump >/dev/null; then
         check "leash does not link libcgroup" bash -c "! objdump -p '$LEASH' | grep -q 'NEEDED.*libcgroup'"
+        check "leash does not link json-c" bash -c "! objdump -p '$LEASH' | grep -q 'NEEDED.*json-c'"
 else
         SKIP_WHY="no objdump"
         skip "leash does not link libcgroup"
+        skip "leash does not link json-c"
 fi
+
+# ...json-c is loaded for a JSON or kv report: both still come out whole
+"$LEASH" run --cgroup-parent "$PARENT" --report "$TMP/j.json" -- /bin/true
+check "JSON report parses (json-c loaded on demand)" test "$(jget "$TMP/j.json" exit.code)" = 0
+"$LEASH" run --cgroup-parent "$PARENT" --format kv --report "$TMP/k.kv" -- /bin/true
+check "kv report has nested keys (json-c loaded on demand)" grep -qx 'exit.code:0' "$TMP/k.kv"
 
 # ...and check still finds the v1 hierarchies through it
 v1mem=$(awk '$9 == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $5; exit }' /proc/self/mountinfo)
