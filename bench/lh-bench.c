@@ -27,6 +27,7 @@
  *   floor CMD... the physical floor of a cgroup launcher: mkdir a cgroup under
  *                $LH_BENCH_CGROUP (default the cgroup2 root's leash/), clone3
  *                CMD into it, wait, read its cpu.stat, rmdir. Nothing else.
+ *   floor-nocg CMD...   the same without the cgroup: fork, exec, wait.
  *   stats        reads numbers (one per line) on stdin; prints n, median,
  *                p99, min, max.
  *
@@ -535,7 +536,7 @@ static int mode_sample(int argc, char **argv) {
 /* What any launcher that puts a job in a fresh cgroup must do, and nothing
  * more: mkdir the cgroup, clone3 the job into it, exec, wait, read cpu.stat,
  * rmdir. No options, no watchdog, no report, no sweep. */
-static int mode_floor(int argc, char **argv) {
+static int mode_floor(int argc, char **argv, bool with_cgroup) {
         const char *parent = getenv("LH_BENCH_CGROUP");
         char cg[512], buf[1024];
         struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD};
@@ -545,6 +546,16 @@ static int mode_floor(int argc, char **argv) {
 
         if (argc < 2)
                 return fprintf(stderr, "usage: lh-bench floor CMD...\n"), 2;
+        if (!with_cgroup) { /* the same without the cgroup: fork, exec, wait */
+                pid = fork();
+                if (pid == 0) {
+                        execv(argv[1], argv + 1);
+                        _exit(127);
+                }
+                if (pid < 0 || waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
+                        die("fork");
+                return si.si_code == CLD_EXITED ? si.si_status : 1;
+        }
         if (!parent)
                 parent = "/sys/fs/cgroup/unified/leash";
         snprintf(cg, sizeof cg, "%s/floor@%d", parent, (int) getpid());
@@ -583,7 +594,9 @@ int main(int argc, char **argv) {
         if (strcmp(m, "sample") == 0)
                 return mode_sample(argc - 1, argv + 1);
         if (strcmp(m, "floor") == 0)
-                return mode_floor(argc - 1, argv + 1);
+                return mode_floor(argc - 1, argv + 1, true);
+        if (strcmp(m, "floor-nocg") == 0)
+                return mode_floor(argc - 1, argv + 1, false);
         if (strcmp(m, "stats") == 0)
                 return mode_stats();
         if (strcmp(m, "job-wall") == 0)
@@ -592,6 +605,6 @@ int main(int argc, char **argv) {
                 return job_spin(argc - 1, argv + 1);
         if (strcmp(m, "job-children") == 0)
                 return job_children(argc - 1, argv + 1);
-        fprintf(stderr, "usage: lh-bench ab|tput|sample|stats|job-wall|job-spin|job-children ...\n");
+        fprintf(stderr, "usage: lh-bench ab|tput|sample|floor|floor-nocg|stats|job-wall|job-spin|job-children ...\n");
         return 2;
 }
