@@ -10,7 +10,8 @@
  *        contender always follows the same one. Wall time from just before
  *        posix_spawn to the return of wait4, CLOCK_MONOTONIC; stdout/stderr
  *        to /dev/null; a contender that fails once fails the whole mode.
- *        Prints per contender the median, p99 and the median ru_maxrss, and
+ *        Prints per contender the median, p99 and the median ru_maxrss (which
+ *        includes this harness's own RSS, inherited at spawn: see lh-rss.c), and
  *        for every pair A, B (A listed first) the median of the paired
  *        ratios A[i] / B[i] (same round: same machine weather).
  *   tput JOBS BLOCK :: LABEL CMD... [:: ...]
@@ -410,6 +411,7 @@ static double psutil_walk(const char *python, const char *script, pid_t root, un
         int fds[2];
         pid_t pid;
         ssize_t n;
+        int status = 0;
         double v = -1;
 
         snprintf(pidbuf, sizeof pidbuf, "%d", (int) root);
@@ -423,13 +425,19 @@ static double psutil_walk(const char *python, const char *script, pid_t root, un
                 _exit(127);
         }
         close(fds[1]);
-        n = read(fds[0], out, sizeof out - 1);
-        close(fds[0]);
-        waitpid(pid, NULL, 0);
-        if (n > 0) {
-                out[n] = '\0';
-                v = strtod(out, NULL);
+        size_t len = 0;
+        while (len < sizeof out - 1 && (n = read(fds[0], out + len, sizeof out - 1 - len)) != 0) {
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        break;
+                len += (size_t) n;
         }
+        close(fds[0]);
+        waitpid(pid, &status, 0);
+        out[len] = '\0';
+        if (len > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                v = strtod(out, NULL);
         return v;
 }
 

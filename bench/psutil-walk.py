@@ -33,7 +33,7 @@ def main():
     t0 = time.process_time()
     for _ in range(reps):
         sample(root)
-    print("%.9f" % ((time.process_time() - t0) / reps))
+    sys.stdout.write("%.9f\n" % ((time.process_time() - t0) / reps))
 
 
 main()
