@@ -11,7 +11,8 @@
  *
  * On x86_64 it is the vfork form (CLONE_VM | CLONE_VFORK, see do_clone3):
  * leash sleeps until the child has exec'd, and the child, sharing leash's
- * memory, must not allocate or take locks before exec.
+ * memory, must not allocate or take locks before exec; a global it sets
+ * (environ, by the sandbox) is set for leash too, and restored after.
  *
  * Fallback (kernels before 5.7, or LEASH_SPAWN=fork for the tests): fork(), and
  * the child moves itself into the cgroup (writing "0" to cgroup.procs through
@@ -180,10 +181,15 @@ static pid_t do_clone3(const struct spawn_params *p, int errfd, pid_t parent, in
         struct child_args a = {.p = p, .errfd = errfd, .parent = parent};
         long r;
 
+        char **saved_environ = environ;
+
         args.flags |= CLONE_VM | CLONE_VFORK;
         args.stack = (uint64_t) (uintptr_t) stack;
         args.stack_size = sizeof stack;
         r = clone3_on_stack(&args, child_trampoline, &a);
+        /* The child shares our memory: the sandbox points environ at the job's
+         * environment (freed with the plan) before execvp. Ours comes back. */
+        environ = saved_environ;
         if (r < 0) {
                 errno = (int) -r;
                 return -1;
