@@ -16,6 +16,7 @@
  */
 #include "host.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libcgroup.h>
@@ -180,12 +181,31 @@ static int fill_err(struct leash_error *err, const char *step, const char *detai
         return r;
 }
 
+/* The launch path's way to the cgroup2 mount: statfs of the two places every
+ * init system uses (unified: /sys/fs/cgroup; hybrid: /sys/fs/cgroup/unified),
+ * as systemd does, and /proc/self/mountinfo only when neither is cgroup2.
+ * Formatting mountinfo costs the kernel a line per mount; measured on the
+ * launch of `leash run -- /bin/true`, see docs/PERFORMANCE.md. */
+static int cgroup2_mount_fast(char *ret, size_t size) {
+        static const char *const places[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+        struct statfs sfs;
+
+        for (size_t i = 0; i < ELEMENTSOF(places); i++)
+                if (statfs(places[i], &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC) {
+                        if (strlen(places[i]) >= size)
+                                return -ENAMETOOLONG;
+                        strcpy(ret, places[i]);
+                        return 0;
+                }
+        return host_cgroup2_mount(ret, size, NULL);
+}
+
 int host_job_parent(const char *requested, char *ret, size_t size, struct leash_error *err) {
         char mount[4096], own[4096], path[8192];
         struct statfs sfs;
         int r;
 
-        r = host_cgroup2_mount(mount, sizeof mount, NULL);
+        r = cgroup2_mount_fast(mount, sizeof mount);
         if (r < 0)
                 return fill_err(err, "find the cgroup2 mount in /proc/self/mountinfo", "", r);
 
@@ -233,20 +253,42 @@ int host_job_parent(const char *requested, char *ret, size_t size, struct leash_
         return 0;
 }
 
-/* libcgroup adapter: where each controller is mounted, whatever the version. */
+/* libcgroup adapter: where each controller is mounted, whatever the version.
+ * Only `leash check` needs it, so it is loaded here with dlopen rather than
+ * by the dynamic loader at every start: linking it cost every `leash run`
+ * ~80 us of loading (libcgroup and its libpthread), measured in
+ * docs/PERFORMANCE.md. Without it, check reports no v1 mounts. */
+static struct {
+        bool tried, ok;
+        __typeof__(cgroup_init) *init;
+        __typeof__(cgroup_get_subsys_mount_point) *get_subsys_mount_point;
+} libcg;
+
+static bool libcgroup_load(void) {
+        void *dl;
+
+        if (libcg.tried)
+                return libcg.ok;
+        libcg.tried = true;
+        dl = dlopen(LIBCGROUP_SONAME, RTLD_NOW | RTLD_LOCAL);
+        if (!dl)
+                return false;
+        libcg.init = (__typeof__(libcg.init)) dlsym(dl, "cgroup_init");
+        libcg.get_subsys_mount_point =
+                (__typeof__(libcg.get_subsys_mount_point)) dlsym(dl, "cgroup_get_subsys_mount_point");
+        libcg.ok = libcg.init && libcg.get_subsys_mount_point && libcg.init() == 0;
+        return libcg.ok; /* the handle stays open: the process is short-lived */
+}
+
 static void probe_v1_mounts(struct leash_host *h) {
         static const char *const v1_names[CTL_COUNT] = {"memory", "pids", "cpu", "blkio"};
-        static bool initialised, ok;
+        bool ok = libcgroup_load();
 
-        if (!initialised) {
-                initialised = true;
-                ok = cgroup_init() == 0;
-        }
         for (unsigned i = 0; i < CTL_COUNT; i++) {
                 char *mnt = NULL;
                 struct statfs sfs;
                 h->v1_mount[i][0] = '\0';
-                if (!ok || cgroup_get_subsys_mount_point(v1_names[i], &mnt) != 0 || !mnt)
+                if (!ok || libcg.get_subsys_mount_point(v1_names[i], &mnt) != 0 || !mnt)
                         continue;
                 if (statfs(mnt, &sfs) == 0 && sfs.f_type != CGROUP2_SUPER_MAGIC)
                         snprintf(h->v1_mount[i], sizeof h->v1_mount[i], "%s", mnt);

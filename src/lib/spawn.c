@@ -9,6 +9,11 @@
  * prepared in the parent; the libcap calls they make are thin wrappers around
  * capset/prctl on memory allocated before the clone.
  *
+ * On x86_64 it is the vfork form (CLONE_VM | CLONE_VFORK, see do_clone3):
+ * leash sleeps until the child has exec'd, and the child, sharing leash's
+ * memory, must not allocate or take locks before exec; a global it sets
+ * (environ, by the sandbox) is set for leash too, and restored after.
+ *
  * Fallback (kernels before 5.7, or LEASH_SPAWN=fork for the tests): fork(), and
  * the child moves itself into the cgroup (writing "0" to cgroup.procs through
  * the inherited dirfd) before it does anything else; the parent opens a pidfd
@@ -118,14 +123,84 @@ static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t 
         child_fail(errfd, SPAWN_STEP_EXEC, errno);
 }
 
-static pid_t do_clone3(int cgroup_fd, int *ret_pidfd) {
+#if defined(__x86_64__)
+/* The vfork form of clone3, as posix_spawn does with clone: CLONE_VM |
+ * CLONE_VFORK, so the kernel neither copies leash's page tables nor tears the
+ * copy down again at exec, and leash takes no copy-on-write faults after it.
+ * The child runs child_main on a stack of its own (a buffer in our frame: we
+ * are suspended until it has exec'd or exited) and never returns. glibc has
+ * no clone3 wrapper, hence the few lines of assembly: rcx and r11 are what
+ * syscall clobbers; fn and arg ride in callee-saved registers, which the
+ * child inherits. */
+struct child_args {
+        const struct spawn_params *p;
+        int errfd;
+        pid_t parent;
+};
+
+static int child_trampoline(void *arg) {
+        const struct child_args *a = arg;
+        child_main(a->p, a->errfd, a->parent, false);
+}
+
+static long clone3_on_stack(struct clone_args *args, int (*fn)(void *), void *arg) {
+        register long rax __asm__("rax") = SYS_clone3;
+        register void *r12 __asm__("r12") = (void *) fn;
+        register void *r13 __asm__("r13") = arg;
+
+        __asm__ volatile("syscall\n\t"
+                         "testq %%rax, %%rax\n\t"
+                         "jnz 1f\n\t"
+                         "xorl %%ebp, %%ebp\n\t"
+                         "movq %%r13, %%rdi\n\t"
+                         "callq *%%r12\n\t"
+                         "movl %%eax, %%edi\n\t"
+                         "movl $60, %%eax\n\t" /* SYS_exit: not reached, child_main does not return */
+                         "syscall\n\t"
+                         "hlt\n"
+                         "1:\n\t"
+                         : "+r"(rax)
+                         : "D"(args), "S"(sizeof *args), "r"(r12), "r"(r13)
+                         : "rcx", "r11", "memory");
+        return rax;
+}
+#define CHILD_STACK_SIZE (64 * 1024)
+#endif
+
+/* Returns the pid in the parent, -1 with errno on failure; the child never
+ * returns from here. */
+static pid_t do_clone3(const struct spawn_params *p, int errfd, pid_t parent, int *ret_pidfd) {
         struct clone_args args = {
                 .flags = CLONE_PIDFD | CLONE_INTO_CGROUP,
                 .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
                 .exit_signal = SIGCHLD,
-                .cgroup = (uint64_t) cgroup_fd,
+                .cgroup = (uint64_t) p->cgroup_fd,
         };
-        return (pid_t) syscall(SYS_clone3, &args, sizeof args);
+#if defined(__x86_64__)
+        char stack[CHILD_STACK_SIZE] __attribute__((aligned(16)));
+        struct child_args a = {.p = p, .errfd = errfd, .parent = parent};
+        long r;
+
+        char **saved_environ = environ;
+
+        args.flags |= CLONE_VM | CLONE_VFORK;
+        args.stack = (uint64_t) (uintptr_t) stack;
+        args.stack_size = sizeof stack;
+        r = clone3_on_stack(&args, child_trampoline, &a);
+        /* The child shares our memory: the sandbox points environ at the job's
+         * environment (freed with the plan) before execvp. Ours comes back. */
+        environ = saved_environ;
+        if (r < 0) {
+                errno = (int) -r;
+                return -1;
+        }
+        return (pid_t) r;
+#else
+        pid_t pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+        if (pid == 0)
+                child_main(p, errfd, parent, false);
+        return pid;
+#endif
 }
 
 int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd,
@@ -143,9 +218,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd,
         wfd = fds[1];
 
         if (!p->force_fallback) {
-                pid = do_clone3(p->cgroup_fd, &pidfd);
-                if (pid == 0)
-                        child_main(p, wfd, parent, false);
+                pid = do_clone3(p, wfd, parent, &pidfd);
                 if (pid > 0)
                         used_clone3 = true;
                 else if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)

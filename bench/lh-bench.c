@@ -1,0 +1,618 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lh-bench: the timing harness behind bench/run. It measures, it does not
+ * judge: every mode prints "key=value" lines that bench/run turns into the
+ * table of docs/PERFORMANCE.md.
+ *
+ *   ab RUNS WARMUP :: LABEL CMD... [:: LABEL CMD...]...
+ *        Interleaved launch timing. Each round runs every contender once,
+ *        the order rotated by one each round (A B C, B C A, ...) so that no
+ *        contender always follows the same one. Wall time from just before
+ *        posix_spawn to the return of wait4, CLOCK_MONOTONIC; stdout/stderr
+ *        to /dev/null; a contender that fails once fails the whole mode.
+ *        Prints per contender the median, p99 and the median ru_maxrss (which
+ *        includes this harness's own RSS, inherited at spawn: see lh-rss.c), and
+ *        for every pair A, B (A listed first) the median of the paired
+ *        ratios A[i] / B[i] (same round: same machine weather).
+ *   tput JOBS BLOCK :: LABEL CMD... [:: ...]
+ *        Throughput: JOBS jobs back to back per contender, run in
+ *        alternating blocks of BLOCK. Prints jobs per second per contender.
+ *   sample REPS ROUNDS PYTHON SCRIPT N...
+ *        Sampling cost: for each N, a cgroup holding N sleeping processes
+ *        (one tree: a root and N-1 children); one leash accounting read is
+ *        libleash's account_read() on the job cgroup's dirfd, linked from
+ *        src/lib/account.c, timed in CPU time of this process
+ *        (CLOCK_PROCESS_CPUTIME_ID) over REPS reads; the psutil walk is
+ *        SCRIPT run by PYTHON on the root pid, timed by itself the same way.
+ *        The two alternate ROUNDS times; medians of the per-round figures.
+ *   floor CMD... the physical floor of a cgroup launcher: mkdir a cgroup under
+ *                $LH_BENCH_CGROUP (default the cgroup2 root's leash/), clone3
+ *                CMD into it, wait, read its cpu.stat, rmdir. Nothing else.
+ *   floor-nocg CMD...   the same without the cgroup: fork, exec, wait.
+ *   stats        reads numbers (one per line) on stdin; prints n, median,
+ *                p99, min, max.
+ *
+ * Job modes (run under leash or a peer):
+ *   job-wall OUT     blocks the soft signal, waits for it; appends to OUT
+ *                    the seconds from main() to its arrival, and the
+ *                    arrival's CLOCK_REALTIME (to set against the report's
+ *                    "started", taken by leash just before it spawns).
+ *   job-spin N OUT   N spinning processes; each records its own CPU time
+ *                    (CLOCK_PROCESS_CPUTIME_ID) when the soft signal comes;
+ *                    appends their sum to OUT (CPU consumed when stopped).
+ *   job-children N MS   like tests/helpers/lh-children, but the ground
+ *                    truth is the whole job: RUSAGE_CHILDREN + RUSAGE_SELF.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../src/lib/account.h"
+#include "../src/lib/leash.h"
+
+extern char **environ;
+
+static double now_s(clockid_t clk) {
+        struct timespec ts;
+        clock_gettime(clk, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* nearest-rank percentile of a sorted copy */
+static double pct(const double *v, size_t n, double p) {
+        double *s = malloc(n * sizeof *s), r;
+        size_t k;
+        if (!s || n == 0) {
+                free(s);
+                return 0;
+        }
+        memcpy(s, v, n * sizeof *s);
+        qsort(s, n, sizeof *s, cmp_double);
+        if (p == 50 && n % 2 == 0)
+                r = (s[n / 2 - 1] + s[n / 2]) / 2;
+        else {
+                k = (size_t) ((p / 100.0) * (double) n + 0.999999);
+                k = k == 0 ? 0 : k - 1;
+                r = s[k < n ? k : n - 1];
+        }
+        free(s);
+        return r;
+}
+
+static _Noreturn void die(const char *what) {
+        fprintf(stderr, "lh-bench: %s: %s\n", what, strerror(errno));
+        exit(2);
+}
+
+struct contender {
+        const char *label;
+        char **argv;
+};
+
+/* splits "LABEL CMD... :: LABEL CMD..." in place */
+static size_t parse_contenders(int argc, char **argv, struct contender *c, size_t max) {
+        size_t n = 0;
+        for (int i = 0; i < argc; i++) {
+                if (strcmp(argv[i], "::") != 0)
+                        continue;
+                argv[i] = NULL;
+                if (i + 2 >= argc || n == max) {
+                        fprintf(stderr, "lh-bench: expected ':: LABEL CMD...'\n");
+                        exit(2);
+                }
+                c[n].label = argv[i + 1];
+                c[n].argv = &argv[i + 2];
+                n++;
+        }
+        if (n == 0) {
+                fprintf(stderr, "lh-bench: no contender given\n");
+                exit(2);
+        }
+        return n;
+}
+
+static posix_spawn_file_actions_t quiet_fa;
+
+/* one run: wall seconds; *maxrss_kb from wait4 */
+static double run_once(const struct contender *c, long *maxrss_kb) {
+        struct rusage ru;
+        double t0, t1;
+        pid_t pid;
+        int status, r;
+
+        t0 = now_s(CLOCK_MONOTONIC);
+        r = posix_spawn(&pid, c->argv[0], &quiet_fa, NULL, c->argv, environ);
+        if (r != 0) {
+                errno = r;
+                die(c->argv[0]);
+        }
+        while (wait4(pid, &status, 0, &ru) < 0)
+                if (errno != EINTR)
+                        die("wait4");
+        t1 = now_s(CLOCK_MONOTONIC);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                fprintf(stderr, "lh-bench: %s (%s) failed: status 0x%x\n", c->label, c->argv[0], status);
+                exit(3);
+        }
+        if (maxrss_kb)
+                *maxrss_kb = ru.ru_maxrss;
+        return t1 - t0;
+}
+
+static void quiet_init(void) {
+        posix_spawn_file_actions_init(&quiet_fa);
+        posix_spawn_file_actions_addopen(&quiet_fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&quiet_fa, 2, "/dev/null", O_WRONLY, 0);
+}
+
+static int mode_ab(int argc, char **argv) {
+        struct contender c[16];
+        size_t n, runs, warm;
+        double *t[16];
+        double *rss[16];
+
+        if (argc < 4)
+                return fprintf(stderr, "usage: lh-bench ab RUNS WARMUP :: LABEL CMD...\n"), 2;
+        runs = strtoul(argv[1], NULL, 10);
+        warm = strtoul(argv[2], NULL, 10);
+        n = parse_contenders(argc - 3, argv + 3, c, 16);
+        quiet_init();
+        for (size_t k = 0; k < n; k++) {
+                t[k] = calloc(runs, sizeof(double));
+                rss[k] = calloc(runs, sizeof(double));
+                if (!t[k] || !rss[k])
+                        die("calloc");
+        }
+        for (size_t w = 0; w < warm; w++)
+                for (size_t k = 0; k < n; k++)
+                        (void) run_once(&c[k], NULL);
+        for (size_t i = 0; i < runs; i++)
+                for (size_t j = 0; j < n; j++) {
+                        size_t k = (i + j) % n;
+                        long kb = 0;
+                        t[k][i] = run_once(&c[k], &kb);
+                        rss[k][i] = (double) kb;
+                }
+        for (size_t k = 0; k < n; k++)
+                printf("%s median_us=%.1f p99_us=%.1f mean_us=%.1f maxrss_kb=%.0f runs=%zu\n", c[k].label,
+                       pct(t[k], runs, 50) * 1e6, pct(t[k], runs, 99) * 1e6,
+                       ({
+                               double s = 0;
+                               for (size_t i = 0; i < runs; i++)
+                                       s += t[k][i];
+                               s / (double) runs;
+                       }) * 1e6,
+                       pct(rss[k], runs, 50), runs);
+        for (size_t a = 0; a < n; a++)
+                for (size_t k = a + 1; k < n; k++) {
+                        double *ratio = calloc(runs, sizeof(double));
+                        if (!ratio)
+                                die("calloc");
+                        for (size_t i = 0; i < runs; i++)
+                                ratio[i] = t[a][i] / t[k][i];
+                        printf("ratio %s/%s median=%.3f p10=%.3f p90=%.3f\n", c[a].label, c[k].label,
+                               pct(ratio, runs, 50), pct(ratio, runs, 10), pct(ratio, runs, 90));
+                        free(ratio);
+                }
+        return 0;
+}
+
+static int mode_tput(int argc, char **argv) {
+        struct contender c[16];
+        size_t n, jobs, block;
+        double total[16] = {0};
+        size_t done = 0;
+
+        if (argc < 4)
+                return fprintf(stderr, "usage: lh-bench tput JOBS BLOCK :: LABEL CMD...\n"), 2;
+        jobs = strtoul(argv[1], NULL, 10);
+        block = strtoul(argv[2], NULL, 10);
+        if (block == 0)
+                block = 1;
+        n = parse_contenders(argc - 3, argv + 3, c, 16);
+        quiet_init();
+        for (size_t k = 0; k < n; k++)
+                (void) run_once(&c[k], NULL);
+        while (done < jobs) {
+                size_t b = jobs - done < block ? jobs - done : block;
+                for (size_t k = 0; k < n; k++) {
+                        double t0 = now_s(CLOCK_MONOTONIC);
+                        for (size_t i = 0; i < b; i++)
+                                (void) run_once(&c[k], NULL);
+                        total[k] += now_s(CLOCK_MONOTONIC) - t0;
+                }
+                done += b;
+        }
+        for (size_t k = 0; k < n; k++)
+                printf("%s jobs=%zu seconds=%.3f jobs_per_s=%.1f\n", c[k].label, jobs, total[k],
+                       (double) jobs / total[k]);
+        return 0;
+}
+
+static int mode_stats(void) {
+        size_t n = 0, cap = 1024;
+        double *v = malloc(cap * sizeof *v), x;
+
+        if (!v)
+                die("malloc");
+        while (scanf("%lf", &x) == 1) {
+                if (n == cap) {
+                        cap *= 2;
+                        v = realloc(v, cap * sizeof *v);
+                        if (!v)
+                                die("realloc");
+                }
+                v[n++] = x;
+        }
+        if (n == 0)
+                return fprintf(stderr, "lh-bench stats: no numbers\n"), 2;
+        printf("n=%zu median=%.6f p99=%.6f min=%.6f max=%.6f\n", n, pct(v, n, 50), pct(v, n, 99), pct(v, n, 0),
+               pct(v, n, 100));
+        free(v);
+        return 0;
+}
+
+static void append(const char *path, double v) {
+        FILE *f = fopen(path, "ae");
+        if (!f)
+                die(path);
+        fprintf(f, "%.6f\n", v);
+        fclose(f);
+}
+
+static int job_wall(int argc, char **argv) {
+        double t0 = now_s(CLOCK_MONOTONIC);
+        sigset_t set;
+        struct timespec limit = {30, 0};
+
+        if (argc < 2)
+                return 2;
+        sigemptyset(&set);
+        sigaddset(&set, SIGXCPU);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        if (sigtimedwait(&set, NULL, &limit) != SIGXCPU)
+                return 1;
+        {
+                double mono = now_s(CLOCK_MONOTONIC), real = now_s(CLOCK_REALTIME);
+                FILE *f = fopen(argv[1], "ae");
+                if (!f)
+                        die(argv[1]);
+                fprintf(f, "%.6f %.6f\n", mono - t0, real);
+                fclose(f);
+        }
+        return 0;
+}
+
+static volatile double *spin_slots;
+static volatile sig_atomic_t spin_index;
+
+static void on_xcpu(int sig) {
+        (void) sig;
+        spin_slots[spin_index] = now_s(CLOCK_PROCESS_CPUTIME_ID);
+        if (spin_index != 0)
+                _exit(0);
+        spin_slots[63] = 1; /* the root was told */
+}
+
+static int job_spin(int argc, char **argv) {
+        int n = argc > 1 ? atoi(argv[1]) : 1;
+        struct sigaction sa = {.sa_handler = on_xcpu};
+        volatile unsigned long x = 0;
+        double sum = 0;
+
+        if (argc < 3 || n < 1 || n > 62)
+                return 2;
+        spin_slots = mmap(NULL, 64 * sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (spin_slots == MAP_FAILED)
+                die("mmap");
+        sigaction(SIGXCPU, &sa, NULL);
+        for (int i = 1; i < n; i++)
+                if (fork() == 0) {
+                        spin_index = i;
+                        break;
+                }
+        while (!spin_slots[63])
+                for (int i = 0; i < 10000; i++)
+                        x += (unsigned long) i;
+        while (wait(NULL) > 0)
+                ;
+        for (int i = 0; i < n; i++)
+                sum += spin_slots[i];
+        append(argv[2], sum);
+        return 0;
+}
+
+static double tv(struct timeval t) {
+        return (double) t.tv_sec + (double) t.tv_usec / 1e6;
+}
+
+static int job_children(int argc, char **argv) {
+        int n = argc > 1 ? atoi(argv[1]) : 10;
+        double ms = argc > 2 ? atof(argv[2]) : 4;
+        struct rusage self, kids;
+
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        for (int i = 0; i < n; i++) {
+                pid_t pid = fork();
+                if (pid == 0) {
+                        volatile unsigned long x = 0;
+                        double end = now_s(CLOCK_THREAD_CPUTIME_ID) + ms / 1000.0;
+                        do
+                                for (int j = 0; j < 10000; j++)
+                                        x += (unsigned long) j;
+                        while (now_s(CLOCK_THREAD_CPUTIME_ID) < end);
+                        _exit(0);
+                }
+                if (pid < 0)
+                        die("fork");
+                waitpid(pid, NULL, 0);
+        }
+        while (wait(NULL) > 0)
+                ;
+        getrusage(RUSAGE_CHILDREN, &kids);
+        getrusage(RUSAGE_SELF, &self);
+        printf("children_cpu_s=%.6f self_cpu_s=%.6f\n", tv(kids.ru_utime) + tv(kids.ru_stime),
+               tv(self.ru_utime) + tv(self.ru_stime));
+        return 0;
+}
+
+/* --- sampling cost ------------------------------------------------------ */
+
+static int write_str(const char *path, const char *s) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t n;
+        if (fd < 0)
+                return -errno;
+        n = write(fd, s, strlen(s));
+        close(fd);
+        return n == (ssize_t) strlen(s) ? 0 : -EIO;
+}
+
+static long count_lines(const char *path) {
+        char buf[65536];
+        long lines = 0;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+        if (fd < 0)
+                return -1;
+        while ((n = read(fd, buf, sizeof buf)) > 0)
+                for (ssize_t i = 0; i < n; i++)
+                        lines += buf[i] == '\n';
+        close(fd);
+        return lines;
+}
+
+static double median_of(double *v, size_t n) {
+        return pct(v, n, 50);
+}
+
+static double psutil_walk(const char *python, const char *script, pid_t root, unsigned reps) {
+        char pidbuf[32], repbuf[32], out[256];
+        int fds[2];
+        pid_t pid;
+        ssize_t n;
+        int status = 0;
+        double v = -1;
+
+        snprintf(pidbuf, sizeof pidbuf, "%d", (int) root);
+        snprintf(repbuf, sizeof repbuf, "%u", reps);
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                die("pipe2");
+        pid = fork();
+        if (pid == 0) {
+                dup2(fds[1], 1);
+                execl(python, python, script, pidbuf, repbuf, (char *) NULL);
+                _exit(127);
+        }
+        close(fds[1]);
+        size_t len = 0;
+        while (len < sizeof out - 1 && (n = read(fds[0], out + len, sizeof out - 1 - len)) != 0) {
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        break;
+                len += (size_t) n;
+        }
+        close(fds[0]);
+        waitpid(pid, &status, 0);
+        out[len] = '\0';
+        if (len > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                v = strtod(out, NULL);
+        return v;
+}
+
+static int mode_sample(int argc, char **argv) {
+        unsigned reps, rounds;
+        const char *python, *script, *parent = getenv("LH_BENCH_CGROUP");
+
+        if (argc < 6)
+                return fprintf(stderr, "usage: lh-bench sample REPS ROUNDS PYTHON SCRIPT N...\n"), 2;
+        reps = (unsigned) strtoul(argv[1], NULL, 10);
+        rounds = (unsigned) strtoul(argv[2], NULL, 10);
+        python = argv[3];
+        script = argv[4];
+        if (!parent)
+                parent = "/sys/fs/cgroup/unified/leash-bench";
+        if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+                die(parent);
+
+        for (int a = 5; a < argc; a++) {
+                long n = strtol(argv[a], NULL, 10);
+                char cg[512], procs[600];
+                double lc[64], pc[64];
+                int cgfd, gate[2];
+                pid_t root;
+
+                snprintf(cg, sizeof cg, "%s/sample-%d-%ld", parent, (int) getpid(), n);
+                if (mkdir(cg, 0755) < 0)
+                        die(cg);
+                cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (cgfd < 0)
+                        die(cg);
+                snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+                if (pipe2(gate, O_CLOEXEC) < 0)
+                        die("pipe2");
+                root = fork();
+                if (root == 0) {
+                        char b;
+                        close(gate[1]);
+                        if (write_str(procs, "0") < 0)
+                                _exit(1);
+                        prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        for (long i = 1; i < n; i++) {
+                                pid_t p = fork();
+                                if (p == 0) {
+                                        prctl(PR_SET_PDEATHSIG, SIGKILL);
+                                        if (read(gate[0], &b, 1) < 0) /* EOF when the harness is done */
+                                                _exit(1);
+                                        _exit(0);
+                                }
+                                if (p < 0)
+                                        _exit(1);
+                        }
+                        if (read(gate[0], &b, 1) < 0)
+                                _exit(1);
+                        while (wait(NULL) > 0)
+                                ;
+                        _exit(0);
+                }
+                close(gate[0]);
+                for (int tries = 0; count_lines(procs) < n && tries < 20000; tries++)
+                        usleep(1000);
+                if (count_lines(procs) != n) {
+                        fprintf(stderr, "lh-bench: cgroup holds %ld processes, expected %ld\n", count_lines(procs), n);
+                        exit(3);
+                }
+                if (rounds > 64)
+                        rounds = 64;
+                for (unsigned r = 0; r < rounds; r++) {
+                        struct leash_usage u;
+                        double c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+                        for (unsigned i = 0; i < reps; i++) {
+                                account_usage_init(&u);
+                                account_read(cgfd, &u);
+                        }
+                        lc[r] = (now_s(CLOCK_PROCESS_CPUTIME_ID) - c0) / reps;
+                        if (u.cpu_usage_us == LEASH_NULL) {
+                                fprintf(stderr, "lh-bench: account_read gave no cpu.stat\n");
+                                exit(3);
+                        }
+                        pc[r] = psutil_walk(python, script, root, reps > 20 ? reps / 20 : 1);
+                        if (pc[r] < 0) {
+                                fprintf(stderr, "lh-bench: the psutil walk failed (%s %s)\n", python, script);
+                                exit(3);
+                        }
+                }
+                printf("N=%ld leash_us=%.2f psutil_us=%.1f ratio_psutil_over_leash=%.0f\n", n,
+                       median_of(lc, rounds) * 1e6, median_of(pc, rounds) * 1e6,
+                       median_of(pc, rounds) / median_of(lc, rounds));
+                fflush(stdout);
+                close(gate[1]); /* the tree exits */
+                waitpid(root, NULL, 0);
+                for (int tries = 0; count_lines(procs) > 0 && tries < 5000; tries++)
+                        usleep(1000);
+                close(cgfd);
+                if (rmdir(cg) < 0)
+                        die(cg);
+        }
+        (void) rmdir(parent); /* may be shared with a concurrent run: best effort */
+        return 0;
+}
+
+/* --- the physical floor of a cgroup launcher -------------------------------- */
+
+/* What any launcher that puts a job in a fresh cgroup must do, and nothing
+ * more: mkdir the cgroup, clone3 the job into it, exec, wait, read cpu.stat,
+ * rmdir. No options, no watchdog, no report, no sweep. */
+static int mode_floor(int argc, char **argv, bool with_cgroup) {
+        const char *parent = getenv("LH_BENCH_CGROUP");
+        char cg[512], buf[1024];
+        struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD};
+        int fd, sfd;
+        pid_t pid;
+        siginfo_t si;
+
+        if (argc < 2)
+                return fprintf(stderr, "usage: lh-bench floor CMD...\n"), 2;
+        if (!with_cgroup) { /* the same without the cgroup: fork, exec, wait */
+                pid = fork();
+                if (pid == 0) {
+                        execv(argv[1], argv + 1);
+                        _exit(127);
+                }
+                if (pid < 0 || waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
+                        die("fork");
+                return si.si_code == CLD_EXITED ? si.si_status : 1;
+        }
+        if (!parent)
+                parent = "/sys/fs/cgroup/unified/leash";
+        snprintf(cg, sizeof cg, "%s/floor@%d", parent, (int) getpid());
+        if (mkdir(cg, 0755) < 0)
+                die(cg);
+        fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                die(cg);
+        args.cgroup = (uint64_t) fd;
+        pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+        if (pid == 0) {
+                execv(argv[1], argv + 1);
+                _exit(127);
+        }
+        if (pid < 0)
+                die("clone3");
+        if (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
+                die("waitid");
+        sfd = openat(fd, "cpu.stat", O_RDONLY | O_CLOEXEC);
+        if (sfd < 0 || read(sfd, buf, sizeof buf) <= 0)
+                die("cpu.stat");
+        close(sfd);
+        close(fd);
+        if (rmdir(cg) < 0)
+                die(cg);
+        return si.si_code == CLD_EXITED ? si.si_status : 1;
+}
+
+int main(int argc, char **argv) {
+        const char *m = argc > 1 ? argv[1] : "";
+
+        if (strcmp(m, "ab") == 0)
+                return mode_ab(argc - 1, argv + 1);
+        if (strcmp(m, "tput") == 0)
+                return mode_tput(argc - 1, argv + 1);
+        if (strcmp(m, "sample") == 0)
+                return mode_sample(argc - 1, argv + 1);
+        if (strcmp(m, "floor") == 0)
+                return mode_floor(argc - 1, argv + 1, true);
+        if (strcmp(m, "floor-nocg") == 0)
+                return mode_floor(argc - 1, argv + 1, false);
+        if (strcmp(m, "stats") == 0)
+                return mode_stats();
+        if (strcmp(m, "job-wall") == 0)
+                return job_wall(argc - 1, argv + 1);
+        if (strcmp(m, "job-spin") == 0)
+                return job_spin(argc - 1, argv + 1);
+        if (strcmp(m, "job-children") == 0)
+                return job_children(argc - 1, argv + 1);
+        fprintf(stderr, "usage: lh-bench ab|tput|sample|floor|floor-nocg|stats|job-wall|job-spin|job-children ...\n");
+        return 2;
+}
