@@ -145,7 +145,7 @@ static int profiles_list(struct leash_profiles *p) {
 static int profiles_show(struct leash_profiles *p, const char *name) {
         struct leash_settings s;
         const char *file = NULL, *sys = leash_profiles_system_file(p);
-        int r, width = 5;
+        int r, width = 5, key_width = 3;
 
         if (!leash_profile_name_is_valid(name))
                 return usage_error("profiles show: '%s': expected a profile name", name);
@@ -191,15 +191,18 @@ static int profiles_show(struct leash_profiles *p, const char *name) {
                 leash_option_format(&s, &leash_options[i], value, sizeof value);
                 if ((int) strlen(value) > width && strlen(value) <= 24)
                         width = (int) strlen(value);
+                if ((int) strlen(leash_options[i].name) > key_width)
+                        key_width = (int) strlen(leash_options[i].name);
         }
-        printf("%-14s %-*s  %s\n", "KEY", width, "VALUE", "FROM");
+        printf("%-*s %-*s  %s\n", key_width, "KEY", width, "VALUE", "FROM");
         for (size_t i = 0; i < _LEASH_OPT_MAX; i++) {
                 const struct leash_option *o = &leash_options[i];
                 char value[512];
                 if (!file_key(o) || o->id == LEASH_OPT_INHERIT)
                         continue;
                 leash_option_format(&s, o, value, sizeof value);
-                printf("%-14s %-*s  %s\n", o->name, width, value, s.origin[o->id] ? s.origin[o->id] : "built-in");
+                printf("%-*s %-*s  %s\n", key_width, o->name, width, value,
+                       s.origin[o->id] ? s.origin[o->id] : "built-in");
         }
         leash_settings_done(&s);
         return 0;

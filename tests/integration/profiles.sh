@@ -143,6 +143,15 @@ else
         check "shipped judge is strict: refused (125) on a host without the controllers" test "$jrc" = 125
 fi
 
+LEASH_CONFIG_DIR=$TMP/shipped "$LEASH" profiles show judge >"$TMP/show" 2>&1
+check "profiles show: the VALUE column lines up under its header, long keys included" python3 -c "
+lines = open('$TMP/show').read().split('\n')
+h = next(i for i, l in enumerate(lines) if l.startswith('KEY'))
+col = lines[h].index('VALUE')
+rows = [l for l in lines[h + 1:] if l]
+assert any(r.startswith('no-supplementary-groups') for r in rows)
+assert all(r[col - 1] == ' ' and r[col] != ' ' for r in rows), rows"
+
 # list-valued keys (env, unsetenv) may repeat and add up along the inherit chain
 printf '[env-base]\nenv = A=1\nenv = B=2\n[env-child]\ninherit = env-base\nenv = C=3\nunsetenv = HOME\n' >"$TMP/env.ini"
 chmod 0644 "$TMP/env.ini"
