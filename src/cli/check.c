@@ -59,7 +59,8 @@ int cmd_check(int argc, char **argv) {
         if (h.parent_error)
                 printf("  cannot create job cgroups there: %s\n", strerror(h.parent_error));
         else
-                printf("  may create job cgroups: yes\n");
+                printf("  may create job cgroups: yes%s\n",
+                       h.parent_missing ? " (the directory is made by the first run)" : "");
         printf("controllers a job gets:");
         for (int i = 0; i < CTL_COUNT; i++)
                 printf(" %s=%s", host_controller_names[i], h.ctl_available[i] ? "yes" : "no");

@@ -74,6 +74,23 @@ int cgroupfs_enable_controllers(int parent_fd, unsigned want, unsigned *ret_avai
         return 0;
 }
 
+int cgroupfs_offered_controllers(int fd, bool can_enable, unsigned want, unsigned *ret) {
+        char buf[512];
+        unsigned offered, enabled;
+        int r;
+
+        r = read_file_at(fd, "cgroup.controllers", buf, sizeof buf, NULL);
+        if (r < 0)
+                return r;
+        offered = host_parse_controllers(buf);
+        r = read_file_at(fd, "cgroup.subtree_control", buf, sizeof buf, NULL);
+        if (r < 0)
+                return r;
+        enabled = host_parse_controllers(buf);
+        *ret = (enabled | (can_enable ? offered : 0)) & want;
+        return 0;
+}
+
 void cgroupfs_plan_enforcement(const struct leash_config *c, unsigned available,
                                enum leash_enforcer plan[_LEASH_LIMIT_MAX],
                                const char *note[_LEASH_LIMIT_MAX]) {
@@ -275,6 +292,14 @@ int cgroupfs_populated(int job_fd) {
         if (!p)
                 return -EINVAL;
         return p[10] == '1';
+}
+
+bool cgroupfs_oom_killed(int job_fd) {
+        char buf[512], *p;
+        if (read_file_at(job_fd, "memory.events", buf, sizeof buf, NULL) < 0)
+                return false;
+        p = strstr(buf, "\noom_kill ");
+        return p && p[10] != '0';
 }
 
 int cgroupfs_wait_empty(int job_fd, int timeout_ms) {

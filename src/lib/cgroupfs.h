@@ -17,6 +17,10 @@
  * in its cgroup.subtree_control; *ret_available = what job cgroups get. */
 int cgroupfs_enable_controllers(int parent_fd, unsigned want, unsigned *ret_available);
 
+/* Read-only: the wanted controllers a child of this cgroup has or would get
+ * (enabled already, or offered and can_enable). */
+int cgroupfs_offered_controllers(int fd, bool can_enable, unsigned want, unsigned *ret);
+
 /* How each asked-for limit would be enforced with these controllers. */
 void cgroupfs_plan_enforcement(const struct leash_config *c, unsigned available,
                                enum leash_enforcer ret[_LEASH_LIMIT_MAX],
@@ -35,6 +39,8 @@ int cgroupfs_signal_all(int job_fd, int sig);
 int cgroupfs_kill(int job_fd);
 /* 1 when processes remain (cgroup.events "populated 1"), 0 when empty. */
 int cgroupfs_populated(int job_fd);
+/* memory.events counts an OOM kill in this cgroup. */
+bool cgroupfs_oom_killed(int job_fd);
 /* Waits (inotify on cgroup.events, bounded) until the job is empty. */
 int cgroupfs_wait_empty(int job_fd, int timeout_ms);
 /* rmdir, killing and waiting once more if it is still busy. */

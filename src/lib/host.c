@@ -200,7 +200,7 @@ static int cgroup2_mount_fast(char *ret, size_t size) {
         return host_cgroup2_mount(ret, size, NULL);
 }
 
-int host_job_parent(const char *requested, char *ret, size_t size, struct leash_error *err) {
+int host_job_parent(const char *requested, bool create, char *ret, size_t size, struct leash_error *err) {
         char mount[4096], own[4096], path[8192];
         struct statfs sfs;
         int r;
@@ -221,7 +221,7 @@ int host_job_parent(const char *requested, char *ret, size_t size, struct leash_
                         return fill_err(err, "use the cgroup parent (not on cgroup2)", path, -EINVAL);
         } else if (geteuid() == 0) {
                 snprintf(path, sizeof path, "%s/leash", mount);
-                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                if (create && mkdir(path, 0755) < 0 && errno != EEXIST)
                         return fill_err(err, "create the leash cgroup", path, negative_errno());
         } else {
                 char cand[8192];
@@ -313,20 +313,45 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
                 return fill_err(err, "find a cgroup2 mount", "", r);
 
         (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup);
-        r = host_job_parent(cgroup_parent, h->parent, sizeof h->parent, err);
+        /* check changes nothing: no mkdir, no write to cgroup.subtree_control */
+        r = host_job_parent(cgroup_parent, false, h->parent, sizeof h->parent, err);
         h->parent_error = r < 0 ? -r : 0;
 
-        fd = h->parent_error ? -1 : open(h->parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd >= 0) {
-                if (access(h->parent, W_OK) < 0)
+        if (!h->parent_error) {
+                bool exists = access(h->parent, F_OK) == 0;
+                /* a default parent not made yet: it will be made under the cgroup2 root */
+                const char *dir = exists ? h->parent : h->cgroup2_mount;
+                bool is_root = !exists || strcmp(h->parent, h->cgroup2_mount) == 0;
+                char feat[8200];
+
+                h->parent_missing = !exists;
+                if (access(dir, W_OK) < 0)
                         h->parent_error = errno;
-                r = cgroupfs_enable_controllers(fd, CTL_MEMORY | CTL_PIDS | CTL_CPU | CTL_IO, &avail);
-                (void) r;
-                h->cgroup_kill = faccessat(fd, "cgroup.kill", F_OK, 0) == 0;
-                h->pressure = faccessat(fd, "cpu.pressure", F_OK, 0) == 0;
-                h->memory_peak = (avail & CTL_MEMORY) && faccessat(fd, "memory.peak", F_OK, 0) == 0;
-                h->pids_peak = (avail & CTL_PIDS) && faccessat(fd, "pids.peak", F_OK, 0) == 0;
-                close(fd);
+                fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0) {
+                        /* what a run would get: enabled already, or enable-able because the
+                         * parent holds no process of its own (the root is exempt) */
+                        (void) cgroupfs_offered_controllers(fd, is_root || !holds_processes(dir),
+                                                            CTL_MEMORY | CTL_PIDS | CTL_CPU | CTL_IO, &avail);
+                        h->cgroup_kill = faccessat(fd, "cgroup.kill", F_OK, 0) == 0 ||
+                                         faccessat(fd, "cgroup.procs", F_OK, 0) < 0; /* root has none */
+                        h->pressure = faccessat(fd, "cpu.pressure", F_OK, 0) == 0;
+                        close(fd);
+                }
+                /* memory.peak and pids.peak exist in non-root cgroups with the controller:
+                 * look in the parent, else in leash's own cgroup */
+                if (exists && !is_root)
+                        snprintf(feat, sizeof feat, "%s", h->parent);
+                else
+                        snprintf(feat, sizeof feat, "%s%s", h->cgroup2_mount,
+                                 strcmp(h->own_cgroup, "/") == 0 ? "" : h->own_cgroup);
+                fd = open(feat, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0) {
+                        h->cgroup_kill = faccessat(fd, "cgroup.kill", F_OK, 0) == 0 || h->cgroup_kill;
+                        h->memory_peak = (avail & CTL_MEMORY) && faccessat(fd, "memory.peak", F_OK, 0) == 0;
+                        h->pids_peak = (avail & CTL_PIDS) && faccessat(fd, "pids.peak", F_OK, 0) == 0;
+                        close(fd);
+                }
         }
         for (unsigned i = 0; i < CTL_COUNT; i++)
                 h->ctl_available[i] = avail & (1u << i);

@@ -32,7 +32,7 @@ unsigned host_parse_controllers(const char *text);
 int host_cgroup2_mount(char *ret, size_t size, unsigned *ret_v1_count);
 int host_own_cgroup(char *ret, size_t size);
 
-/* Resolves where job cgroups go (absolute path), creating the default
- * <mount>/leash for root. requested may be absolute in the mount or relative
- * to the cgroup2 root. */
-int host_job_parent(const char *requested, char *ret, size_t size, struct leash_error *err);
+/* Resolves where job cgroups go (absolute path); with create, makes the
+ * default <mount>/leash for root. requested may be absolute in the mount or
+ * relative to the cgroup2 root. */
+int host_job_parent(const char *requested, bool create, char *ret, size_t size, struct leash_error *err);

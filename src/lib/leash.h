@@ -213,6 +213,7 @@ struct leash_host {
         char own_cgroup[4096];     /* leash's own cgroup, relative to the cgroup2 root */
         char parent[4096];         /* where a job cgroup would be created */
         int parent_error;          /* 0 when job cgroups can be created there, else errno */
+        bool parent_missing;       /* the default parent does not exist yet: made by the first run */
         bool ctl_available[4];     /* memory, pids, cpu, io: in the parent's cgroup.controllers */
         char v1_mount[4][4096];    /* where libcgroup found each controller on v1, "" if not */
         bool clone_into_cgroup, cgroup_kill, memory_peak, pids_peak, pressure;

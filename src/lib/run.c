@@ -214,7 +214,7 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
         if (rc < 0)
                 return rc;
 
-        rc = host_job_parent(c->cgroup_parent, parent, sizeof parent, err);
+        rc = host_job_parent(c->cgroup_parent, true, parent, sizeof parent, err);
         if (rc < 0)
                 return rc;
         parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -335,8 +335,11 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
         r->usage.main_nvcsw = (uint64_t) ru.ru_nvcsw;
         r->usage.main_nivcsw = (uint64_t) ru.ru_nivcsw;
 
-        /* Nothing outlives the main process: double forks, setsid, ignored signals. */
-        if (cgroupfs_populated(job_fd) > 0) {
+        /* Nothing outlives the main process: double forks, setsid, ignored signals.
+         * After a group OOM kill (memory.oom.group) the kernel is already taking
+         * the rest down: those are not leftovers, only a wait for the cgroup to empty. */
+        if (cgroupfs_populated(job_fd) > 0 && !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP &&
+                                                 r->term_signal == SIGKILL && cgroupfs_oom_killed(job_fd))) {
                 int n = cgroupfs_signal_all(job_fd, 0);
                 r->leftovers_killed = n > 0 ? (unsigned) n : 0;
                 (void) cgroupfs_kill(job_fd);

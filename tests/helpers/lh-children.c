@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lh-children N CPU_MS: a subreaper running N children one after another,
- * each burning ~CPU_MS of CPU time; prints the ground truth
- * children_cpu_s=X (getrusage(RUSAGE_CHILDREN) user+system). */
+ * each burning ~CPU_MS of CPU time; prints the ground truths
+ * children_cpu_s=X (getrusage(RUSAGE_CHILDREN) user+system) and
+ * tree_cpu_s=Y (the same plus its own RUSAGE_SELF: the whole job). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -13,7 +14,7 @@
 int main(int argc, char **argv) {
         int n = argc > 1 ? atoi(argv[1]) : 10;
         long ms = argc > 2 ? strtol(argv[2], NULL, 10) : 4;
-        struct rusage ru;
+        struct rusage ru, self;
 
         prctl(PR_SET_CHILD_SUBREAPER, 1);
         for (int i = 0; i < n; i++) {
@@ -38,7 +39,11 @@ int main(int argc, char **argv) {
         while (wait(NULL) > 0)
                 ;
         getrusage(RUSAGE_CHILDREN, &ru);
-        printf("children_cpu_s=%.6f\n", (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                                                (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+        getrusage(RUSAGE_SELF, &self);
+        double children = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                          (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+        double own = (double) (self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+                     (double) (self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
+        printf("children_cpu_s=%.6f\ntree_cpu_s=%.6f\n", children, children + own);
         return 0;
 }

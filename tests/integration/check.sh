@@ -18,6 +18,12 @@ else
         check "missing controllers: verdict DEGRADED" grep -q '^verdict: *DEGRADED' "$TMP/c"
         check "memory degraded, and says why" grep -q 'no memory controller' "$TMP/c"
 fi
+# check changes nothing: no directory made, no controller enabled
+before=$(find "$CG2" -maxdepth 2 -type d | sort; cat "$CG2/cgroup.subtree_control" "$PARENT/cgroup.subtree_control")
+"$LEASH" check >/dev/null 2>&1
+"$LEASH" check --cgroup-parent "$PARENT" >/dev/null 2>&1
+after=$(find "$CG2" -maxdepth 2 -type d | sort; cat "$CG2/cgroup.subtree_control" "$PARENT/cgroup.subtree_control")
+check "check creates no cgroup and enables no controller" test "$before" = "$after"
 "$LEASH" check --frob >/dev/null 2>&1
 check "check: bad option is 125" test $? = 125
 finish

@@ -237,6 +237,10 @@ mkdir -p "$root_leaf"
 excluded() { [[ ,${LEASH_VM_EXCLUDE:-}, == *,"${1##*/}",* ]]; }
 [[ $phase != user ]] || root_tests=()
 [[ $phase != root ]] || user_tests=()
+# The default parent of job cgroups (<cgroup2>/leash) is a persistent part of
+# the tree, made by the first run like a systemd slice: made up front here so
+# that the leftover check below sees job cgroups only.
+mkdir -p "$cgroot/leash"
 before=$(mktemp)
 cgroups_now >"$before"
 for t in "${root_tests[@]}"; do

@@ -33,6 +33,7 @@ check "OOM: memory_peak_basis memory.peak" test "$(jget "$TMP/oom.json" usage.me
 check "OOM: limits.memory.enforced_by cgroup" test "$(jget "$TMP/oom.json" limits.memory.enforced_by)" = cgroup
 check "OOM: limits.memory.value 64 MiB" test "$(jget "$TMP/oom.json" limits.memory.value)" = $((64 * MiB))
 check "OOM: the background sleeper is gone" pid_gone "$(cat "$TMP/bg" 2>/dev/null || echo 0)" 2000
+check "OOM: the group kill is not miscounted as leftovers" test "$(jget "$TMP/oom.json" usage.leftovers_killed)" = 0
 job=$(jget "$TMP/oom.json" cgroup)
 check "OOM: the job cgroup $job is removed" test ! -e "$job"
 
