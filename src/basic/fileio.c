@@ -38,24 +38,22 @@ int read_file_at(int dirfd, const char *name, char *buf, size_t size, size_t *re
         return read_fd_at0(fd, buf, size, ret_len);
 }
 
-int read_file_at_alloc(int dirfd, const char *name, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+int read_fd_alloc(int fd, size_t max, char **ret, size_t *ret_len) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, cap = 0;
 
-        if (fd < 0)
-                return negative_errno();
         for (;;) {
                 ssize_t n;
-                if (cap - len < 4096) {
+                if (cap - len < 4096 && cap <= max) {
+                        size_t want = cap ? cap * 2 : 8192;
                         char *p;
-                        if (cap > (64u << 20))
-                                return -EFBIG;
-                        cap = cap ? cap * 2 : 8192;
-                        p = realloc(buf, cap);
+                        if (want > max + 2)
+                                want = max + 2; /* room for one byte too many, and the NUL */
+                        p = realloc(buf, want);
                         if (!p)
                                 return -ENOMEM;
                         buf = p;
+                        cap = want;
                 }
                 n = read(fd, buf + len, cap - len - 1);
                 if (n < 0) {
@@ -66,17 +64,24 @@ int read_file_at_alloc(int dirfd, const char *name, char **ret, size_t *ret_len)
                 if (n == 0)
                         break;
                 len += (size_t) n;
+                if (len > max)
+                        return -EFBIG;
         }
-        if (!buf) {
-                buf = strdup("");
-                if (!buf)
-                        return -ENOMEM;
-        }
+        if (!buf && !(buf = malloc(1)))
+                return -ENOMEM;
         buf[len] = '\0';
         if (ret_len)
                 *ret_len = len;
         *ret = TAKE_PTR(buf);
         return 0;
+}
+
+int read_file_at_alloc(int dirfd, const char *name, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+        if (fd < 0)
+                return negative_errno();
+        return read_fd_alloc(fd, 64u << 20, ret, ret_len);
 }
 
 int write_string_at(int dirfd, const char *name, const char *s) {

@@ -10,7 +10,9 @@
 
 /* Reads at most size-1 bytes and NUL-terminates. -ENOENT if absent. */
 int read_file_at(int dirfd, const char *name, char *buf, size_t size, size_t *ret_len);
-/* Reads a whole file of any size into a malloc'd NUL-terminated buffer. */
+/* Reads to EOF into a malloc'd NUL-terminated buffer; -EFBIG past max bytes. */
+int read_fd_alloc(int fd, size_t max, char **ret, size_t *ret_len);
+/* Reads a whole file (at most 64 MiB) into a malloc'd NUL-terminated buffer. */
 int read_file_at_alloc(int dirfd, const char *name, char **ret, size_t *ret_len);
 /* One write(2) of s; -errno of the write (EINVAL, EBUSY...) on failure. */
 int write_string_at(int dirfd, const char *name, const char *s);

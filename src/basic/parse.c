@@ -74,17 +74,26 @@ static int fixed_scale(const struct fixed *f, uint64_t mult, uint64_t *ret) {
         return 0;
 }
 
-int parse_u64(const char *s, uint64_t *ret) {
-        struct fixed f;
+/* The whole string is "digits[.digits]", nothing after. */
+static int parse_fixed_all(const char *s, struct fixed *ret) {
         const char *end;
         int r;
 
         if (!s)
                 return -EINVAL;
-        r = parse_fixed(s, &f, &end);
+        r = parse_fixed(s, ret, &end);
         if (r < 0)
                 return r;
-        if (*end || f.has_point)
+        return *end ? -EINVAL : 0;
+}
+
+int parse_u64(const char *s, uint64_t *ret) {
+        struct fixed f;
+        int r = parse_fixed_all(s, &f);
+
+        if (r < 0)
+                return r;
+        if (f.has_point)
                 return -EINVAL;
         *ret = f.whole;
         return 0;
@@ -172,16 +181,10 @@ int parse_duration(const char *s, uint64_t *ret_ns) {
 
 int parse_cpus(const char *s, uint64_t *ret_ucores) {
         struct fixed f;
-        const char *end;
-        int r;
+        int r = parse_fixed_all(s, &f);
 
-        if (!s)
-                return -EINVAL;
-        r = parse_fixed(s, &f, &end);
         if (r < 0)
                 return r;
-        if (*end)
-                return -EINVAL;
         return fixed_scale(&f, 1000000, ret_ucores);
 }
 

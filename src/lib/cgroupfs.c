@@ -36,19 +36,31 @@
 #include "../basic/time-util.h"
 #include "host.h"
 
+/* What the cgroup offers its children (cgroup.controllers) and what it has
+ * enabled for them (cgroup.subtree_control). */
+static int read_controllers(int fd, unsigned *ret_offered, unsigned *ret_enabled) {
+        char buf[512];
+        int r;
+
+        r = read_file_at(fd, "cgroup.controllers", buf, sizeof buf, NULL);
+        if (r < 0)
+                return r;
+        *ret_offered = host_parse_controllers(buf);
+        r = read_file_at(fd, "cgroup.subtree_control", buf, sizeof buf, NULL);
+        if (r < 0)
+                return r;
+        *ret_enabled = host_parse_controllers(buf);
+        return 0;
+}
+
 int cgroupfs_enable_controllers(int parent_fd, unsigned want, unsigned *ret_available) {
-        char buf[512], cmd[128] = "";
+        char cmd[128] = "";
         unsigned offered, enabled, missing;
         int r;
 
-        r = read_file_at(parent_fd, "cgroup.controllers", buf, sizeof buf, NULL);
+        r = read_controllers(parent_fd, &offered, &enabled);
         if (r < 0)
                 return r;
-        offered = host_parse_controllers(buf);
-        r = read_file_at(parent_fd, "cgroup.subtree_control", buf, sizeof buf, NULL);
-        if (r < 0)
-                return r;
-        enabled = host_parse_controllers(buf);
         missing = want & offered & ~enabled;
         if (missing) {
                 for (unsigned i = 0; i < CTL_COUNT; i++)
@@ -75,18 +87,11 @@ int cgroupfs_enable_controllers(int parent_fd, unsigned want, unsigned *ret_avai
 }
 
 int cgroupfs_offered_controllers(int fd, bool can_enable, unsigned want, unsigned *ret) {
-        char buf[512];
         unsigned offered, enabled;
-        int r;
+        int r = read_controllers(fd, &offered, &enabled);
 
-        r = read_file_at(fd, "cgroup.controllers", buf, sizeof buf, NULL);
         if (r < 0)
                 return r;
-        offered = host_parse_controllers(buf);
-        r = read_file_at(fd, "cgroup.subtree_control", buf, sizeof buf, NULL);
-        if (r < 0)
-                return r;
-        enabled = host_parse_controllers(buf);
         *ret = (enabled | (can_enable ? offered : 0)) & want;
         return 0;
 }

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/trust.h"
 
@@ -460,30 +461,6 @@ int leash_profiles_load_buffer(struct leash_profiles *p, const char *name, const
 
 #define TRUST_HINT "as root, leash takes settings only from files that only root can change"
 
-static int read_fd_alloc(int fd, char **ret, size_t *ret_len) {
-        _cleanup_free_ char *buf = malloc(PROFILE_FILE_MAX + 1);
-        size_t len = 0;
-
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t n = read(fd, buf + len, PROFILE_FILE_MAX + 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len > PROFILE_FILE_MAX)
-                        return -EFBIG;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_len = len;
-        return 0;
-}
-
 int leash_profiles_load_file(struct leash_profiles *p, const char *path, enum leash_ini_kind kind) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *data = NULL;
@@ -510,7 +487,7 @@ int leash_profiles_load_file(struct leash_profiles *p, const char *path, enum le
         for (size_t i = 0; i < p->n_files; i++)
                 if (p->files[i]->has_inode && p->files[i]->dev == st.st_dev && p->files[i]->ino == st.st_ino)
                         return 0; /* the same file by another path: read once */
-        r = read_fd_alloc(fd, &data, &len);
+        r = read_fd_alloc(fd, PROFILE_FILE_MAX, &data, &len);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
