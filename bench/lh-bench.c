@@ -195,13 +195,12 @@ static int mode_ab(int argc, char **argv) {
                 }
         for (size_t k = 0; k < n; k++)
                 printf("%s median_us=%.1f p99_us=%.1f mean_us=%.1f maxrss_kb=%.0f runs=%zu\n", c[k].label,
-                       pct(t[k], runs, 50) * 1e6, pct(t[k], runs, 99) * 1e6,
-                       ({
-                               double s = 0;
-                               for (size_t i = 0; i < runs; i++)
-                                       s += t[k][i];
-                               s / (double) runs;
-                       }) * 1e6,
+                       pct(t[k], runs, 50) * 1e6, pct(t[k], runs, 99) * 1e6, ({
+                                                                                     double s = 0;
+                                                                                     for (size_t i = 0; i < runs; i++)
+                                                                                             s += t[k][i];
+                                                                                     s / (double) runs;
+                                                                             }) * 1e6,
                        pct(rss[k], runs, 50), runs);
         for (size_t a = 0; a < n; a++)
                 for (size_t k = a + 1; k < n; k++) {

@@ -7,7 +7,7 @@ set -euo pipefail
 
 build_pkgs=(gcc make autoconf automake pkg-config libcgroup-dev libseccomp-dev libcap-dev
         libinih-dev libjson-c-dev)
-test_pkgs=(python3 procps util-linux clang libclang-rt-14-dev)
+test_pkgs=(python3 procps util-linux clang clang-format libclang-rt-14-dev)
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}")

@@ -52,17 +52,17 @@ static inline void fclosep(FILE **f) {
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
 /* Hand an fd or pointer over to a new owner, leaving the cleanup a no-op. */
-#define TAKE_FD(fd)                     \
-        ({                              \
-                int _fd_ = (fd);        \
-                (fd) = -1;              \
-                _fd_;                   \
+#define TAKE_FD(fd)              \
+        ({                       \
+                int _fd_ = (fd); \
+                (fd) = -1;       \
+                _fd_;            \
         })
-#define TAKE_PTR(p)                         \
-        ({                                  \
-                __typeof__(p) _p_ = (p);    \
-                (p) = NULL;                 \
-                _p_;                        \
+#define TAKE_PTR(p)                      \
+        ({                               \
+                __typeof__(p) _p_ = (p); \
+                (p) = NULL;              \
+                _p_;                     \
         })
 
 /* -errno from a libc call that set errno, never 0 even if errno was left 0. */

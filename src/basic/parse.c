@@ -19,7 +19,7 @@
 
 struct fixed {
         uint64_t whole;
-        uint64_t frac;       /* the digits after the point, as an integer */
+        uint64_t frac; /* the digits after the point, as an integer */
         unsigned frac_digits;
         bool has_point;
 };
@@ -112,7 +112,10 @@ int parse_size(const char *s, uint64_t *ret) {
                 char c;
                 uint64_t mult;
         } units[] = {
-                {'K', 1ULL << 10}, {'M', 1ULL << 20}, {'G', 1ULL << 30}, {'T', 1ULL << 40},
+                {'K', 1ULL << 10},
+                {'M', 1ULL << 20},
+                {'G', 1ULL << 30},
+                {'T', 1ULL << 40},
         };
         struct fixed f;
         const char *end;
@@ -158,10 +161,14 @@ int parse_duration(const char *s, uint64_t *ret_ns) {
                 const char *unit;
                 uint64_t ns;
         } units[] = {
-                {"", NSEC_PER_SEC},          {"s", NSEC_PER_SEC},
-                {"ms", NSEC_PER_MSEC},       {"us", NSEC_PER_USEC},
-                {"ns", 1},                   {"m", 60 * NSEC_PER_SEC},
-                {"min", 60 * NSEC_PER_SEC},  {"h", 3600 * NSEC_PER_SEC},
+                {"", NSEC_PER_SEC},
+                {"s", NSEC_PER_SEC},
+                {"ms", NSEC_PER_MSEC},
+                {"us", NSEC_PER_USEC},
+                {"ns", 1},
+                {"m", 60 * NSEC_PER_SEC},
+                {"min", 60 * NSEC_PER_SEC},
+                {"h", 3600 * NSEC_PER_SEC},
                 {"d", 86400 * NSEC_PER_SEC},
         };
         struct fixed f;
@@ -234,8 +241,8 @@ bool job_name_is_valid(const char *s) {
                 return false;
         for (; s[n]; n++) {
                 char c = s[n];
-                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '_' || c == '-' || c == '.'))
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                      c == '-' || c == '.'))
                         return false;
                 if (n >= 64)
                         return false;

@@ -11,8 +11,7 @@ static inline uint64_t now_ns(clockid_t clock) {
 }
 
 static inline struct timespec ns_to_timespec(uint64_t ns) {
-        struct timespec ts = {.tv_sec = (time_t) (ns / 1000000000ULL),
-                              .tv_nsec = (long) (ns % 1000000000ULL)};
+        struct timespec ts = {.tv_sec = (time_t) (ns / 1000000000ULL), .tv_nsec = (long) (ns % 1000000000ULL)};
         return ts;
 }
 

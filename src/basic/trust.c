@@ -73,8 +73,8 @@ int trust_open(const char *path, bool directory, bool check, char *why, size_t s
                 /* a directory being opened is itself the one holding the
                  * files: the sticky allowance ends above it */
                 if (trust_judge(&st, slash || directory ? TRUST_ANCESTOR : TRUST_PARENT, w, sizeof w) < 0) {
-                        snprintf(why, size, "its directory %.*s is %s", p - real > 1 ? (int) (p - real - 1) : 1,
-                                 real, w);
+                        snprintf(why, size, "its directory %.*s is %s", p - real > 1 ? (int) (p - real - 1) : 1, real,
+                                 w);
                         return -EPERM;
                 }
                 if (!slash)

@@ -27,15 +27,17 @@ void print_sandbox_check(void) {
                 struct filter_program p = {0};
                 int b = filter_build(1U << i, LEASH_SECCOMP_KILL, &p);
                 if (b < 0)
-                        printf("  filter %-14s cannot be built here: %s\n", leash_filter_to_string(1U << i), strerror(-b));
+                        printf("  filter %-14s cannot be built here: %s\n", leash_filter_to_string(1U << i),
+                               strerror(-b));
                 else
                         printf("  filter %-14s %s (%s; %u instructions)\n", leash_filter_to_string(1U << i),
                                r < 0 ? "builds, but cannot be loaded" : "ok", filter_arch_names(), p.len);
                 filter_program_done(&p);
         }
-        printf("identity switch:    %s\n", geteuid() == 0 ? "available (leash runs as root)"
-                                                          : "not available (--user/--group need root)");
+        printf("identity switch:    %s\n",
+               geteuid() == 0 ? "available (leash runs as root)" : "not available (--user/--group need root)");
         printf("capabilities:       bounding set %s\n",
-               caps_have(CAP_SETPCAP_NUMBER) ? "can be dropped (CAP_SETPCAP held)"
-                                            : "cannot be dropped (no CAP_SETPCAP); the job has no capabilities to drop");
+               caps_have(CAP_SETPCAP_NUMBER)
+                       ? "can be dropped (CAP_SETPCAP held)"
+                       : "cannot be dropped (no CAP_SETPCAP); the job has no capabilities to drop");
 }

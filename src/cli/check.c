@@ -22,7 +22,8 @@ int cmd_check(int argc, char **argv) {
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
-        static const char *const modes[] = {"none", "v1 only", "hybrid (v1 controllers + a cgroup2 tree)", "v2 (unified)"};
+        static const char *const modes[] = {"none", "v1 only", "hybrid (v1 controllers + a cgroup2 tree)",
+                                            "v2 (unified)"};
         const char *parent = NULL;
         struct leash_host h;
         struct leash_error err = {0};

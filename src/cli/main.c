@@ -28,17 +28,16 @@ int usage_error(const char *fmt, ...) {
 }
 
 void print_help(FILE *f) {
-        fprintf(f,
-                "Usage: leash run [OPTIONS] [--] COMMAND [ARG...]\n"
-                "       leash check [--cgroup-parent PATH]\n"
-                "       leash profiles list | show NAME | check [FILE...]\n"
-                "       leash --help | --version\n"
-                "\n"
-                "Run COMMAND in its own cgroup under limits, warn it with the soft signal when a\n"
-                "time limit is reached, kill the whole tree after the grace period, and report\n"
-                "what it used and why it ended.\n"
-                "\n"
-                "Options of 'leash run':\n");
+        fprintf(f, "Usage: leash run [OPTIONS] [--] COMMAND [ARG...]\n"
+                   "       leash check [--cgroup-parent PATH]\n"
+                   "       leash profiles list | show NAME | check [FILE...]\n"
+                   "       leash --help | --version\n"
+                   "\n"
+                   "Run COMMAND in its own cgroup under limits, warn it with the soft signal when a\n"
+                   "time limit is reached, kill the whole tree after the grace period, and report\n"
+                   "what it used and why it ended.\n"
+                   "\n"
+                   "Options of 'leash run':\n");
         for (size_t i = 0; i < _LEASH_OPT_MAX; i++) {
                 const struct leash_option *o = &leash_options[i];
                 char left[64];
@@ -55,14 +54,13 @@ void print_help(FILE *f) {
                         fprintf(f, " [%s]", o->default_text);
                 fputc('\n', f);
         }
-        fprintf(f,
-                "\n"
-                "SIZE: bytes or K, M, G, T (powers of 1024), or max. DURATION: 90, 1.5s, 250ms,\n"
-                "2m, 1h. SIG: a name (XCPU, TERM) or a number.\n"
-                "\n"
-                "Exit status: the command's own; 124 a time limit ended it; 125 leash failed;\n"
-                "126 not executable; 127 not found; 128+N killed by signal N (137: also OOM).\n"
-                "See leash(1) for the report format, leash.ini(5) for profiles.\n");
+        fprintf(f, "\n"
+                   "SIZE: bytes or K, M, G, T (powers of 1024), or max. DURATION: 90, 1.5s, 250ms,\n"
+                   "2m, 1h. SIG: a name (XCPU, TERM) or a number.\n"
+                   "\n"
+                   "Exit status: the command's own; 124 a time limit ended it; 125 leash failed;\n"
+                   "126 not executable; 127 not found; 128+N killed by signal N (137: also OOM).\n"
+                   "See leash(1) for the report format, leash.ini(5) for profiles.\n");
 }
 
 int main(int argc, char **argv) {

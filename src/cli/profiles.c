@@ -217,15 +217,14 @@ static int profiles_check(struct leash_profiles *p) {
 }
 
 static void profiles_usage(FILE *f) {
-        fprintf(f,
-                "Usage: leash profiles list [--profile-file PATH]...\n"
-                "       leash profiles show [--profile-file PATH]... NAME\n"
-                "       leash profiles check [FILE...]\n"
-                "\n"
-                "list: every profile and the file and line that define it.\n"
-                "show: every resolved value of profile NAME and where it came from.\n"
-                "check: read the configuration (and each FILE as a profile file); exit 0\n"
-                "when it is valid, 1 after listing every error. See leash.ini(5).\n");
+        fprintf(f, "Usage: leash profiles list [--profile-file PATH]...\n"
+                   "       leash profiles show [--profile-file PATH]... NAME\n"
+                   "       leash profiles check [FILE...]\n"
+                   "\n"
+                   "list: every profile and the file and line that define it.\n"
+                   "show: every resolved value of profile NAME and where it came from.\n"
+                   "check: read the configuration (and each FILE as a profile file); exit 0\n"
+                   "when it is valid, 1 after listing every error. See leash.ini(5).\n");
 }
 
 int cmd_profiles(int argc, char **argv) {

@@ -183,8 +183,8 @@ static void report_close(struct report_dest *d) {
         d->resolved = NULL;
 }
 
-static int parse_run_options(int argc, char **argv, struct leash_settings *s, struct cli_arg *args,
-                             size_t *n_args, int *ret_optind) {
+static int parse_run_options(int argc, char **argv, struct leash_settings *s, struct cli_arg *args, size_t *n_args,
+                             int *ret_optind) {
         struct option longopts[_LEASH_OPT_MAX + 2];
         char shortopts[3 * _LEASH_OPT_MAX + 4] = "+h";
         size_t n = 0;
@@ -257,8 +257,8 @@ static int report_dir_path(struct leash_settings *s) {
                                   ? *b
                                   : '_';
         name[n] = '\0';
-        if (asprintf(&s->report_path, "%s/%s-%d.%s", s->report_dir, n ? name : "job", (int) getpid(),
-                     ext[s->format]) < 0) {
+        if (asprintf(&s->report_path, "%s/%s-%d.%s", s->report_dir, n ? name : "job", (int) getpid(), ext[s->format]) <
+            0) {
                 s->report_path = NULL;
                 return -ENOMEM;
         }

@@ -66,12 +66,13 @@ static int parse_flat(const char *text, const struct flat_field *fields, size_t 
         return found;
 }
 
-#define F(k, field) {k, offsetof(struct leash_usage, field)}
+#define F(k, field) \
+        { k, offsetof(struct leash_usage, field) }
 
 int account_parse_cpu_stat(const char *text, struct leash_usage *u) {
         static const struct flat_field f[] = {
-                F("usage_usec", cpu_usage_us),     F("user_usec", cpu_user_us),
-                F("system_usec", cpu_system_us),   F("nr_periods", cpu_nr_periods),
+                F("usage_usec", cpu_usage_us),       F("user_usec", cpu_user_us),
+                F("system_usec", cpu_system_us),     F("nr_periods", cpu_nr_periods),
                 F("nr_throttled", cpu_nr_throttled), F("throttled_usec", cpu_throttled_us),
         };
         return parse_flat(text, f, ELEMENTSOF(f), u);
@@ -79,7 +80,7 @@ int account_parse_cpu_stat(const char *text, struct leash_usage *u) {
 
 int account_parse_memory_events(const char *text, struct leash_usage *u) {
         static const struct flat_field f[] = {
-                F("low", mem_ev_low), F("high", mem_ev_high), F("max", mem_ev_max),
+                F("low", mem_ev_low), F("high", mem_ev_high),         F("max", mem_ev_max),
                 F("oom", mem_ev_oom), F("oom_kill", mem_ev_oom_kill),
         };
         return parse_flat(text, f, ELEMENTSOF(f), u);
@@ -87,7 +88,9 @@ int account_parse_memory_events(const char *text, struct leash_usage *u) {
 
 int account_parse_memory_stat(const char *text, struct leash_usage *u) {
         static const struct flat_field f[] = {
-                F("anon", mem_anon), F("file", mem_file), F("shmem", mem_shmem),
+                F("anon", mem_anon),
+                F("file", mem_file),
+                F("shmem", mem_shmem),
         };
         return parse_flat(text, f, ELEMENTSOF(f), u);
 }
@@ -147,9 +150,7 @@ int account_parse_pressure(const char *text, uint64_t *ret_some, uint64_t *ret_f
         bool any = false;
 
         while (p && *p) {
-                uint64_t *dst = strncmp(p, "some ", 5) == 0   ? ret_some
-                                : strncmp(p, "full ", 5) == 0 ? ret_full
-                                                              : NULL;
+                uint64_t *dst = strncmp(p, "some ", 5) == 0 ? ret_some : strncmp(p, "full ", 5) == 0 ? ret_full : NULL;
                 const char *eol = strchr(p, '\n');
                 const char *t = strstr(p, "total=");
                 if (dst && t && (!eol || t < eol)) {

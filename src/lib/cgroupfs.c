@@ -97,8 +97,7 @@ int cgroupfs_offered_controllers(int fd, bool can_enable, unsigned want, unsigne
 }
 
 void cgroupfs_plan_enforcement(const struct leash_config *c, unsigned available,
-                               enum leash_enforcer plan[_LEASH_LIMIT_MAX],
-                               const char *note[_LEASH_LIMIT_MAX]) {
+                               enum leash_enforcer plan[_LEASH_LIMIT_MAX], const char *note[_LEASH_LIMIT_MAX]) {
         static const char no_mem[] = "no memory controller in the job's cgroup2 parent";
         bool mem = available & CTL_MEMORY;
 
@@ -194,8 +193,8 @@ static void u64_or_max(uint64_t v, char *buf, size_t size) {
                 snprintf(buf, size, "%" PRIu64, v);
 }
 
-int cgroupfs_apply_limits(int fd, const struct leash_config *c,
-                          const enum leash_enforcer plan[_LEASH_LIMIT_MAX], struct leash_error *err) {
+int cgroupfs_apply_limits(int fd, const struct leash_config *c, const enum leash_enforcer plan[_LEASH_LIMIT_MAX],
+                          struct leash_error *err) {
         char v[64];
         int r;
 
@@ -209,8 +208,7 @@ int cgroupfs_apply_limits(int fd, const struct leash_config *c,
                 /* With a memory limit, swap defaults to 0 unless asked: otherwise the
                  * limit only moves the job's pages to swap. Hosts without swap
                  * accounting have no memory.swap.max: then there is nothing to limit. */
-                if (c->limit[LEASH_LIMIT_SWAP] == LEASH_UNSET &&
-                    faccessat(fd, "memory.swap.max", F_OK, 0) == 0 &&
+                if (c->limit[LEASH_LIMIT_SWAP] == LEASH_UNSET && faccessat(fd, "memory.swap.max", F_OK, 0) == 0 &&
                     (r = write_limit(fd, "memory.swap.max", "0", err)) < 0)
                         return r;
         }

@@ -23,15 +23,14 @@ int cgroupfs_offered_controllers(int fd, bool can_enable, unsigned want, unsigne
 
 /* How each asked-for limit would be enforced with these controllers. */
 void cgroupfs_plan_enforcement(const struct leash_config *c, unsigned available,
-                               enum leash_enforcer ret[_LEASH_LIMIT_MAX],
-                               const char *ret_note[_LEASH_LIMIT_MAX]);
+                               enum leash_enforcer ret[_LEASH_LIMIT_MAX], const char *ret_note[_LEASH_LIMIT_MAX]);
 
 /* mkdir <name>@<pid>[.<n>] under the parent; returns its dirfd. */
 int cgroupfs_create_job(int parent_fd, const char *name, char *ret_dirname, size_t size, int *ret_fd);
 
 /* Writes the cgroup limit files of the plan. */
-int cgroupfs_apply_limits(int job_fd, const struct leash_config *c,
-                          const enum leash_enforcer plan[_LEASH_LIMIT_MAX], struct leash_error *err);
+int cgroupfs_apply_limits(int job_fd, const struct leash_config *c, const enum leash_enforcer plan[_LEASH_LIMIT_MAX],
+                          struct leash_error *err);
 
 /* The soft signal to every process of the job; returns how many got it. */
 int cgroupfs_signal_all(int job_fd, int sig);

@@ -78,22 +78,14 @@ static const struct rule no_ptrace[] = {
         {NULL, 0},
 };
 static const struct rule no_namespaces[] = {
-        {"unshare", COND_UNSHARE_NS},
-        {"clone", COND_CLONE_NS},
-        {"clone3", COND_ENOSYS},
-        {"setns", COND_ALWAYS},
-        {"mount", COND_ALWAYS},
-        {"umount", COND_ALWAYS},
-        {"umount2", COND_ALWAYS},
-        {"pivot_root", COND_ALWAYS},
-        {"fsopen", COND_ALWAYS},
-        {"fsconfig", COND_ALWAYS},
-        {"fsmount", COND_ALWAYS},
-        {"fspick", COND_ALWAYS},
-        {"move_mount", COND_ALWAYS},
-        {"open_tree", COND_ALWAYS},
-        {"mount_setattr", COND_ALWAYS},
-        {NULL, 0},
+        {"unshare", COND_UNSHARE_NS},   {"clone", COND_CLONE_NS},
+        {"clone3", COND_ENOSYS},        {"setns", COND_ALWAYS},
+        {"mount", COND_ALWAYS},         {"umount", COND_ALWAYS},
+        {"umount2", COND_ALWAYS},       {"pivot_root", COND_ALWAYS},
+        {"fsopen", COND_ALWAYS},        {"fsconfig", COND_ALWAYS},
+        {"fsmount", COND_ALWAYS},       {"fspick", COND_ALWAYS},
+        {"move_mount", COND_ALWAYS},    {"open_tree", COND_ALWAYS},
+        {"mount_setattr", COND_ALWAYS}, {NULL, 0},
 };
 static const struct rule no_kernel[] = {
         {"init_module", COND_ALWAYS},
@@ -256,8 +248,8 @@ const char *filter_arch_names(void) {
 }
 
 static int add_rule(scmp_filter_ctx ctx, uint32_t action, const struct rule *rule) {
-        static const uint64_t ns_flags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-                                            CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET, CLONE_NEWTIME};
+        static const uint64_t ns_flags[] = {CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+                                            CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET, CLONE_NEWTIME};
         int nr = seccomp_syscall_resolve_name(rule->syscall);
         size_t n_flags = ELEMENTSOF(ns_flags);
         int r;

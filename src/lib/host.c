@@ -38,8 +38,8 @@ const char *const host_controller_names[CTL_COUNT] = {"memory", "pids", "cpu", "
 static void unescape_octal(char *s) {
         char *w = s;
         for (char *p = s; *p; p++) {
-                if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
-                    p[3] >= '0' && p[3] <= '7') {
+                if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+                    p[3] <= '7') {
                         *w++ = (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
                         p += 3;
                 } else
@@ -66,8 +66,7 @@ int host_parse_mountinfo(const char *text, char *ret_mount, size_t size, unsigne
                         sep = strstr(buf, " - ");
                         if (sep) {
                                 *sep = '\0';
-                                for (tok = strtok_r(buf, " ", &save); tok && n < 6;
-                                     tok = strtok_r(NULL, " ", &save))
+                                for (tok = strtok_r(buf, " ", &save); tok && n < 6; tok = strtok_r(NULL, " ", &save))
                                         f[n++] = tok;
                                 fstype = strtok_r(sep + 3, " ", &save);
                                 if (n >= 5 && fstype) {
@@ -128,8 +127,7 @@ unsigned host_parse_controllers(const char *text) {
                         p++;
                 len = strcspn(p, " \n");
                 for (unsigned i = 0; i < CTL_COUNT; i++)
-                        if (len == strlen(host_controller_names[i]) &&
-                            strncmp(p, host_controller_names[i], len) == 0)
+                        if (len == strlen(host_controller_names[i]) && strncmp(p, host_controller_names[i], len) == 0)
                                 mask |= 1u << i;
                 p += len;
         }
@@ -230,7 +228,8 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
                         return fill_err(err, "read /proc/self/cgroup", "", r);
                 snprintf(cand, sizeof cand, "%s%s", mount, strcmp(own, "/") == 0 ? "" : own);
                 if (!writable_delegation(cand))
-                        return fill_err(err, "find a delegated cgroup (cgroup.procs and cgroup.subtree_control writable)",
+                        return fill_err(err,
+                                        "find a delegated cgroup (cgroup.procs and cgroup.subtree_control writable)",
                                         cand, -EACCES);
                 snprintf(path, sizeof path, "%s", cand);
                 /* walk up while still delegated; stop at the first ancestor without processes */

@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define LEASH_UNSET (UINT64_MAX - 1)/* sentinel for "not given" in u64 fields */
-#define LEASH_MAX UINT64_MAX       /* "max": explicitly unlimited */
-#define LEASH_NULL UINT64_MAX      /* a figure the kernel did not give: null */
+#define LEASH_UNSET (UINT64_MAX - 1) /* sentinel for "not given" in u64 fields */
+#define LEASH_MAX UINT64_MAX         /* "max": explicitly unlimited */
+#define LEASH_NULL UINT64_MAX        /* a figure the kernel did not give: null */
 
 /* Every limit leash knows. The order is the report's order. */
 enum leash_limit {
@@ -92,8 +92,8 @@ struct leash_sandbox {
 
 struct leash_config {
         char *const *argv;
-        const char *name;          /* job name; NULL = basename of argv[0] */
-        const char *cgroup_parent; /* NULL = default placement */
+        const char *name;                 /* job name; NULL = basename of argv[0] */
+        const char *cgroup_parent;        /* NULL = default placement */
         uint64_t limit[_LEASH_LIMIT_MAX]; /* LEASH_UNSET, a value, or LEASH_MAX */
         uint64_t grace_ns;
         int soft_signal;
@@ -141,7 +141,7 @@ struct leash_usage {
 
 struct leash_signal_event {
         int signal;
-        uint64_t at_ns; /* since the start of the job */
+        uint64_t at_ns;  /* since the start of the job */
         const char *why; /* "wall_time", "cpu_time", "grace", "interrupt", "leftover" */
 };
 
@@ -165,11 +165,11 @@ struct leash_sandbox_result {
 
 struct leash_result {
         enum leash_reason reason;
-        int exit_code;       /* what leash should exit with */
-        int status_code;     /* the main process's exit code, -1 when it did not exit */
-        int term_signal;     /* the signal that killed it, 0 when none */
+        int exit_code;        /* what leash should exit with */
+        int status_code;      /* the main process's exit code, -1 when it did not exit */
+        int term_signal;      /* the signal that killed it, 0 when none */
         int interrupt_signal; /* the signal leash itself received, 0 when none */
-        int exec_errno;      /* with LEASH_REASON_EXEC_ERROR */
+        int exec_errno;       /* with LEASH_REASON_EXEC_ERROR */
         uint64_t started_realtime_ns;
         char cgroup[4096];
         pid_t pid;
@@ -191,8 +191,8 @@ int leash_config_validate(const struct leash_config *c, struct leash_error *err)
 int leash_run(const struct leash_config *c, struct leash_result *result, struct leash_error *err);
 
 /* Report writers: a malloc'd text. */
-int leash_report_format(const struct leash_config *c, const struct leash_result *r,
-                        enum leash_format format, char **ret_text);
+int leash_report_format(const struct leash_config *c, const struct leash_result *r, enum leash_format format,
+                        char **ret_text);
 /* "leash: wall_time limit (2s) reached; killed by SIGKILL after 5s grace" */
 int leash_report_summary(const struct leash_config *c, const struct leash_result *r, char **ret_text);
 
@@ -209,13 +209,13 @@ enum leash_cgroup_mode { LEASH_CG_NONE, LEASH_CG_V1, LEASH_CG_HYBRID, LEASH_CG_V
 
 struct leash_host {
         enum leash_cgroup_mode mode;
-        char cgroup2_mount[4096];  /* "" when none */
-        char own_cgroup[4096];     /* leash's own cgroup, relative to the cgroup2 root */
-        char parent[4096];         /* where a job cgroup would be created */
-        int parent_error;          /* 0 when job cgroups can be created there, else errno */
-        bool parent_missing;       /* the default parent does not exist yet: made by the first run */
-        bool ctl_available[4];     /* memory, pids, cpu, io: in the parent's cgroup.controllers */
-        char v1_mount[4][4096];    /* where libcgroup found each controller on v1, "" if not */
+        char cgroup2_mount[4096]; /* "" when none */
+        char own_cgroup[4096];    /* leash's own cgroup, relative to the cgroup2 root */
+        char parent[4096];        /* where a job cgroup would be created */
+        int parent_error;         /* 0 when job cgroups can be created there, else errno */
+        bool parent_missing;      /* the default parent does not exist yet: made by the first run */
+        bool ctl_available[4];    /* memory, pids, cpu, io: in the parent's cgroup.controllers */
+        char v1_mount[4][4096];   /* where libcgroup found each controller on v1, "" if not */
         bool clone_into_cgroup, cgroup_kill, memory_peak, pids_peak, pressure;
         enum leash_enforcer enforced[_LEASH_LIMIT_MAX]; /* how each limit would be enforced */
         const char *enforce_note[_LEASH_LIMIT_MAX];

@@ -18,14 +18,13 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_PROFILE_FILE, "profile-file", 0, LEASH_OPT_PATH, -1, "PATH",
          "also read profiles from PATH (may be repeated)", "none", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_INHERIT, "inherit", 0, LEASH_OPT_PROFILE, -1, "NAME",
-         "take profile NAME's values first, then override them", "none",
-         LEASH_OPT_NO_CLI | LEASH_OPT_NO_SYSTEM},
+         "take profile NAME's values first, then override them", "none", LEASH_OPT_NO_CLI | LEASH_OPT_NO_SYSTEM},
         {LEASH_OPT_MEMORY, "memory", 'm', LEASH_OPT_SIZE, LEASH_LIMIT_MEMORY, "SIZE",
          "memory.max of the job; with it, swap defaults to 0", "max"},
         {LEASH_OPT_MEMORY_HIGH, "memory-high", 0, LEASH_OPT_SIZE, LEASH_LIMIT_MEMORY_HIGH, "SIZE",
          "memory.high: throttle and reclaim above this", "max"},
-        {LEASH_OPT_SWAP, "swap", 0, LEASH_OPT_SIZE, LEASH_LIMIT_SWAP, "SIZE",
-         "memory.swap.max of the job", "max (0 with --memory)"},
+        {LEASH_OPT_SWAP, "swap", 0, LEASH_OPT_SIZE, LEASH_LIMIT_SWAP, "SIZE", "memory.swap.max of the job",
+         "max (0 with --memory)"},
         {LEASH_OPT_PIDS, "pids", 'P', LEASH_OPT_COUNT, LEASH_LIMIT_PIDS, "N",
          "pids.max: processes and threads of the whole job", "max"},
         {LEASH_OPT_CPUS_ID, "cpus", 'c', LEASH_OPT_CPUS, LEASH_LIMIT_CPUS, "X",
@@ -34,32 +33,32 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "CPU time (user+system) of the whole process tree", "none"},
         {LEASH_OPT_WALL_TIME, "wall-time", 'w', LEASH_OPT_DURATION, LEASH_LIMIT_WALL_TIME, "DURATION",
          "wall-clock time", "none"},
-        {LEASH_OPT_GRACE, "grace", 'g', LEASH_OPT_DURATION, -1, "DURATION",
-         "time between the soft signal and SIGKILL", "5s"},
+        {LEASH_OPT_GRACE, "grace", 'g', LEASH_OPT_DURATION, -1, "DURATION", "time between the soft signal and SIGKILL",
+         "5s"},
         {LEASH_OPT_SIGNAL_ID, "signal", 's', LEASH_OPT_SIGNAL, -1, "SIG",
          "the soft signal sent when a time limit is reached", "XCPU"},
         {LEASH_OPT_NOFILE, "nofile", 0, LEASH_OPT_COUNT, LEASH_LIMIT_NOFILE, "N",
          "RLIMIT_NOFILE: open files per process", "inherited"},
         {LEASH_OPT_FSIZE, "fsize", 0, LEASH_OPT_SIZE, LEASH_LIMIT_FSIZE, "SIZE",
          "RLIMIT_FSIZE: largest file a process may write", "inherited"},
-        {LEASH_OPT_CORE, "core", 0, LEASH_OPT_SIZE, LEASH_LIMIT_CORE, "SIZE",
-         "RLIMIT_CORE: largest core dump", "inherited"},
+        {LEASH_OPT_CORE, "core", 0, LEASH_OPT_SIZE, LEASH_LIMIT_CORE, "SIZE", "RLIMIT_CORE: largest core dump",
+         "inherited"},
         {LEASH_OPT_REPORT, "report", 'o', LEASH_OPT_PATH, -1, "PATH",
          "write the report to PATH, or to descriptor N with fd:N", "none", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_REPORT_DIR, "report-dir", 0, LEASH_OPT_PATH, -1, "DIR",
          "without --report, write the report to DIR/NAME-PID.FORMAT", "none"},
-        {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT",
-         "report format: json, kv or text", "json"},
+        {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT", "report format: json, kv or text", "json"},
         {LEASH_OPT_NAME_ID, "name", 'n', LEASH_OPT_NAME, -1, "NAME",
          "job name, used in the cgroup name ([A-Za-z0-9_.-], at most 64)", "the command's name"},
         {LEASH_OPT_CGROUP_PARENT, "cgroup-parent", 0, LEASH_OPT_PATH, -1, "PATH",
-         "cgroup under which job cgroups are created", "leash at the cgroup2 root (root), the delegated subtree (user)"},
+         "cgroup under which job cgroups are created",
+         "leash at the cgroup2 root (root), the delegated subtree (user)"},
         {LEASH_OPT_STRICT, "strict", 0, LEASH_OPT_FLAG, -1, NULL,
          "refuse to run if a requested limit cannot be enforced by a cgroup controller", "off"},
-        {LEASH_OPT_QUIET, "quiet", 'q', LEASH_OPT_FLAG, -1, NULL,
-         "no summary line on stderr", "off", LEASH_OPT_CLI_ONLY},
-        {LEASH_OPT_VERBOSE, "verbose", 'v', LEASH_OPT_FLAG, -1, NULL,
-         "say what leash does, step by step, on stderr", "off", LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_QUIET, "quiet", 'q', LEASH_OPT_FLAG, -1, NULL, "no summary line on stderr", "off",
+         LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_VERBOSE, "verbose", 'v', LEASH_OPT_FLAG, -1, NULL, "say what leash does, step by step, on stderr",
+         "off", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_USER, "user", 0, LEASH_OPT_ID, -1, "USER",
          "run the job as this user (name or uid; leash must be root)", "leash's own"},
         {LEASH_OPT_GROUP, "group", 0, LEASH_OPT_ID, -1, "GROUP",
@@ -76,14 +75,13 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "what a filtered syscall gets: errno (EPERM), kill (SIGSYS) or log (allowed, logged)", "errno"},
         {LEASH_OPT_CLEAN_ENV, "clean-env", 0, LEASH_OPT_FLAG, -1, NULL,
          "start the job from a minimal environment (PATH, HOME, USER, LOGNAME, SHELL)", "off"},
-        {LEASH_OPT_ENV, "env", 0, LEASH_OPT_LIST, -1, "K=V",
-         "set K to V in the job's environment (may repeat)", "none"},
-        {LEASH_OPT_UNSETENV, "unsetenv", 0, LEASH_OPT_LIST, -1, "K",
-         "remove K from the job's environment (may repeat)", "none"},
-        {LEASH_OPT_CHDIR, "chdir", 0, LEASH_OPT_PATH, -1, "DIR",
-         "run the job in DIR (entered as the job's user)", "leash's working directory"},
-        {LEASH_OPT_NO_STDIN, "no-stdin", 0, LEASH_OPT_FLAG, -1, NULL,
-         "the job's stdin is /dev/null", "off"},
+        {LEASH_OPT_ENV, "env", 0, LEASH_OPT_LIST, -1, "K=V", "set K to V in the job's environment (may repeat)",
+         "none"},
+        {LEASH_OPT_UNSETENV, "unsetenv", 0, LEASH_OPT_LIST, -1, "K", "remove K from the job's environment (may repeat)",
+         "none"},
+        {LEASH_OPT_CHDIR, "chdir", 0, LEASH_OPT_PATH, -1, "DIR", "run the job in DIR (entered as the job's user)",
+         "leash's working directory"},
+        {LEASH_OPT_NO_STDIN, "no-stdin", 0, LEASH_OPT_FLAG, -1, NULL, "the job's stdin is /dev/null", "off"},
         {LEASH_OPT_KEEP_FDS, "keep-fds", 0, LEASH_OPT_FLAG, -1, NULL,
          "let the job inherit file descriptors above 2 (closed by default)", "off"},
 };
@@ -208,20 +206,19 @@ static int fail(struct leash_error *err, int r, const char *value, const char *e
         if (err) {
                 err->error = -r;
                 err->step = "parse";
-                snprintf(err->detail, sizeof err->detail, "'%s': expected %s", value ? value : "",
-                         expected);
+                snprintf(err->detail, sizeof err->detail, "'%s': expected %s", value ? value : "", expected);
         }
         return r;
 }
 
 static int parse_flag(const char *value, bool *ret) {
-        if (!value || strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 ||
-            strcmp(value, "1") == 0 || strcasecmp(value, "on") == 0) {
+        if (!value || strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 || strcmp(value, "1") == 0 ||
+            strcasecmp(value, "on") == 0) {
                 *ret = true;
                 return 0;
         }
-        if (strcasecmp(value, "false") == 0 || strcasecmp(value, "no") == 0 ||
-            strcmp(value, "0") == 0 || strcasecmp(value, "off") == 0) {
+        if (strcasecmp(value, "false") == 0 || strcasecmp(value, "no") == 0 || strcmp(value, "0") == 0 ||
+            strcasecmp(value, "off") == 0) {
                 *ret = false;
                 return 0;
         }
@@ -237,8 +234,8 @@ static int set_string(char **field, const char *value) {
         return 0;
 }
 
-int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value,
-                     const char *origin, struct leash_error *err) {
+int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value, const char *origin,
+                     struct leash_error *err) {
         struct leash_config *c = &s->config;
         uint64_t v;
         int r, sig;
@@ -310,8 +307,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 break;
         case LEASH_OPT_NAME:
                 if (!job_name_is_valid(value))
-                        return fail(err, -EINVAL, value,
-                                    "1 to 64 of A-Z a-z 0-9 _ . -, not starting with a dot");
+                        return fail(err, -EINVAL, value, "1 to 64 of A-Z a-z 0-9 _ . -, not starting with a dot");
                 r = set_string(&s->name_buf, value);
                 if (r < 0)
                         return r;
@@ -411,8 +407,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
         return 0;
 }
 
-void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf,
-                         size_t size) {
+void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size) {
         const struct leash_config *c = &s->config;
         static const char *formats[] = {"json", "kv", "text"};
 
@@ -459,8 +454,8 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                 else if (o->id == LEASH_OPT_REPORT_DIR)
                         snprintf(buf, size, "%s", s->report_dir ? s->report_dir : o->default_text);
                 else if (o->id == LEASH_OPT_PROFILE_FILE)
-                        snprintf(buf, size, "%s", s->n_profile_files ? s->profile_files[s->n_profile_files - 1]
-                                                                     : o->default_text);
+                        snprintf(buf, size, "%s",
+                                 s->n_profile_files ? s->profile_files[s->n_profile_files - 1] : o->default_text);
                 else
                         snprintf(buf, size, "%s", c->cgroup_parent ? c->cgroup_parent : o->default_text);
                 break;

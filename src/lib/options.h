@@ -77,8 +77,8 @@ enum leash_opt_id {
 
 struct leash_option {
         enum leash_opt_id id;
-        const char *name;    /* long option and INI key */
-        char short_opt;      /* 0 when none */
+        const char *name; /* long option and INI key */
+        char short_opt;   /* 0 when none */
         enum leash_opt_type type;
         int limit;           /* enum leash_limit it sets, or -1 */
         const char *metavar; /* "SIZE", "DURATION", ... */
@@ -101,8 +101,8 @@ struct leash_settings {
         size_t n_env_set, n_env_unset;
         const char *origin[_LEASH_OPT_MAX]; /* NULL = built-in default */
         char *report_dir;
-        char *profile_name;    /* --profile, NULL = "default" */
-        char **profile_files;  /* --profile-file, in order */
+        char *profile_name;   /* --profile, NULL = "default" */
+        char **profile_files; /* --profile-file, in order */
         size_t n_profile_files;
 };
 
@@ -118,13 +118,12 @@ bool leash_profile_name_is_valid(const char *s);
 /* Parses value (NULL for flags from the command line) and stores it.
  * On failure fills err->detail with "VALUE: expected ..." and returns -EINVAL
  * or -ERANGE. origin is kept by pointer: it must outlive s. */
-int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value,
-                     const char *origin, struct leash_error *err);
+int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value, const char *origin,
+                     struct leash_error *err);
 
 /* The values of a LEASH_OPT_LIST option, in the order given. */
 char *const *leash_option_list(const struct leash_settings *s, const struct leash_option *o, size_t *ret_n);
 
 /* The current value as text, as a user would write it (a list: its values
  * separated by spaces). */
-void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf,
-                         size_t size);
+void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size);

@@ -254,14 +254,14 @@ static void profile_header(struct profile_loader *ld, char *s, size_t len) {
                 }
         } else {
                 if (!leash_profile_name_is_valid(s + 1)) {
-                        LERR(ld, "bad profile name [%s]: expected 1 to 48 of A-Z a-z 0-9 _ . -, not starting with a dot",
+                        LERR(ld,
+                             "bad profile name [%s]: expected 1 to 48 of A-Z a-z 0-9 _ . -, not starting with a dot",
                              s + 1);
                         return;
                 }
                 old = profile_find(ld->p, s + 1);
                 if (old) {
-                        LERR(ld, "duplicate profile [%s]: already defined at %s:%u", s + 1, old->file->path,
-                             old->line);
+                        LERR(ld, "duplicate profile [%s]: already defined at %s:%u", s + 1, old->file->path, old->line);
                         return;
                 }
         }
@@ -432,7 +432,12 @@ static int profile_handler(void *user, const char *section, const char *name, co
 static int profile_parse(struct leash_profiles *p, const struct profile_file *f, const char *data, size_t size,
                          enum leash_ini_kind kind) {
         struct profile_loader ld = {
-                .p = p, .file = f, .kind = kind, .buf = data, .size = size, .first_error = p->n_errors,
+                .p = p,
+                .file = f,
+                .kind = kind,
+                .buf = data,
+                .size = size,
+                .first_error = p->n_errors,
         };
         int r;
 
@@ -491,8 +496,7 @@ int leash_profiles_load_file(struct leash_profiles *p, const char *path, enum le
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                profile_error(p, path, 0, "cannot read: %s",
-                              r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
+                profile_error(p, path, 0, "cannot read: %s", r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
                 return p->oom ? -ENOMEM : -EINVAL;
         }
         f = profile_add_file(p, path);
@@ -693,7 +697,8 @@ int leash_profiles_get(const struct leash_profiles *p, size_t i, const char **re
                 return -EINVAL;
         /* merge the built-in default into the name order */
         for (size_t j = 0; j <= p->n_sections; j++) {
-                bool take_builtin = builtin && (j == p->n_sections || strcmp(LEASH_PROFILE_DEFAULT, p->sorted[j]->name) < 0);
+                bool take_builtin =
+                        builtin && (j == p->n_sections || strcmp(LEASH_PROFILE_DEFAULT, p->sorted[j]->name) < 0);
                 if (take_builtin) {
                         if (k++ == i) {
                                 *ret_name = LEASH_PROFILE_DEFAULT;

@@ -25,24 +25,24 @@
  * loader at every start: a plain run (no --report) never uses it, and mapping
  * it cost each launch ~50 us here (docs/PERFORMANCE.md). Every call goes
  * through this table, filled once by jsonc_load(). */
-#define JSONC_SYMBOLS(X) \
-        X(json_object_array_add) \
-        X(json_object_array_get_idx) \
-        X(json_object_array_length) \
-        X(json_object_get_object) \
-        X(json_object_get_string) \
-        X(json_object_is_type) \
-        X(json_object_new_array) \
-        X(json_object_new_boolean) \
-        X(json_object_new_double_s) \
-        X(json_object_new_int) \
-        X(json_object_new_int64) \
-        X(json_object_new_object) \
-        X(json_object_new_string) \
+#define JSONC_SYMBOLS(X)              \
+        X(json_object_array_add)      \
+        X(json_object_array_get_idx)  \
+        X(json_object_array_length)   \
+        X(json_object_get_object)     \
+        X(json_object_get_string)     \
+        X(json_object_is_type)        \
+        X(json_object_new_array)      \
+        X(json_object_new_boolean)    \
+        X(json_object_new_double_s)   \
+        X(json_object_new_int)        \
+        X(json_object_new_int64)      \
+        X(json_object_new_object)     \
+        X(json_object_new_string)     \
         X(json_object_new_string_len) \
-        X(json_object_new_uint64) \
-        X(json_object_object_add) \
-        X(json_object_put) \
+        X(json_object_new_uint64)     \
+        X(json_object_object_add)     \
+        X(json_object_put)            \
         X(json_object_to_json_string_ext)
 
 static struct {
@@ -61,9 +61,9 @@ static int jsonc_load(void) {
         dl = dlopen(JSONC_SONAME, RTLD_NOW | RTLD_LOCAL);
         if (!dl)
                 return -ELIBACC;
-#define X(f)                                                   \
-        jc.f = (__typeof__(jc.f)) dlsym(dl, #f);               \
-        if (!jc.f)                                             \
+#define X(f)                                     \
+        jc.f = (__typeof__(jc.f)) dlsym(dl, #f); \
+        if (!jc.f)                               \
                 return -ELIBACC;
         JSONC_SYMBOLS(X)
 #undef X
@@ -155,9 +155,9 @@ static json_object *sandbox_json(const struct leash_config *c, const struct leas
 
         caps = jc.json_object_new_object();
         jc.json_object_object_add(caps, "mode",
-                               jc.json_object_new_string(in->caps_mode == LEASH_CAPS_KEEP ? "keep"
-                                                      : in->caps_mode == LEASH_CAPS_LIST ? "list"
-                                                                                         : "none"));
+                                  jc.json_object_new_string(in->caps_mode == LEASH_CAPS_KEEP   ? "keep"
+                                                            : in->caps_mode == LEASH_CAPS_LIST ? "list"
+                                                                                               : "none"));
         jc.json_object_object_add(caps, "effective", cap_set(x->cap_effective));
         jc.json_object_object_add(caps, "permitted", cap_set(x->cap_permitted));
         jc.json_object_object_add(caps, "inheritable", cap_set(x->cap_inheritable));
@@ -172,10 +172,11 @@ static json_object *sandbox_json(const struct leash_config *c, const struct leas
                 if (x->seccomp & (1U << i))
                         jc.json_object_array_add(a, jc.json_object_new_string(leash_filter_to_string(1U << i)));
         jc.json_object_object_add(f, "filters", a);
-        jc.json_object_object_add(f, "action",
-                               x->seccomp ? jc.json_object_new_string(leash_seccomp_action_to_string(in->seccomp_action))
-                                          : NULL);
-        jc.json_object_object_add(f, "instructions", x->seccomp ? jc.json_object_new_int((int) x->filter_instructions) : NULL);
+        jc.json_object_object_add(
+                f, "action",
+                x->seccomp ? jc.json_object_new_string(leash_seccomp_action_to_string(in->seccomp_action)) : NULL);
+        jc.json_object_object_add(f, "instructions",
+                                  x->seccomp ? jc.json_object_new_int((int) x->filter_instructions) : NULL);
         jc.json_object_object_add(o, "seccomp", f);
 
         f = jc.json_object_new_object();
@@ -184,9 +185,9 @@ static json_object *sandbox_json(const struct leash_config *c, const struct leas
         for (size_t i = 0; i < in->n_env_set; i++) {
                 /* names only: values may be secrets */
                 const char *eq = strchr(in->env_set[i], '=');
-                jc.json_object_array_add(a, jc.json_object_new_string_len(in->env_set[i],
-                                                                    eq ? (int) (eq - in->env_set[i])
-                                                                       : (int) strlen(in->env_set[i])));
+                jc.json_object_array_add(
+                        a, jc.json_object_new_string_len(in->env_set[i], eq ? (int) (eq - in->env_set[i])
+                                                                            : (int) strlen(in->env_set[i])));
         }
         jc.json_object_object_add(f, "set", a);
         a = jc.json_object_new_array();
@@ -215,7 +216,7 @@ static json_object *build(const struct leash_config *c, const struct leash_resul
         jc.json_object_object_add(root, "cgroup", jc.json_object_new_string(r->cgroup));
         jc.json_object_object_add(root, "profile", c->profile ? jc.json_object_new_string(c->profile) : NULL);
         jc.json_object_object_add(root, "profile_source",
-                               c->profile_source ? jc.json_object_new_string(c->profile_source) : NULL);
+                                  c->profile_source ? jc.json_object_new_string(c->profile_source) : NULL);
         format_iso8601(r->started_realtime_ns, buf, sizeof buf);
         jc.json_object_object_add(root, "started", r->started_realtime_ns ? jc.json_object_new_string(buf) : NULL);
         jc.json_object_object_add(root, "pid", r->pid > 0 ? jc.json_object_new_int(r->pid) : NULL);
@@ -239,7 +240,8 @@ static json_object *build(const struct leash_config *c, const struct leash_resul
                 m = jc.json_object_new_object();
                 jc.json_object_object_add(m, "value", limit_value((enum leash_limit) l, c->limit[l]));
                 jc.json_object_object_add(m, "unit", jc.json_object_new_string(limit_unit((enum leash_limit) l)));
-                jc.json_object_object_add(m, "enforced_by", jc.json_object_new_string(leash_enforcer_to_string(r->enforced[l])));
+                jc.json_object_object_add(m, "enforced_by",
+                                          jc.json_object_new_string(leash_enforcer_to_string(r->enforced[l])));
                 if (r->enforce_note[l])
                         jc.json_object_object_add(m, "note", jc.json_object_new_string(r->enforce_note[l]));
                 jc.json_object_object_add(o, leash_limit_to_string((enum leash_limit) l), m);
@@ -262,7 +264,7 @@ static json_object *build(const struct leash_config *c, const struct leash_resul
         jc.json_object_object_add(u, "cpu_system_s", seconds(x->cpu_system_us, USEC_PER_SEC));
         jc.json_object_object_add(u, "memory_peak_bytes", u64_or_null(x->memory_peak));
         jc.json_object_object_add(u, "memory_peak_basis",
-                               x->memory_peak_basis ? jc.json_object_new_string(x->memory_peak_basis) : NULL);
+                                  x->memory_peak_basis ? jc.json_object_new_string(x->memory_peak_basis) : NULL);
         jc.json_object_object_add(u, "swap_peak_bytes", u64_or_null(x->swap_peak));
         jc.json_object_object_add(u, "pids_peak", u64_or_null(x->pids_peak));
         jc.json_object_object_add(u, "pids_max_events", u64_or_null(x->pids_events_max));
@@ -381,7 +383,8 @@ static void text_report(const struct leash_config *c, const struct leash_result 
                 caps_format_mask(r->sandbox.cap_effective, caps, sizeof caps);
                 fprintf(f, "identity:  uid %u gid %u%s\n", (unsigned) r->sandbox.uid, (unsigned) r->sandbox.gid,
                         r->sandbox.identity_switched ? " (switched)" : "");
-                fprintf(f, "caps:      %s%s\n", caps[0] ? caps : "none", r->sandbox.no_new_privs ? ", no_new_privs" : "");
+                fprintf(f, "caps:      %s%s\n", caps[0] ? caps : "none",
+                        r->sandbox.no_new_privs ? ", no_new_privs" : "");
                 for (unsigned i = 0; i < LEASH_FILTER_COUNT; i++)
                         if (r->sandbox.seccomp & (1U << i))
                                 fprintf(f, "seccomp:   %s (%s)\n", leash_filter_to_string(1U << i),
@@ -408,7 +411,7 @@ int leash_report_format(const struct leash_config *c, const struct leash_result 
                 const char *s;
                 root = build(c, r);
                 s = jc.json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
+                                                                    JSON_C_TO_STRING_NOSLASHESCAPE);
                 if (!s || asprintf(&text, "%s\n", s) < 0)
                         return -ENOMEM;
                 *ret_text = text;
@@ -440,14 +443,14 @@ int leash_report_summary(const struct leash_config *c, const struct leash_result
         switch (r->reason) {
         case LEASH_REASON_WALL_TIME:
         case LEASH_REASON_CPU_TIME:
-                format_duration(c->limit[r->reason == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME
-                                                                             : LEASH_LIMIT_CPU_TIME],
-                                lim, sizeof lim);
+                format_duration(
+                        c->limit[r->reason == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME],
+                        lim, sizeof lim);
                 for (unsigned i = 0; i < r->n_signals; i++)
                         if (r->signals[i].signal == SIGKILL)
                                 sig_at = "; killed after the grace";
-                snprintf(tail, sizeof tail, "%s limit %s reached: sent SIG%s%s", leash_reason_to_string(r->reason),
-                         lim, signal_name(c->soft_signal), sig_at);
+                snprintf(tail, sizeof tail, "%s limit %s reached: sent SIG%s%s", leash_reason_to_string(r->reason), lim,
+                         signal_name(c->soft_signal), sig_at);
                 break;
         case LEASH_REASON_MEMORY:
                 snprintf(tail, sizeof tail, "memory limit reached: OOM-killed");

@@ -76,8 +76,7 @@ int leash_config_validate(const struct leash_config *c, struct leash_error *err)
                 return fail(err, "parse", "no command given", -EINVAL);
         if (c->name && !job_name_is_valid(c->name))
                 return fail(err, "parse", c->name, -EINVAL);
-        if (c->soft_signal <= 0 || c->soft_signal >= _NSIG || c->soft_signal == SIGKILL ||
-            c->soft_signal == SIGSTOP)
+        if (c->soft_signal <= 0 || c->soft_signal >= _NSIG || c->soft_signal == SIGKILL || c->soft_signal == SIGSTOP)
                 return fail(err, "parse", "soft signal", -EINVAL);
         return 0;
 }
@@ -311,8 +310,8 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
                         r->reason = LEASH_REASON_SETUP_ERROR;
                         r->exit_code = 125;
                 }
-                fail(err, spawn_step_to_string(sf.step),
-                     sf.step == SPAWN_STEP_CHDIR ? c->sandbox.chdir : c->argv[0], -sf.error);
+                fail(err, spawn_step_to_string(sf.step), sf.step == SPAWN_STEP_CHDIR ? c->sandbox.chdir : c->argv[0],
+                     -sf.error);
                 goto account;
         }
 
@@ -339,7 +338,7 @@ int leash_run(const struct leash_config *c, struct leash_result *r, struct leash
          * After a group OOM kill (memory.oom.group) the kernel is already taking
          * the rest down: those are not leftovers, only a wait for the cgroup to empty. */
         if (cgroupfs_populated(job_fd) > 0 && !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP &&
-                                                 r->term_signal == SIGKILL && cgroupfs_oom_killed(job_fd))) {
+                                                r->term_signal == SIGKILL && cgroupfs_oom_killed(job_fd))) {
                 int n = cgroupfs_signal_all(job_fd, 0);
                 r->leftovers_killed = n > 0 ? (unsigned) n : 0;
                 (void) cgroupfs_kill(job_fd);

@@ -101,8 +101,7 @@ static int resolve_identity(const struct leash_sandbox *in, struct sandbox_plan 
                         pw = getpwnam(in->user);
                         if (!pw)
                                 return fail(err, "--user", errno ? -errno : -EINVAL,
-                                            "'%s': expected a user name in the user database or a uid",
-                                            in->user);
+                                            "'%s': expected a user name in the user database or a uid", in->user);
                         p->uid = pw->pw_uid;
                 }
         }
@@ -118,8 +117,8 @@ static int resolve_identity(const struct leash_sandbox *in, struct sandbox_plan 
                                     "'%s': expected a group name in the group database or a gid", in->group);
         } else if (in->user) {
                 if (!pw)
-                        return fail(err, "--user", -EINVAL,
-                                    "'%s': uid not in the user database: give --group too", in->user);
+                        return fail(err, "--user", -EINVAL, "'%s': uid not in the user database: give --group too",
+                                    in->user);
                 p->gid = pw->pw_gid;
         }
         /* Supplementary groups: the user's, from the group database, unless
@@ -156,11 +155,11 @@ static int build_env(const struct leash_sandbox *in, const struct sandbox_plan *
         out = calloc(cap + 1, sizeof *out);
         if (!out)
                 return -ENOMEM;
-#define PUSH(s)                                   \
-        do {                                      \
-                if (!(out[n] = strdup(s)))        \
-                        goto oom;                 \
-                n++;                              \
+#define PUSH(s)                            \
+        do {                               \
+                if (!(out[n] = strdup(s))) \
+                        goto oom;          \
+                n++;                       \
         } while (0)
         if (in->clean_env) {
                 struct passwd *pw = getpwuid(p->switch_ids ? p->uid : getuid());
@@ -246,8 +245,7 @@ int sandbox_prepare(const struct leash_sandbox *in, struct sandbox_plan *p, stru
         if (r == -EPERM) {
                 char name[64];
                 caps_name(missing, name, sizeof name);
-                r = fail(err, "--caps", r,
-                         "%s: leash does not hold it, so it cannot give it to the job", name);
+                r = fail(err, "--caps", r, "%s: leash does not hold it, so it cannot give it to the job", name);
                 goto fail;
         }
         if (r < 0) {
@@ -321,12 +319,12 @@ static int cloexec_fds(void) {
         return 0;
 }
 
-#define STEP(s, call)                    \
-        do {                             \
-                if ((call) < 0) {        \
-                        *ret_step = (s); \
+#define STEP(s, call)                            \
+        do {                                     \
+                if ((call) < 0) {                \
+                        *ret_step = (s);         \
                         return negative_errno(); \
-                }                        \
+                }                                \
         } while (0)
 
 int sandbox_child_setup(const struct sandbox_plan *p, pid_t parent, enum spawn_step *ret_step) {

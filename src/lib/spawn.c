@@ -203,8 +203,8 @@ static pid_t do_clone3(const struct spawn_params *p, int errfd, pid_t parent, in
 #endif
 }
 
-int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd,
-              struct spawn_failure *ret_failure, bool *ret_used_clone3) {
+int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
+              bool *ret_used_clone3) {
         _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
         int fds[2];
         pid_t parent = getpid(), pid = -1;

@@ -21,8 +21,8 @@ struct spawn_params {
         sigset_t child_mask; /* the mask leash had before it blocked signals */
         struct spawn_rlimit rlimits[SPAWN_RLIMITS_MAX];
         unsigned n_rlimits;
-        bool force_fallback; /* fork + self-migration instead of clone3 (tests) */
-        bool sigchld_ignored; /* leash inherited SIGCHLD=SIG_IGN: give it back to the job */
+        bool force_fallback;                /* fork + self-migration instead of clone3 (tests) */
+        bool sigchld_ignored;               /* leash inherited SIGCHLD=SIG_IGN: give it back to the job */
         const struct sandbox_plan *sandbox; /* NULL: nothing to apply */
 };
 
@@ -32,7 +32,7 @@ enum spawn_step {
         SPAWN_STEP_RLIMIT,
         SPAWN_STEP_PDEATHSIG,
         SPAWN_STEP_EXEC,
-        SPAWN_STEP_BOUNDING,  /* sandbox.c, in this order */
+        SPAWN_STEP_BOUNDING, /* sandbox.c, in this order */
         SPAWN_STEP_SETGROUPS,
         SPAWN_STEP_SETGID,
         SPAWN_STEP_SETUID,
@@ -53,7 +53,7 @@ struct spawn_failure {
  * command runs (ret_failure->step == SPAWN_STEP_NONE, *ret_pidfd valid) or
  * the child failed before or at exec and has been reaped (ret_failure says
  * where and why). A negative return means no child exists. */
-int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd,
-              struct spawn_failure *ret_failure, bool *ret_used_clone3);
+int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
+              bool *ret_used_clone3);
 
 const char *spawn_step_to_string(enum spawn_step s);

@@ -11,7 +11,7 @@ struct supervise_params {
         const struct leash_config *config;
         int job_fd;
         int pidfd;
-        int signal_fd; /* signalfd for SIGINT, SIGTERM, SIGHUP */
+        int signal_fd;     /* signalfd for SIGINT, SIGTERM, SIGHUP */
         uint64_t start_ns; /* CLOCK_MONOTONIC when the job was started */
         double cores;      /* how many CPUs the job can use at once */
         enum leash_enforcer cpu_time_by;

@@ -79,7 +79,8 @@ static void probe_int80(const char *name) {
                 r = int80(359 /* i386 socket */, AF_INET, SOCK_STREAM, 0);
         } else {
                 /* socketcall(SYS_SOCKET, args): the args must sit below 4 GiB */
-                uint32_t *args = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+                uint32_t *args =
+                        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
                 if (args == MAP_FAILED) {
                         result(name, -1, errno);
                         return;
@@ -285,9 +286,16 @@ static int probe(const char *name, char **rest) {
                         return 0;
                 }
                 if (name[0] == 'w') {
-                        static const char *files[] = {"memory.max", "memory.high", "memory.swap.max", "pids.max",
-                                                      "cpu.max", "cgroup.procs", "cgroup.max.descendants",
-                                                      "cgroup.max.depth", "cgroup.subtree_control", NULL};
+                        static const char *files[] = {"memory.max",
+                                                      "memory.high",
+                                                      "memory.swap.max",
+                                                      "pids.max",
+                                                      "cpu.max",
+                                                      "cgroup.procs",
+                                                      "cgroup.max.descendants",
+                                                      "cgroup.max.depth",
+                                                      "cgroup.subtree_control",
+                                                      NULL};
                         for (const char **f = files; *f; f++)
                                 write_back(name, dir, *f, strcmp(*f, "cgroup.procs") == 0 ? "0" : NULL);
                 } else if (name[0] == 'm') {

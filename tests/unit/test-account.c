@@ -7,43 +7,39 @@
 #include "lib/account.h"
 #include "tap.h"
 
-static const char cpu_stat_v2[] =
-        "usage_usec 2035011\n"
-        "user_usec 1520023\n"
-        "system_usec 514988\n"
-        "core_sched.force_idle_usec 0\n"
-        "nr_periods 41\n"
-        "nr_throttled 20\n"
-        "throttled_usec 1004132\n"
-        "nr_bursts 0\n"
-        "burst_usec 0\n";
+static const char cpu_stat_v2[] = "usage_usec 2035011\n"
+                                  "user_usec 1520023\n"
+                                  "system_usec 514988\n"
+                                  "core_sched.force_idle_usec 0\n"
+                                  "nr_periods 41\n"
+                                  "nr_throttled 20\n"
+                                  "throttled_usec 1004132\n"
+                                  "nr_bursts 0\n"
+                                  "burst_usec 0\n";
 
 /* no cpu controller: only the base stats */
 static const char cpu_stat_base[] = "usage_usec 1200\nuser_usec 800\nsystem_usec 400\n";
 
 static const char memory_events[] = "low 0\nhigh 3\nmax 57\noom 1\noom_kill 1\noom_group_kill 1\n";
 
-static const char memory_stat[] =
-        "anon 67108864\n"
-        "file 4096\n"
-        "kernel 552960\n"
-        "kernel_stack 16384\n"
-        "pagetables 131072\n"
-        "sec_pagetables 0\n"
-        "percpu 0\n"
-        "sock 0\n"
-        "vmalloc 0\n"
-        "shmem 8192\n"
-        "anon_thp 0\n"
-        "file_thp 0\n";
+static const char memory_stat[] = "anon 67108864\n"
+                                  "file 4096\n"
+                                  "kernel 552960\n"
+                                  "kernel_stack 16384\n"
+                                  "pagetables 131072\n"
+                                  "sec_pagetables 0\n"
+                                  "percpu 0\n"
+                                  "sock 0\n"
+                                  "vmalloc 0\n"
+                                  "shmem 8192\n"
+                                  "anon_thp 0\n"
+                                  "file_thp 0\n";
 
-static const char io_stat[] =
-        "254:0 rbytes=1048576 wbytes=4096 rios=16 wios=1 dbytes=0 dios=0\n"
-        "8:0 rbytes=512 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n";
+static const char io_stat[] = "254:0 rbytes=1048576 wbytes=4096 rios=16 wios=1 dbytes=0 dios=0\n"
+                              "8:0 rbytes=512 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n";
 
-static const char pressure[] =
-        "some avg10=0.00 avg60=0.12 avg300=0.03 total=123456\n"
-        "full avg10=0.00 avg60=0.00 avg300=0.00 total=7890\n";
+static const char pressure[] = "some avg10=0.00 avg60=0.12 avg300=0.03 total=123456\n"
+                               "full avg10=0.00 avg60=0.00 avg300=0.00 total=7890\n";
 
 static const char pressure_cpu_old[] = "some avg10=1.00 avg60=0.50 avg300=0.10 total=42\n";
 

@@ -15,9 +15,9 @@ static const char mountinfo_hybrid[] =
         "34 30 0:30 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
         "35 30 0:31 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct\n";
 
-static const char mountinfo_v2[] =
-        "22 1 0:21 / / rw,relatime - ext4 /dev/vda rw\n"
-        "35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n";
+static const char mountinfo_v2[] = "22 1 0:21 / / rw,relatime - ext4 /dev/vda rw\n"
+                                   "35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 "
+                                   "cgroup2 rw,nsdelegate,memory_recursiveprot\n";
 
 static const char mountinfo_escaped[] = "40 1 0:40 / /mnt/my\\040cgroups rw - cgroup2 none rw\n";
 static const char mountinfo_v1[] = "33 30 0:29 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n";
@@ -41,7 +41,8 @@ int main(void) {
 
         ok(host_parse_proc_cgroup("0::/user.slice/session-1.scope\n", buf, sizeof buf) == 0, "v2 /proc/self/cgroup");
         is_str(buf, "/user.slice/session-1.scope", "own cgroup");
-        ok(host_parse_proc_cgroup("9:name=systemd:/\n4:memory:/x\n0::/\n", buf, sizeof buf) == 0, "hybrid /proc/self/cgroup");
+        ok(host_parse_proc_cgroup("9:name=systemd:/\n4:memory:/x\n0::/\n", buf, sizeof buf) == 0,
+           "hybrid /proc/self/cgroup");
         is_str(buf, "/", "root cgroup");
         ok(host_parse_proc_cgroup("4:memory:/x\n", buf, sizeof buf) == -ENOENT, "v1 only: no 0:: line");
         ok(host_parse_proc_cgroup("0::/a (deleted)\n", buf, sizeof buf) == -ESTALE, "deleted cgroup");

@@ -371,8 +371,9 @@ static void test_paths(void) {
         leash_profiles_finish(p);
         {
                 char want[600];
-                snprintf(want, sizeof want, "%s/profiles.d/b.ini:1: duplicate profile [x]: already defined at %s/profiles.d/a.ini:1",
-                         dir, dir);
+                snprintf(want, sizeof want,
+                         "%s/profiles.d/b.ini:1: duplicate profile [x]: already defined at %s/profiles.d/a.ini:1", dir,
+                         dir);
                 ok(leash_profiles_n_errors(p) == 1, "a directory: *.ini only, no dot files, in name order");
                 is_str(leash_profiles_error(p, 0), want, "so b.ini's [x] is the duplicate");
         }

@@ -44,7 +44,8 @@ int main(void) {
                             LEASH_FILTER_NO_KERNEL),
            "all four sets");
         ok(filter_parse_sets("none", &sets, bad, sizeof bad) == 0 && sets == 0, "none");
-        ok(filter_parse_sets("no-network,no-netwrk", &sets, bad, sizeof bad) == -EINVAL && strcmp(bad, "no-netwrk") == 0,
+        ok(filter_parse_sets("no-network,no-netwrk", &sets, bad, sizeof bad) == -EINVAL &&
+                   strcmp(bad, "no-netwrk") == 0,
            "a misspelt set is refused and named");
         ok(filter_parse_sets("no-network,", &sets, bad, sizeof bad) == -EINVAL, "trailing comma refused");
         ok(filter_parse_sets("", &sets, bad, sizeof bad) == -EINVAL, "empty refused");
@@ -61,8 +62,8 @@ int main(void) {
                         struct filter_program p = {0};
                         int r = filter_build(1U << i, (enum leash_seccomp_action) a, &p);
                         ok(r == 0 && p.len > 4 && p.insns, "set %s builds with action %s (%u instructions, r=%d)",
-                           leash_filter_to_string(1U << i), leash_seccomp_action_to_string((enum leash_seccomp_action) a),
-                           p.len, r);
+                           leash_filter_to_string(1U << i),
+                           leash_seccomp_action_to_string((enum leash_seccomp_action) a), p.len, r);
                         filter_program_done(&p);
                 }
         }
