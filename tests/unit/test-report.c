@@ -8,16 +8,8 @@
 
 #include "lib/account.h"
 #include "lib/leash.h"
+#include "json-get.h"
 #include "tap.h"
-
-static json_object *get(json_object *o, const char *path) {
-        char buf[256], *save = NULL;
-        snprintf(buf, sizeof buf, "%s", path);
-        for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
-                if (!json_object_object_get_ex(o, k, &o))
-                        return NULL;
-        return o;
-}
 
 int main(void) {
         char a0[] = "python3", a1[] = "-c", a2[] = "print(\"a\\nb\")";

@@ -12,16 +12,8 @@
 #include "lib/filter.h"
 #include "lib/leash.h"
 #include "lib/options.h"
+#include "json-get.h"
 #include "tap.h"
-
-static json_object *get(json_object *o, const char *path) {
-        char buf[256], *save = NULL;
-        snprintf(buf, sizeof buf, "%s", path);
-        for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
-                if (!json_object_object_get_ex(o, k, &o))
-                        return NULL;
-        return o;
-}
 
 static int set(struct leash_settings *s, const char *name, const char *value, struct leash_error *err) {
         memset(err, 0, sizeof *err);
