@@ -17,7 +17,7 @@ for i in $(seq $N); do
         [ $? = $((i % 5)) ] || bad=$((bad + 1))
 done
 check "$N concurrent jobs: every exit status right" test $bad = 0
-cgs=$(cat "$TMP"/r*.json | python3 -c "
+cgs=$(cat "$TMP"/r*.json | "$PY" -c "
 import json, sys
 text = sys.stdin.read()
 dec = json.JSONDecoder(); i = 0; names = []

@@ -37,13 +37,13 @@ check "signal named" test "$(jget "$TMP/r.json" exit.signal)" = TERM
 
 # SIGCHLD ignored by whoever started leash: the job's status is still known,
 # and the job inherits the ignored SIGCHLD as it would without leash
-python3 -c "
+"$PY" -c "
 import os, signal, sys
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)
 os.execv(sys.argv[1], sys.argv[1:])" "$LEASH" run --cgroup-parent "$PARENT" -- grep SigIgn /proc/self/status >"$TMP/chld" 2>&1
 rc=$?
 check "SIGCHLD ignored by the caller: status still seen" test "$rc" = 0
-check "SIGCHLD ignored by the caller: the job inherits it" python3 -c "
+check "SIGCHLD ignored by the caller: the job inherits it" "$PY" -c "
 import sys
 mask = int(open('$TMP/chld').read().split()[1], 16)
 sys.exit(0 if mask & (1 << 16) else 1)"

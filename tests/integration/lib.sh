@@ -72,9 +72,14 @@ run_leash() {
         ERR=$(cat "$TMP/err")
 }
 
+# Debian's interpreter: python3 on PATH may be a pyenv shim without json's
+# strictness options or with another version (tests use only the standard library)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || skip_all "no python3 (the tests read JSON with it)"
+
 # jq-free JSON field access: jget FILE DOTTED.PATH -> value (null, numbers, strings raw)
 jget() {
-        python3 - "$1" "$2" <<'PY'
+        "$PY" - "$1" "$2" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
 for k in sys.argv[2].split('.'):
@@ -91,7 +96,7 @@ PY
 }
 
 # float comparison: fcmp "A < B"
-fcmp() { python3 -c "import sys; sys.exit(0 if ($1) else 1)"; }
+fcmp() { "$PY" -c "import sys; sys.exit(0 if ($1) else 1)"; }
 
 # no job cgroup may remain under the test parent
 no_leftover_cgroups() {
