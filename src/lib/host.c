@@ -16,7 +16,6 @@
  */
 #include "host.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libcgroup.h>
@@ -253,41 +252,19 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
 }
 
 /* libcgroup adapter: where each controller is mounted, whatever the version.
- * Only `leash check` needs it, so it is loaded here with dlopen rather than
- * by the dynamic loader at every start: linking it cost every `leash run`
- * ~80 us of loading (libcgroup and its libpthread), measured in
- * docs/PERFORMANCE.md. Without it, check reports no v1 mounts. */
-static struct {
-        bool tried, ok;
-        __typeof__(cgroup_init) *init;
-        __typeof__(cgroup_get_subsys_mount_point) *get_subsys_mount_point;
-} libcg;
-
-static bool libcgroup_load(void) {
-        void *dl;
-
-        if (libcg.tried)
-                return libcg.ok;
-        libcg.tried = true;
-        dl = dlopen(LIBCGROUP_SONAME, RTLD_NOW | RTLD_LOCAL);
-        if (!dl)
-                return false;
-        libcg.init = (__typeof__(libcg.init)) dlsym(dl, "cgroup_init");
-        libcg.get_subsys_mount_point =
-                (__typeof__(libcg.get_subsys_mount_point)) dlsym(dl, "cgroup_get_subsys_mount_point");
-        libcg.ok = libcg.init && libcg.get_subsys_mount_point && libcg.init() == 0;
-        return libcg.ok; /* the handle stays open: the process is short-lived */
-}
-
+ * Only `leash check` calls it; linked statically into the leash binary
+ * (HACKING.md), it costs a run that does not call it nothing. cgroup_init()
+ * reads the mount table afresh on each call (check is not a hot path);
+ * when it fails, check reports no v1 mounts. */
 static void probe_v1_mounts(struct leash_host *h) {
         static const char *const v1_names[CTL_COUNT] = {"memory", "pids", "cpu", "blkio"};
-        bool ok = libcgroup_load();
+        bool ok = cgroup_init() == 0;
 
         for (unsigned i = 0; i < CTL_COUNT; i++) {
                 char *mnt = NULL;
                 struct statfs sfs;
                 h->v1_mount[i][0] = '\0';
-                if (!ok || libcg.get_subsys_mount_point(v1_names[i], &mnt) != 0 || !mnt)
+                if (!ok || cgroup_get_subsys_mount_point(v1_names[i], &mnt) != 0 || !mnt)
                         continue;
                 if (statfs(mnt, &sfs) == 0 && sfs.f_type != CGROUP2_SUPER_MAGIC)
                         snprintf(h->v1_mount[i], sizeof h->v1_mount[i], "%s", mnt);

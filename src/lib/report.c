@@ -4,11 +4,10 @@
  * it); kv flattens the same tree into isolate-style "key:value" lines with
  * dotted keys, so the two can never disagree; text is a short human summary.
  * Figures the kernel did not give are null (omitted in kv), never invented.
- * Schema 1 is documented in leash(1), REPORT FORMAT. json-c is dlopen()ed
- * on first use (see jsonc_load): the text report and a run without a report
- * never load it.
+ * Schema 1 is documented in leash(1), REPORT FORMAT. json-c is linked
+ * statically into the leash binary (HACKING.md), so it costs a run nothing
+ * until a JSON or kv report is built.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -21,59 +20,9 @@
 #include "caps.h"
 #include "leash.h"
 
-/* json-c is loaded when a JSON or kv report is asked for, not by the dynamic
- * loader at every start: a plain run (no --report) never uses it, and mapping
- * it cost each launch ~50 us here (docs/PERFORMANCE.md). Every call goes
- * through this table, filled once by jsonc_load(). */
-#define JSONC_SYMBOLS(X)              \
-        X(json_object_array_add)      \
-        X(json_object_array_get_idx)  \
-        X(json_object_array_length)   \
-        X(json_object_get_object)     \
-        X(json_object_get_string)     \
-        X(json_object_is_type)        \
-        X(json_object_new_array)      \
-        X(json_object_new_boolean)    \
-        X(json_object_new_double_s)   \
-        X(json_object_new_int)        \
-        X(json_object_new_int64)      \
-        X(json_object_new_object)     \
-        X(json_object_new_string)     \
-        X(json_object_new_string_len) \
-        X(json_object_new_uint64)     \
-        X(json_object_object_add)     \
-        X(json_object_put)            \
-        X(json_object_to_json_string_ext)
-
-static struct {
-        bool tried, ok;
-#define X(f) __typeof__(f) *f;
-        JSONC_SYMBOLS(X)
-#undef X
-} jc;
-
-static int jsonc_load(void) {
-        void *dl;
-
-        if (jc.tried)
-                return jc.ok ? 0 : -ELIBACC;
-        jc.tried = true;
-        dl = dlopen(JSONC_SONAME, RTLD_NOW | RTLD_LOCAL);
-        if (!dl)
-                return -ELIBACC;
-#define X(f)                                     \
-        jc.f = (__typeof__(jc.f)) dlsym(dl, #f); \
-        if (!jc.f)                               \
-                return -ELIBACC;
-        JSONC_SYMBOLS(X)
-#undef X
-        jc.ok = true;
-        return 0; /* the handle stays open for the process's life */
-}
-
 static void json_object_putp(json_object **o) {
         if (*o)
-                jc.json_object_put(*o);
+                json_object_put(*o);
 }
 #define _cleanup_json_ _cleanup_(json_object_putp)
 
@@ -84,11 +33,11 @@ static json_object *decimal(double v) {
         size_t n = (size_t) snprintf(buf, sizeof buf, "%.6f", v);
         while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
                 buf[--n] = '\0';
-        return jc.json_object_new_double_s(strtod(buf, NULL), buf);
+        return json_object_new_double_s(strtod(buf, NULL), buf);
 }
 
 static json_object *u64_or_null(uint64_t v) {
-        return v == LEASH_NULL ? NULL : jc.json_object_new_uint64(v);
+        return v == LEASH_NULL ? NULL : json_object_new_uint64(v);
 }
 
 static json_object *seconds(uint64_t v, uint64_t per_second) {
@@ -97,7 +46,7 @@ static json_object *seconds(uint64_t v, uint64_t per_second) {
 
 static json_object *limit_value(enum leash_limit l, uint64_t v) {
         if (v == LEASH_MAX)
-                return jc.json_object_new_string("max");
+                return json_object_new_string("max");
         switch (l) {
         case LEASH_LIMIT_CPUS:
                 return decimal((double) v / 1e6);
@@ -105,7 +54,7 @@ static json_object *limit_value(enum leash_limit l, uint64_t v) {
         case LEASH_LIMIT_WALL_TIME:
                 return decimal((double) v / 1e9);
         default:
-                return jc.json_object_new_uint64(v);
+                return json_object_new_uint64(v);
         }
 }
 
@@ -126,191 +75,190 @@ static const char *limit_unit(enum leash_limit l) {
 
 static json_object *signal_json(int sig) {
         const char *n = sig ? signal_name(sig) : NULL;
-        return n ? jc.json_object_new_string(n) : NULL;
+        return n ? json_object_new_string(n) : NULL;
 }
 
 static json_object *cap_set(uint64_t mask) {
         char buf[1024];
         caps_format_mask(mask, buf, sizeof buf);
-        return jc.json_object_new_string(buf);
+        return json_object_new_string(buf);
 }
 
 /* identity, capabilities, no_new_privs, filter: what the job was given */
 static json_object *sandbox_json(const struct leash_config *c, const struct leash_result *r) {
         const struct leash_sandbox_result *x = &r->sandbox;
         const struct leash_sandbox *in = &c->sandbox;
-        json_object *o = jc.json_object_new_object(), *id, *a, *caps, *f;
+        json_object *o = json_object_new_object(), *id, *a, *caps, *f;
 
-        jc.json_object_object_add(o, "applied", jc.json_object_new_boolean(x->applied));
-        id = jc.json_object_new_object();
-        jc.json_object_object_add(id, "uid", jc.json_object_new_int64(x->uid));
-        jc.json_object_object_add(id, "gid", jc.json_object_new_int64(x->gid));
-        a = jc.json_object_new_array();
+        json_object_object_add(o, "applied", json_object_new_boolean(x->applied));
+        id = json_object_new_object();
+        json_object_object_add(id, "uid", json_object_new_int64(x->uid));
+        json_object_object_add(id, "gid", json_object_new_int64(x->gid));
+        a = json_object_new_array();
         for (unsigned i = 0; i < x->n_groups; i++)
-                jc.json_object_array_add(a, jc.json_object_new_int64(x->groups[i]));
-        jc.json_object_object_add(id, "groups", a);
-        jc.json_object_object_add(id, "switched", jc.json_object_new_boolean(x->identity_switched));
-        jc.json_object_object_add(o, "identity", id);
-        jc.json_object_object_add(o, "no_new_privs", jc.json_object_new_boolean(x->no_new_privs));
+                json_object_array_add(a, json_object_new_int64(x->groups[i]));
+        json_object_object_add(id, "groups", a);
+        json_object_object_add(id, "switched", json_object_new_boolean(x->identity_switched));
+        json_object_object_add(o, "identity", id);
+        json_object_object_add(o, "no_new_privs", json_object_new_boolean(x->no_new_privs));
 
-        caps = jc.json_object_new_object();
-        jc.json_object_object_add(caps, "mode",
-                                  jc.json_object_new_string(in->caps_mode == LEASH_CAPS_KEEP   ? "keep"
-                                                            : in->caps_mode == LEASH_CAPS_LIST ? "list"
-                                                                                               : "none"));
-        jc.json_object_object_add(caps, "effective", cap_set(x->cap_effective));
-        jc.json_object_object_add(caps, "permitted", cap_set(x->cap_permitted));
-        jc.json_object_object_add(caps, "inheritable", cap_set(x->cap_inheritable));
-        jc.json_object_object_add(caps, "ambient", cap_set(x->cap_ambient));
-        jc.json_object_object_add(caps, "bounding", cap_set(x->cap_bounding));
-        jc.json_object_object_add(caps, "bounding_dropped", jc.json_object_new_boolean(x->bounding_dropped));
-        jc.json_object_object_add(o, "capabilities", caps);
+        caps = json_object_new_object();
+        json_object_object_add(caps, "mode",
+                               json_object_new_string(in->caps_mode == LEASH_CAPS_KEEP   ? "keep"
+                                                      : in->caps_mode == LEASH_CAPS_LIST ? "list"
+                                                                                         : "none"));
+        json_object_object_add(caps, "effective", cap_set(x->cap_effective));
+        json_object_object_add(caps, "permitted", cap_set(x->cap_permitted));
+        json_object_object_add(caps, "inheritable", cap_set(x->cap_inheritable));
+        json_object_object_add(caps, "ambient", cap_set(x->cap_ambient));
+        json_object_object_add(caps, "bounding", cap_set(x->cap_bounding));
+        json_object_object_add(caps, "bounding_dropped", json_object_new_boolean(x->bounding_dropped));
+        json_object_object_add(o, "capabilities", caps);
 
-        f = jc.json_object_new_object();
-        a = jc.json_object_new_array();
+        f = json_object_new_object();
+        a = json_object_new_array();
         for (unsigned i = 0; i < LEASH_FILTER_COUNT; i++)
                 if (x->seccomp & (1U << i))
-                        jc.json_object_array_add(a, jc.json_object_new_string(leash_filter_to_string(1U << i)));
-        jc.json_object_object_add(f, "filters", a);
-        jc.json_object_object_add(
-                f, "action",
-                x->seccomp ? jc.json_object_new_string(leash_seccomp_action_to_string(in->seccomp_action)) : NULL);
-        jc.json_object_object_add(f, "instructions",
-                                  x->seccomp ? jc.json_object_new_int((int) x->filter_instructions) : NULL);
-        jc.json_object_object_add(o, "seccomp", f);
+                        json_object_array_add(a, json_object_new_string(leash_filter_to_string(1U << i)));
+        json_object_object_add(f, "filters", a);
+        json_object_object_add(f, "action",
+                               x->seccomp ? json_object_new_string(leash_seccomp_action_to_string(in->seccomp_action))
+                                          : NULL);
+        json_object_object_add(f, "instructions",
+                               x->seccomp ? json_object_new_int((int) x->filter_instructions) : NULL);
+        json_object_object_add(o, "seccomp", f);
 
-        f = jc.json_object_new_object();
-        jc.json_object_object_add(f, "clean", jc.json_object_new_boolean(in->clean_env));
-        a = jc.json_object_new_array();
+        f = json_object_new_object();
+        json_object_object_add(f, "clean", json_object_new_boolean(in->clean_env));
+        a = json_object_new_array();
         for (size_t i = 0; i < in->n_env_set; i++) {
                 /* names only: values may be secrets */
                 const char *eq = strchr(in->env_set[i], '=');
-                jc.json_object_array_add(
-                        a, jc.json_object_new_string_len(in->env_set[i], eq ? (int) (eq - in->env_set[i])
-                                                                            : (int) strlen(in->env_set[i])));
+                json_object_array_add(a, json_object_new_string_len(in->env_set[i], eq ? (int) (eq - in->env_set[i])
+                                                                                       : (int) strlen(in->env_set[i])));
         }
-        jc.json_object_object_add(f, "set", a);
-        a = jc.json_object_new_array();
+        json_object_object_add(f, "set", a);
+        a = json_object_new_array();
         for (size_t i = 0; i < in->n_env_unset; i++)
-                jc.json_object_array_add(a, jc.json_object_new_string(in->env_unset[i]));
-        jc.json_object_object_add(f, "unset", a);
-        jc.json_object_object_add(o, "environment", f);
-        jc.json_object_object_add(o, "chdir", in->chdir ? jc.json_object_new_string(in->chdir) : NULL);
-        jc.json_object_object_add(o, "stdin", jc.json_object_new_string(in->no_stdin ? "null" : "inherited"));
-        jc.json_object_object_add(o, "fds_above_2", jc.json_object_new_string(in->keep_fds ? "inherited" : "closed"));
+                json_object_array_add(a, json_object_new_string(in->env_unset[i]));
+        json_object_object_add(f, "unset", a);
+        json_object_object_add(o, "environment", f);
+        json_object_object_add(o, "chdir", in->chdir ? json_object_new_string(in->chdir) : NULL);
+        json_object_object_add(o, "stdin", json_object_new_string(in->no_stdin ? "null" : "inherited"));
+        json_object_object_add(o, "fds_above_2", json_object_new_string(in->keep_fds ? "inherited" : "closed"));
         return o;
 }
 
 static json_object *build(const struct leash_config *c, const struct leash_result *r) {
-        json_object *root = jc.json_object_new_object(), *o, *a, *u, *p, *m;
+        json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
         const struct leash_usage *x = &r->usage;
         char buf[64];
         uint64_t cpu_total = LEASH_NULL;
 
-        jc.json_object_object_add(root, "schema", jc.json_object_new_int(1));
-        jc.json_object_object_add(root, "leash_version", jc.json_object_new_string(leash_version()));
-        a = jc.json_object_new_array();
+        json_object_object_add(root, "schema", json_object_new_int(1));
+        json_object_object_add(root, "leash_version", json_object_new_string(leash_version()));
+        a = json_object_new_array();
         for (char *const *arg = c->argv; arg && *arg; arg++)
-                jc.json_object_array_add(a, jc.json_object_new_string(*arg));
-        jc.json_object_object_add(root, "command", a);
-        jc.json_object_object_add(root, "cgroup", jc.json_object_new_string(r->cgroup));
-        jc.json_object_object_add(root, "profile", c->profile ? jc.json_object_new_string(c->profile) : NULL);
-        jc.json_object_object_add(root, "profile_source",
-                                  c->profile_source ? jc.json_object_new_string(c->profile_source) : NULL);
+                json_object_array_add(a, json_object_new_string(*arg));
+        json_object_object_add(root, "command", a);
+        json_object_object_add(root, "cgroup", json_object_new_string(r->cgroup));
+        json_object_object_add(root, "profile", c->profile ? json_object_new_string(c->profile) : NULL);
+        json_object_object_add(root, "profile_source",
+                               c->profile_source ? json_object_new_string(c->profile_source) : NULL);
         format_iso8601(r->started_realtime_ns, buf, sizeof buf);
-        jc.json_object_object_add(root, "started", r->started_realtime_ns ? jc.json_object_new_string(buf) : NULL);
-        jc.json_object_object_add(root, "pid", r->pid > 0 ? jc.json_object_new_int(r->pid) : NULL);
-        jc.json_object_object_add(root, "reason", jc.json_object_new_string(leash_reason_to_string(r->reason)));
+        json_object_object_add(root, "started", r->started_realtime_ns ? json_object_new_string(buf) : NULL);
+        json_object_object_add(root, "pid", r->pid > 0 ? json_object_new_int(r->pid) : NULL);
+        json_object_object_add(root, "reason", json_object_new_string(leash_reason_to_string(r->reason)));
 
-        o = jc.json_object_new_object();
-        jc.json_object_object_add(o, "code", jc.json_object_new_int(r->exit_code));
-        jc.json_object_object_add(o, "status", r->status_code >= 0 ? jc.json_object_new_int(r->status_code) : NULL);
-        jc.json_object_object_add(o, "signal", signal_json(r->term_signal));
-        jc.json_object_object_add(o, "interrupted_by", signal_json(r->interrupt_signal));
+        o = json_object_new_object();
+        json_object_object_add(o, "code", json_object_new_int(r->exit_code));
+        json_object_object_add(o, "status", r->status_code >= 0 ? json_object_new_int(r->status_code) : NULL);
+        json_object_object_add(o, "signal", signal_json(r->term_signal));
+        json_object_object_add(o, "interrupted_by", signal_json(r->interrupt_signal));
         if (r->reason == LEASH_REASON_EXEC_ERROR || r->reason == LEASH_REASON_SETUP_ERROR) {
-                jc.json_object_object_add(o, "errno", jc.json_object_new_int(r->exec_errno));
-                jc.json_object_object_add(o, "error", jc.json_object_new_string(strerror(r->exec_errno)));
+                json_object_object_add(o, "errno", json_object_new_int(r->exec_errno));
+                json_object_object_add(o, "error", json_object_new_string(strerror(r->exec_errno)));
         }
-        jc.json_object_object_add(root, "exit", o);
+        json_object_object_add(root, "exit", o);
 
-        o = jc.json_object_new_object();
+        o = json_object_new_object();
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 if (c->limit[l] == LEASH_UNSET)
                         continue;
-                m = jc.json_object_new_object();
-                jc.json_object_object_add(m, "value", limit_value((enum leash_limit) l, c->limit[l]));
-                jc.json_object_object_add(m, "unit", jc.json_object_new_string(limit_unit((enum leash_limit) l)));
-                jc.json_object_object_add(m, "enforced_by",
-                                          jc.json_object_new_string(leash_enforcer_to_string(r->enforced[l])));
+                m = json_object_new_object();
+                json_object_object_add(m, "value", limit_value((enum leash_limit) l, c->limit[l]));
+                json_object_object_add(m, "unit", json_object_new_string(limit_unit((enum leash_limit) l)));
+                json_object_object_add(m, "enforced_by",
+                                       json_object_new_string(leash_enforcer_to_string(r->enforced[l])));
                 if (r->enforce_note[l])
-                        jc.json_object_object_add(m, "note", jc.json_object_new_string(r->enforce_note[l]));
-                jc.json_object_object_add(o, leash_limit_to_string((enum leash_limit) l), m);
+                        json_object_object_add(m, "note", json_object_new_string(r->enforce_note[l]));
+                json_object_object_add(o, leash_limit_to_string((enum leash_limit) l), m);
         }
-        jc.json_object_object_add(root, "limits", o);
+        json_object_object_add(root, "limits", o);
 
-        o = jc.json_object_new_object();
-        jc.json_object_object_add(o, "soft_signal", signal_json(c->soft_signal));
-        jc.json_object_object_add(o, "grace_s", decimal((double) c->grace_ns / 1e9));
-        jc.json_object_object_add(o, "strict", jc.json_object_new_boolean(c->strict));
-        jc.json_object_object_add(root, "policy", o);
-        jc.json_object_object_add(root, "sandbox", sandbox_json(c, r));
+        o = json_object_new_object();
+        json_object_object_add(o, "soft_signal", signal_json(c->soft_signal));
+        json_object_object_add(o, "grace_s", decimal((double) c->grace_ns / 1e9));
+        json_object_object_add(o, "strict", json_object_new_boolean(c->strict));
+        json_object_object_add(root, "policy", o);
+        json_object_object_add(root, "sandbox", sandbox_json(c, r));
 
-        u = jc.json_object_new_object();
+        u = json_object_new_object();
         if (x->cpu_user_us != LEASH_NULL && x->cpu_system_us != LEASH_NULL)
                 cpu_total = x->cpu_usage_us != LEASH_NULL ? x->cpu_usage_us : x->cpu_user_us + x->cpu_system_us;
-        jc.json_object_object_add(u, "wall_time_s", seconds(x->wall_ns, NSEC_PER_SEC));
-        jc.json_object_object_add(u, "cpu_time_s", seconds(cpu_total, USEC_PER_SEC));
-        jc.json_object_object_add(u, "cpu_user_s", seconds(x->cpu_user_us, USEC_PER_SEC));
-        jc.json_object_object_add(u, "cpu_system_s", seconds(x->cpu_system_us, USEC_PER_SEC));
-        jc.json_object_object_add(u, "memory_peak_bytes", u64_or_null(x->memory_peak));
-        jc.json_object_object_add(u, "memory_peak_basis",
-                                  x->memory_peak_basis ? jc.json_object_new_string(x->memory_peak_basis) : NULL);
-        jc.json_object_object_add(u, "swap_peak_bytes", u64_or_null(x->swap_peak));
-        jc.json_object_object_add(u, "pids_peak", u64_or_null(x->pids_peak));
-        jc.json_object_object_add(u, "pids_max_events", u64_or_null(x->pids_events_max));
-        jc.json_object_object_add(u, "oom_events", u64_or_null(x->mem_ev_oom));
-        jc.json_object_object_add(u, "oom_kills", u64_or_null(x->mem_ev_oom_kill));
-        jc.json_object_object_add(u, "memory_max_events", u64_or_null(x->mem_ev_max));
-        jc.json_object_object_add(u, "memory_high_events", u64_or_null(x->mem_ev_high));
-        jc.json_object_object_add(u, "memory_anon_bytes_at_end", u64_or_null(x->mem_anon));
-        jc.json_object_object_add(u, "memory_file_bytes_at_end", u64_or_null(x->mem_file));
-        jc.json_object_object_add(u, "memory_shmem_bytes_at_end", u64_or_null(x->mem_shmem));
-        jc.json_object_object_add(u, "io_read_bytes", u64_or_null(x->io_rbytes));
-        jc.json_object_object_add(u, "io_write_bytes", u64_or_null(x->io_wbytes));
-        jc.json_object_object_add(u, "io_read_ops", u64_or_null(x->io_rios));
-        jc.json_object_object_add(u, "io_write_ops", u64_or_null(x->io_wios));
-        jc.json_object_object_add(u, "throttled_s", seconds(x->cpu_throttled_us, USEC_PER_SEC));
-        jc.json_object_object_add(u, "cpu_periods", u64_or_null(x->cpu_nr_periods));
-        jc.json_object_object_add(u, "cpu_throttled_periods", u64_or_null(x->cpu_nr_throttled));
-        p = jc.json_object_new_object();
-        jc.json_object_object_add(p, "cpu_some_s", seconds(x->psi_cpu_some, USEC_PER_SEC));
-        jc.json_object_object_add(p, "cpu_full_s", seconds(x->psi_cpu_full, USEC_PER_SEC));
-        jc.json_object_object_add(p, "memory_some_s", seconds(x->psi_mem_some, USEC_PER_SEC));
-        jc.json_object_object_add(p, "memory_full_s", seconds(x->psi_mem_full, USEC_PER_SEC));
-        jc.json_object_object_add(p, "io_some_s", seconds(x->psi_io_some, USEC_PER_SEC));
-        jc.json_object_object_add(p, "io_full_s", seconds(x->psi_io_full, USEC_PER_SEC));
-        jc.json_object_object_add(u, "pressure", p);
-        m = jc.json_object_new_object();
-        jc.json_object_object_add(m, "maxrss_bytes", u64_or_null(x->main_maxrss_bytes));
-        jc.json_object_object_add(m, "user_s", seconds(x->main_utime_us, USEC_PER_SEC));
-        jc.json_object_object_add(m, "system_s", seconds(x->main_stime_us, USEC_PER_SEC));
-        jc.json_object_object_add(m, "minor_faults", u64_or_null(x->main_minflt));
-        jc.json_object_object_add(m, "major_faults", u64_or_null(x->main_majflt));
-        jc.json_object_object_add(m, "voluntary_switches", u64_or_null(x->main_nvcsw));
-        jc.json_object_object_add(m, "involuntary_switches", u64_or_null(x->main_nivcsw));
-        jc.json_object_object_add(u, "main_process", m);
-        jc.json_object_object_add(u, "leftovers_killed", jc.json_object_new_int((int) r->leftovers_killed));
-        jc.json_object_object_add(root, "usage", u);
+        json_object_object_add(u, "wall_time_s", seconds(x->wall_ns, NSEC_PER_SEC));
+        json_object_object_add(u, "cpu_time_s", seconds(cpu_total, USEC_PER_SEC));
+        json_object_object_add(u, "cpu_user_s", seconds(x->cpu_user_us, USEC_PER_SEC));
+        json_object_object_add(u, "cpu_system_s", seconds(x->cpu_system_us, USEC_PER_SEC));
+        json_object_object_add(u, "memory_peak_bytes", u64_or_null(x->memory_peak));
+        json_object_object_add(u, "memory_peak_basis",
+                               x->memory_peak_basis ? json_object_new_string(x->memory_peak_basis) : NULL);
+        json_object_object_add(u, "swap_peak_bytes", u64_or_null(x->swap_peak));
+        json_object_object_add(u, "pids_peak", u64_or_null(x->pids_peak));
+        json_object_object_add(u, "pids_max_events", u64_or_null(x->pids_events_max));
+        json_object_object_add(u, "oom_events", u64_or_null(x->mem_ev_oom));
+        json_object_object_add(u, "oom_kills", u64_or_null(x->mem_ev_oom_kill));
+        json_object_object_add(u, "memory_max_events", u64_or_null(x->mem_ev_max));
+        json_object_object_add(u, "memory_high_events", u64_or_null(x->mem_ev_high));
+        json_object_object_add(u, "memory_anon_bytes_at_end", u64_or_null(x->mem_anon));
+        json_object_object_add(u, "memory_file_bytes_at_end", u64_or_null(x->mem_file));
+        json_object_object_add(u, "memory_shmem_bytes_at_end", u64_or_null(x->mem_shmem));
+        json_object_object_add(u, "io_read_bytes", u64_or_null(x->io_rbytes));
+        json_object_object_add(u, "io_write_bytes", u64_or_null(x->io_wbytes));
+        json_object_object_add(u, "io_read_ops", u64_or_null(x->io_rios));
+        json_object_object_add(u, "io_write_ops", u64_or_null(x->io_wios));
+        json_object_object_add(u, "throttled_s", seconds(x->cpu_throttled_us, USEC_PER_SEC));
+        json_object_object_add(u, "cpu_periods", u64_or_null(x->cpu_nr_periods));
+        json_object_object_add(u, "cpu_throttled_periods", u64_or_null(x->cpu_nr_throttled));
+        p = json_object_new_object();
+        json_object_object_add(p, "cpu_some_s", seconds(x->psi_cpu_some, USEC_PER_SEC));
+        json_object_object_add(p, "cpu_full_s", seconds(x->psi_cpu_full, USEC_PER_SEC));
+        json_object_object_add(p, "memory_some_s", seconds(x->psi_mem_some, USEC_PER_SEC));
+        json_object_object_add(p, "memory_full_s", seconds(x->psi_mem_full, USEC_PER_SEC));
+        json_object_object_add(p, "io_some_s", seconds(x->psi_io_some, USEC_PER_SEC));
+        json_object_object_add(p, "io_full_s", seconds(x->psi_io_full, USEC_PER_SEC));
+        json_object_object_add(u, "pressure", p);
+        m = json_object_new_object();
+        json_object_object_add(m, "maxrss_bytes", u64_or_null(x->main_maxrss_bytes));
+        json_object_object_add(m, "user_s", seconds(x->main_utime_us, USEC_PER_SEC));
+        json_object_object_add(m, "system_s", seconds(x->main_stime_us, USEC_PER_SEC));
+        json_object_object_add(m, "minor_faults", u64_or_null(x->main_minflt));
+        json_object_object_add(m, "major_faults", u64_or_null(x->main_majflt));
+        json_object_object_add(m, "voluntary_switches", u64_or_null(x->main_nvcsw));
+        json_object_object_add(m, "involuntary_switches", u64_or_null(x->main_nivcsw));
+        json_object_object_add(u, "main_process", m);
+        json_object_object_add(u, "leftovers_killed", json_object_new_int((int) r->leftovers_killed));
+        json_object_object_add(root, "usage", u);
 
-        a = jc.json_object_new_array();
+        a = json_object_new_array();
         for (unsigned i = 0; i < r->n_signals; i++) {
-                m = jc.json_object_new_object();
-                jc.json_object_object_add(m, "signal", signal_json(r->signals[i].signal));
-                jc.json_object_object_add(m, "at_s", decimal((double) r->signals[i].at_ns / 1e9));
-                jc.json_object_object_add(m, "why", jc.json_object_new_string(r->signals[i].why));
-                jc.json_object_array_add(a, m);
+                m = json_object_new_object();
+                json_object_object_add(m, "signal", signal_json(r->signals[i].signal));
+                json_object_object_add(m, "at_s", decimal((double) r->signals[i].at_ns / 1e9));
+                json_object_object_add(m, "why", json_object_new_string(r->signals[i].why));
+                json_object_array_add(a, m);
         }
-        jc.json_object_object_add(root, "signals", a);
+        json_object_object_add(root, "signals", a);
         return root;
 }
 
@@ -318,22 +266,22 @@ static json_object *build(const struct leash_config *c, const struct leash_resul
 static int kv_walk(json_object *o, const char *prefix, FILE *f) {
         if (!o)
                 return 0;
-        if (jc.json_object_is_type(o, json_type_object)) {
+        if (json_object_is_type(o, json_type_object)) {
                 /* json_object_object_foreach, spelled out to call through jc */
-                for (struct lh_entry *e = lh_table_head(jc.json_object_get_object(o)); e; e = lh_entry_next(e)) {
+                for (struct lh_entry *e = lh_table_head(json_object_get_object(o)); e; e = lh_entry_next(e)) {
                         char k[256];
                         snprintf(k, sizeof k, "%s%s%s", prefix, *prefix ? "." : "", (const char *) lh_entry_k(e));
                         kv_walk((json_object *) lh_entry_v(e), k, f);
                 }
-        } else if (jc.json_object_is_type(o, json_type_array)) {
-                size_t n = jc.json_object_array_length(o);
+        } else if (json_object_is_type(o, json_type_array)) {
+                size_t n = json_object_array_length(o);
                 for (size_t i = 0; i < n; i++) {
                         char k[256];
                         snprintf(k, sizeof k, "%s.%zu", prefix, i);
-                        kv_walk(jc.json_object_array_get_idx(o, i), k, f);
+                        kv_walk(json_object_array_get_idx(o, i), k, f);
                 }
         } else {
-                const char *s = jc.json_object_get_string(o);
+                const char *s = json_object_get_string(o);
                 /* values are one line: a newline inside a command argument is escaped */
                 fprintf(f, "%s:", prefix);
                 for (; *s; s++) {
@@ -402,16 +350,11 @@ int leash_report_format(const struct leash_config *c, const struct leash_result 
         size_t len = 0;
         FILE *f;
 
-        if (format != LEASH_FORMAT_TEXT) {
-                int rl = jsonc_load();
-                if (rl < 0)
-                        return rl;
-        }
         if (format == LEASH_FORMAT_JSON) {
                 const char *s;
                 root = build(c, r);
-                s = jc.json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                                    JSON_C_TO_STRING_NOSLASHESCAPE);
+                s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
                 if (!s || asprintf(&text, "%s\n", s) < 0)
                         return -ENOMEM;
                 *ret_text = text;

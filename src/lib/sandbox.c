@@ -3,7 +3,7 @@
  * The sandbox module: take privileges away from the job, in one place.
  *
  * Parent (sandbox_prepare, before the job cgroup exists): resolve --user and
- * --group in the user database, list the supplementary groups, compute the
+ * --group in the user database (userdb.c: files, then getent), list the supplementary groups, compute the
  * capability sets (caps.c), build the seccomp program (filter.c) and the
  * environment. A mistake here is exit 125 with nothing created.
  *
@@ -27,9 +27,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <grp.h> /* setgroups */
 #include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,6 +41,7 @@
 
 #include "../basic/macro.h"
 #include "../basic/parse.h"
+#include "userdb.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -81,9 +81,17 @@ static int parse_id(const char *s, uint32_t *ret) {
         return 0;
 }
 
+static void userdb_user_donep(struct userdb_user *u) {
+        userdb_user_done(u);
+}
+
+/* Names are looked up in /etc/passwd and /etc/group, then through getent(1)
+ * (userdb.c: the leash binary is static and loads no NSS module). */
 static int resolve_identity(const struct leash_sandbox *in, struct sandbox_plan *p, struct leash_error *err) {
-        struct passwd *pw = NULL;
+        _cleanup_(userdb_user_donep) struct userdb_user u = {0};
+        bool have_user = false;
         uint32_t id;
+        int r;
 
         if (geteuid() != 0)
                 return fail(err, in->user ? "--user" : "--group", -EPERM,
@@ -93,52 +101,39 @@ static int resolve_identity(const struct leash_sandbox *in, struct sandbox_plan 
         p->uid = getuid();
         p->gid = getgid();
         if (in->user) {
-                errno = 0;
                 if (parse_id(in->user, &id) == 0) {
                         p->uid = id;
-                        pw = getpwuid(id);
+                        r = userdb_user_by_uid(id, &u);
+                        if (r < 0 && r != -ENOENT)
+                                return fail(err, "--user", r, "'%s': reading the user database", in->user);
+                        have_user = r >= 0;
                 } else {
-                        pw = getpwnam(in->user);
-                        if (!pw)
-                                return fail(err, "--user", errno ? -errno : -EINVAL,
+                        r = userdb_user_by_name(in->user, &u);
+                        if (r < 0)
+                                return fail(err, "--user", r == -ENOENT ? -EINVAL : r,
                                             "'%s': expected a user name in the user database or a uid", in->user);
-                        p->uid = pw->pw_uid;
+                        have_user = true;
+                        p->uid = u.uid;
                 }
         }
         if (in->group) {
-                struct group *gr;
-                errno = 0;
                 if (parse_id(in->group, &id) == 0)
                         p->gid = id;
-                else if ((gr = getgrnam(in->group)))
-                        p->gid = gr->gr_gid;
-                else
-                        return fail(err, "--group", errno ? -errno : -EINVAL,
+                else if ((r = userdb_group_by_name(in->group, &p->gid)) < 0)
+                        return fail(err, "--group", r == -ENOENT ? -EINVAL : r,
                                     "'%s': expected a group name in the group database or a gid", in->group);
         } else if (in->user) {
-                if (!pw)
+                if (!have_user)
                         return fail(err, "--user", -EINVAL, "'%s': uid not in the user database: give --group too",
                                     in->user);
-                p->gid = pw->pw_gid;
+                p->gid = u.gid;
         }
         /* Supplementary groups: the user's, from the group database, unless
          * told not to; none at all when there is no user entry to ask about. */
-        if (pw && !in->no_supplementary_groups) {
-                int n = 16;
-                for (;;) {
-                        gid_t *g = realloc(p->groups, (size_t) n * sizeof *g);
-                        int want = n;
-                        if (!g)
-                                return -ENOMEM;
-                        p->groups = g;
-                        if (getgrouplist(pw->pw_name, p->gid, g, &want) >= 0) {
-                                p->n_groups = (size_t) want;
-                                break;
-                        }
-                        if (want <= n || want > 65536)
-                                return fail(err, "list the supplementary groups", -EINVAL, "%s", pw->pw_name);
-                        n = want;
-                }
+        if (have_user && !in->no_supplementary_groups) {
+                r = userdb_groups(&u, p->gid, &p->groups, &p->n_groups);
+                if (r < 0)
+                        return fail(err, "list the supplementary groups", r, "%s", u.name);
         }
         return 0;
 }
@@ -162,17 +157,18 @@ static int build_env(const struct leash_sandbox *in, const struct sandbox_plan *
                 n++;                       \
         } while (0)
         if (in->clean_env) {
-                struct passwd *pw = getpwuid(p->switch_ids ? p->uid : getuid());
+                _cleanup_(userdb_user_donep) struct userdb_user pw = {0};
+                bool have = userdb_user_by_uid(p->switch_ids ? p->uid : getuid(), &pw) >= 0;
                 char buf[PATH_MAX + 16];
                 PUSH("PATH=/usr/local/bin:/usr/bin:/bin");
-                if (pw) {
-                        snprintf(buf, sizeof buf, "HOME=%s", pw->pw_dir);
+                if (have) {
+                        snprintf(buf, sizeof buf, "HOME=%s", pw.dir);
                         PUSH(buf);
-                        snprintf(buf, sizeof buf, "USER=%s", pw->pw_name);
+                        snprintf(buf, sizeof buf, "USER=%s", pw.name);
                         PUSH(buf);
-                        snprintf(buf, sizeof buf, "LOGNAME=%s", pw->pw_name);
+                        snprintf(buf, sizeof buf, "LOGNAME=%s", pw.name);
                         PUSH(buf);
-                        snprintf(buf, sizeof buf, "SHELL=%s", pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh");
+                        snprintf(buf, sizeof buf, "SHELL=%s", pw.shell);
                         PUSH(buf);
                 }
         } else
