@@ -48,7 +48,8 @@ int cmd_check(int argc, char **argv) {
         printf("cgroup mode:        %s\n", modes[h.mode]);
         for (int i = 0; i < CTL_COUNT; i++)
                 if (h.v1_mount[i][0])
-                        printf("  v1 %-6s         %s (not usable by leash)\n", host_controller_names[i], h.v1_mount[i]);
+                        printf("  v1 %-6s         %s (not usable by leash)\n", cgroupfs_controller_names[i],
+                               h.v1_mount[i]);
         if (r < 0) {
                 printf("cgroup2 mount:      none\n");
                 log_error("%s: %s", err.step, strerror(err.error));
@@ -64,7 +65,7 @@ int cmd_check(int argc, char **argv) {
                        h.parent_missing ? " (the directory is made by the first run)" : "");
         printf("controllers a job gets:");
         for (int i = 0; i < CTL_COUNT; i++)
-                printf(" %s=%s", host_controller_names[i], h.ctl_available[i] ? "yes" : "no");
+                printf(" %s=%s", cgroupfs_controller_names[i], h.ctl_available[i] ? "yes" : "no");
         printf("\n");
         printf("kernel features:    clone3 into cgroup=%s, cgroup.kill=%s, memory.peak=%s, pids.peak=%s, pressure=%s\n",
                h.clone_into_cgroup ? "yes" : "no", h.cgroup_kill ? "yes" : "no", h.memory_peak ? "yes" : "no",

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -265,10 +267,109 @@ static int report_dir_path(struct leash_settings *s) {
         return 0;
 }
 
+/* SIGINT, SIGTERM and SIGHUP are blocked before the job cgroup exists (a
+ * signal in between would otherwise kill leash and leak it) and read from a
+ * signalfd: the job gets the soft signal, then SIGKILL after the grace. */
+static int guard_signals(int *ret_fd, sigset_t *ret_old) {
+        sigset_t block;
+        int fd;
+
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &block, ret_old) < 0)
+                return negative_errno();
+        fd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (fd < 0) {
+                int r = negative_errno();
+                (void) sigprocmask(SIG_SETMASK, ret_old, NULL);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+/* What arrived after the job ended is consumed: the job is over, the
+ * report says how it ended, and restoring the mask must not kill leash
+ * before it exits with the job's status. */
+static void unguard_signals(int fd, const sigset_t *old) {
+        struct signalfd_siginfo si;
+
+        if (fd < 0)
+                return;
+        while (read(fd, &si, sizeof si) == (ssize_t) sizeof si)
+                ;
+        close(fd);
+        (void) sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* The job, through the library's job object: create, start, then one loop
+ * over the job's pollable fd and the signalfd, finish. */
+static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct leash_error *err, int *sig_fd,
+                   sigset_t *old_mask) {
+        const char *spawn = getenv("LEASH_SPAWN"); /* a test hook: the fork fallback */
+        struct leash_job *job = NULL;
+        int r, jfd;
+
+        r = guard_signals(sig_fd, old_mask);
+        if (r < 0) {
+                err->step = "block signals";
+                err->error = -r;
+                return r;
+        }
+        spec->child_sigmask = old_mask;
+        /* With SIGCHLD ignored (inherited from whoever started leash) the kernel
+         * would reap the job by itself and its status would be lost: leash takes
+         * the default, the job gets the ignored SIGCHLD back. */
+        {
+                struct sigaction old_chld, dfl = {.sa_handler = SIG_DFL};
+                if (sigaction(SIGCHLD, NULL, &old_chld) == 0 && old_chld.sa_handler == SIG_IGN)
+                        spec->child_sigchld_ignore = sigaction(SIGCHLD, &dfl, NULL) == 0;
+        }
+        spec->spawn_fallback = spawn && strcmp(spawn, "fork") == 0;
+        r = leash_job_new_spec(spec, &job, err);
+        if (r < 0)
+                return r;
+        *ret_job = job;
+        r = leash_job_start(job, spec->argv, err);
+        if (r < 0 && !leash_job_ended(job))
+                return r;
+        jfd = leash_job_fd(job);
+        if (jfd < 0) {
+                err->step = "watch the job";
+                err->error = -jfd;
+                return jfd;
+        }
+        while ((r = leash_job_dispatch(job)) == 0) {
+                struct pollfd pfd[2] = {{.fd = jfd, .events = POLLIN}, {.fd = *sig_fd, .events = POLLIN}};
+                struct signalfd_siginfo si;
+
+                if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
+                        r = negative_errno();
+                        break;
+                }
+                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
+                        (void) leash_job_interrupt(job, (int) si.ssi_signo);
+        }
+        if (r < 0) {
+                err->step = "supervise the job";
+                err->error = -r;
+                return r;
+        }
+        r = leash_job_finish(job, err);
+        if (r < 0) /* the job ran and is accounted: its report still says so */
+                log_error("%s: %s: %s", err->step, err->detail, strerror(err->error));
+        return 0;
+}
+
 int cmd_run(int argc, char **argv) {
         struct leash_settings s, cli;
-        struct leash_result res;
+        const struct leash_result *res;
+        struct leash_job *job = NULL;
         struct leash_error err = {0};
+        int sig_fd = -1, interrupt;
+        sigset_t old_mask;
         struct report_dest dest = {.fd = -1};
         _cleanup_free_ char *text = NULL, *summary = NULL;
         _cleanup_free_ struct cli_arg *args = calloc((size_t) argc + 1, sizeof *args);
@@ -312,7 +413,7 @@ int cmd_run(int argc, char **argv) {
                 }
         }
 
-        r = leash_run(&s.config, &res, &err);
+        r = run_job(&s.config, &job, &err, &sig_fd, &old_mask);
         if (r < 0) {
                 if (err.step && strncmp(err.step, "--", 2) == 0)
                         log_error("%s: %s", err.step, err.detail); /* an option's value, said in full */
@@ -320,18 +421,24 @@ int cmd_run(int argc, char **argv) {
                         log_error("%s: %s: %s", err.step, err.detail, strerror(err.error));
                 else
                         log_error("%s: %s", err.step ? err.step : "run the job", strerror(err.error));
+                leash_job_free(job);
+                unguard_signals(sig_fd, &old_mask);
                 report_close(&dest);
                 leash_settings_done(&s);
                 leash_profiles_free(profiles);
                 return EXIT_LEASH_FAILED;
         }
-        if (res.reason == LEASH_REASON_EXEC_ERROR || res.reason == LEASH_REASON_SETUP_ERROR)
-                log_error("%s: %s: %s", err.step, err.detail, strerror(err.error));
-        log_debug("job cgroup was %s", res.cgroup);
+        res = leash_job_result(job);
+        if (res->reason == LEASH_REASON_EXEC_ERROR || res->reason == LEASH_REASON_SETUP_ERROR) {
+                const struct leash_error *se = leash_job_start_error(job);
+                log_error("%s: %s: %s", se->step, se->detail, strerror(se->error));
+        }
+        log_debug("job cgroup was %s", res->cgroup);
 
-        code = res.exit_code;
+        code = res->exit_code;
+        interrupt = res->interrupt_signal;
         if (s.report_path) {
-                r = leash_report_format(&s.config, &res, s.format, &text);
+                r = leash_job_report(job, s.format, &text);
                 if (r >= 0)
                         r = report_commit(&dest, text);
                 if (r < 0) {
@@ -340,20 +447,22 @@ int cmd_run(int argc, char **argv) {
                         code = EXIT_LEASH_FAILED;
                 }
                 report_close(&dest);
-        } else if (!s.quiet && leash_report_summary(&s.config, &res, &summary) >= 0 && summary)
+        } else if (!s.quiet && leash_job_summary(job, &summary) >= 0 && summary)
                 log_notice("%s", summary);
+        leash_job_free(job);
         leash_settings_done(&s);
         leash_profiles_free(profiles);
 
-        if (res.reason == LEASH_REASON_INTERRUPTED && res.interrupt_signal) {
+        if (interrupt) {
                 /* die of the same signal: the caller must see leash was interrupted */
                 sigset_t set;
                 fflush(NULL);
-                signal(res.interrupt_signal, SIG_DFL);
+                signal(interrupt, SIG_DFL);
                 sigemptyset(&set);
-                sigaddset(&set, res.interrupt_signal);
+                sigaddset(&set, interrupt);
                 sigprocmask(SIG_UNBLOCK, &set, NULL);
-                raise(res.interrupt_signal);
+                raise(interrupt);
         }
+        unguard_signals(sig_fd, &old_mask);
         return code;
 }

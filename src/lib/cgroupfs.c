@@ -34,7 +34,98 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/time-util.h"
-#include "host.h"
+
+const char *const cgroupfs_controller_names[CTL_COUNT] = {"memory", "pids", "cpu", "io"};
+
+unsigned cgroupfs_parse_controllers(const char *text) {
+        unsigned mask = 0;
+        const char *p = text;
+
+        while (*p) {
+                size_t len;
+                while (*p == ' ' || *p == '\n')
+                        p++;
+                len = strcspn(p, " \n");
+                for (unsigned i = 0; i < CTL_COUNT; i++)
+                        if (len == strlen(cgroupfs_controller_names[i]) &&
+                            strncmp(p, cgroupfs_controller_names[i], len) == 0)
+                                mask |= 1u << i;
+                p += len;
+        }
+        return mask;
+}
+
+int cgroupfs_parse_cpulist(const char *text) {
+        const char *p = text;
+        long n = 0;
+
+        while (*p && *p != '\n') {
+                char *end;
+                long a = strtol(p, &end, 10), b;
+                if (end == p || a < 0)
+                        return -EINVAL;
+                b = a;
+                p = end;
+                if (*p == '-') {
+                        b = strtol(p + 1, &end, 10);
+                        if (end == p + 1 || b < a)
+                                return -EINVAL;
+                        p = end;
+                }
+                n += b - a + 1;
+                if (n > 1 << 20)
+                        return -EINVAL;
+                if (*p == ',')
+                        p++;
+                else if (*p && *p != '\n')
+                        return -EINVAL;
+        }
+        return n > 0 ? (int) n : -EINVAL;
+}
+
+double cgroupfs_parse_cpu_max(const char *text) {
+        char *end;
+        double quota, period;
+
+        if (strncmp(text, "max", 3) == 0)
+                return 0;
+        quota = strtod(text, &end);
+        if (end == text || *end != ' ')
+                return 0;
+        period = strtod(end + 1, NULL);
+        return period > 0 && quota > 0 ? quota / period : 0;
+}
+
+double cgroupfs_job_cores(int job_fd) {
+        char buf[4096];
+        double cores = 0, cap;
+        int n;
+
+        if (read_file_at(job_fd, "cpuset.cpus.effective", buf, sizeof buf, NULL) >= 0 &&
+            (n = cgroupfs_parse_cpulist(buf)) > 0)
+                cores = n;
+        if (cores <= 0) {
+                long online = sysconf(_SC_NPROCESSORS_ONLN);
+                cores = online > 0 ? (double) online : 1;
+        }
+        if (read_file_at(job_fd, "cpu.max", buf, sizeof buf, NULL) >= 0 && (cap = cgroupfs_parse_cpu_max(buf)) > 0 &&
+            cap < cores)
+                cores = cap;
+        return cores > 0 ? cores : 1;
+}
+
+int cgroupfs_events_populated(int events_fd) {
+        char buf[256], *p;
+        ssize_t n = pread(events_fd, buf, sizeof buf - 1, 0);
+
+        if (n < 0)
+                return negative_errno();
+        buf[n] = '\0';
+        p = strstr(buf, "populated ");
+        if (!p)
+                return -EINVAL;
+        return p[10] == '1';
+}
 
 /* What the cgroup offers its children (cgroup.controllers) and what it has
  * enabled for them (cgroup.subtree_control). */
@@ -45,11 +136,11 @@ static int read_controllers(int fd, unsigned *ret_offered, unsigned *ret_enabled
         r = read_file_at(fd, "cgroup.controllers", buf, sizeof buf, NULL);
         if (r < 0)
                 return r;
-        *ret_offered = host_parse_controllers(buf);
+        *ret_offered = cgroupfs_parse_controllers(buf);
         r = read_file_at(fd, "cgroup.subtree_control", buf, sizeof buf, NULL);
         if (r < 0)
                 return r;
-        *ret_enabled = host_parse_controllers(buf);
+        *ret_enabled = cgroupfs_parse_controllers(buf);
         return 0;
 }
 
@@ -66,7 +157,7 @@ int cgroupfs_enable_controllers(int parent_fd, unsigned want, unsigned *ret_avai
                 for (unsigned i = 0; i < CTL_COUNT; i++)
                         if (missing & (1u << i)) {
                                 strcat(cmd, cmd[0] ? " +" : "+");
-                                strcat(cmd, host_controller_names[i]);
+                                strcat(cmd, cgroupfs_controller_names[i]);
                         }
                 /* One write: the kernel applies all or none. Failing (processes in the
                  * parent, no permission), fall back to one at a time to keep what we can. */
@@ -77,7 +168,7 @@ int cgroupfs_enable_controllers(int parent_fd, unsigned want, unsigned *ret_avai
                                 char one[32];
                                 if (!(missing & (1u << i)))
                                         continue;
-                                snprintf(one, sizeof one, "+%s", host_controller_names[i]);
+                                snprintf(one, sizeof one, "+%s", cgroupfs_controller_names[i]);
                                 if (write_string_at(parent_fd, "cgroup.subtree_control", one) == 0)
                                         enabled |= 1u << i;
                         }
@@ -96,7 +187,7 @@ int cgroupfs_offered_controllers(int fd, bool can_enable, unsigned want, unsigne
         return 0;
 }
 
-void cgroupfs_plan_enforcement(const struct leash_config *c, unsigned available,
+void cgroupfs_plan_enforcement(const struct leash_spec *c, unsigned available,
                                enum leash_enforcer plan[_LEASH_LIMIT_MAX], const char *note[_LEASH_LIMIT_MAX]) {
         static const char no_mem[] = "no memory controller in the job's cgroup2 parent";
         bool mem = available & CTL_MEMORY;
@@ -193,7 +284,7 @@ static void u64_or_max(uint64_t v, char *buf, size_t size) {
                 snprintf(buf, size, "%" PRIu64, v);
 }
 
-int cgroupfs_apply_limits(int fd, const struct leash_config *c, const enum leash_enforcer plan[_LEASH_LIMIT_MAX],
+int cgroupfs_apply_limits(int fd, const struct leash_spec *c, const enum leash_enforcer plan[_LEASH_LIMIT_MAX],
                           struct leash_error *err) {
         char v[64];
         int r;
@@ -239,8 +330,8 @@ int cgroupfs_apply_limits(int fd, const struct leash_config *c, const enum leash
         return 0;
 }
 
-/* Calls fn(pid) for each pid of cgroup.procs. */
-static int for_each_pid(int job_fd, int sig) {
+/* sig to each pid of cgroup.procs but skip. */
+static int for_each_pid(int job_fd, int sig, pid_t skip) {
         char stackbuf[4096], *text = stackbuf;
         _cleanup_free_ char *big = NULL;
         size_t len;
@@ -260,7 +351,7 @@ static int for_each_pid(int job_fd, int sig) {
                 long pid = strtol(p, &end, 10);
                 if (end == p)
                         break;
-                if (pid > 0 && kill((pid_t) pid, sig) == 0)
+                if (pid > 0 && pid != skip && kill((pid_t) pid, sig) == 0)
                         n++;
                 p = end;
                 while (*p == '\n')
@@ -269,8 +360,33 @@ static int for_each_pid(int job_fd, int sig) {
         return n;
 }
 
-int cgroupfs_signal_all(int job_fd, int sig) {
-        return for_each_pid(job_fd, sig);
+/* Waits (bounded) for "frozen 1" in cgroup.events: a freeze is asynchronous. */
+static void wait_frozen(int job_fd) {
+        _cleanup_close_ int fd = openat(job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        char buf[256];
+
+        for (int i = 0; fd >= 0 && i < 50; i++) {
+                struct pollfd pfd = {.fd = fd, .events = POLLPRI};
+                ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+                if (n <= 0)
+                        return;
+                buf[n] = '\0';
+                if (strstr(buf, "frozen 1"))
+                        return;
+                (void) poll(&pfd, 1, 10);
+        }
+}
+
+int cgroupfs_signal_all(int job_fd, int sig, pid_t skip) {
+        bool frozen = write_string_at(job_fd, "cgroup.freeze", "1") == 0;
+        int n;
+
+        if (frozen)
+                wait_frozen(job_fd);
+        n = for_each_pid(job_fd, sig, skip);
+        if (frozen)
+                (void) write_string_at(job_fd, "cgroup.freeze", "0");
+        return n;
 }
 
 int cgroupfs_kill(int job_fd) {
@@ -280,7 +396,7 @@ int cgroupfs_kill(int job_fd) {
         /* No cgroup.kill (before 5.14): freeze so nothing forks, kill each, thaw. */
         (void) write_string_at(job_fd, "cgroup.freeze", "1");
         for (int round = 0; round < 100; round++)
-                if (for_each_pid(job_fd, SIGKILL) <= 0)
+                if (for_each_pid(job_fd, SIGKILL, 0) <= 0)
                         break;
         (void) write_string_at(job_fd, "cgroup.freeze", "0");
         return 0;
@@ -340,8 +456,39 @@ int cgroupfs_wait_empty(int job_fd, int timeout_ms) {
         }
 }
 
+/* Cgroups the job made inside its own: deepest first (rmdir refuses a cgroup
+ * with children). Bounded depth: the kernel's own limit is far lower in any
+ * sane setup, and a job cannot make us recurse without end. */
+static void remove_children(int fd, int depth) {
+        _cleanup_close_ int dfd = -1;
+        DIR *d;
+        struct dirent *de;
+
+        if (depth > 64)
+                return;
+        dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return;
+        d = fdopendir(TAKE_FD(dfd));
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int cfd = -1;
+                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (cfd < 0)
+                        continue;
+                remove_children(cfd, depth + 1);
+                (void) unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+        }
+        closedir(d);
+}
+
 int cgroupfs_remove(int parent_fd, const char *dirname, int job_fd) {
         for (int attempt = 0; attempt < 3; attempt++) {
+                if (job_fd >= 0)
+                        remove_children(job_fd, 0);
                 if (unlinkat(parent_fd, dirname, AT_REMOVEDIR) == 0 || errno == ENOENT)
                         return 0;
                 if (errno != EBUSY || job_fd < 0)

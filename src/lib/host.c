@@ -31,8 +31,6 @@
 #include "../basic/macro.h"
 #include "cgroupfs.h"
 
-const char *const host_controller_names[CTL_COUNT] = {"memory", "pids", "cpu", "io"};
-
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape_octal(char *s) {
         char *w = s;
@@ -114,23 +112,6 @@ int host_parse_proc_cgroup(const char *text, char *ret_path, size_t size) {
                 line = eol ? eol + 1 : NULL;
         }
         return -ENOENT;
-}
-
-unsigned host_parse_controllers(const char *text) {
-        unsigned mask = 0;
-        const char *p = text;
-
-        while (*p) {
-                size_t len;
-                while (*p == ' ' || *p == '\n')
-                        p++;
-                len = strcspn(p, " \n");
-                for (unsigned i = 0; i < CTL_COUNT; i++)
-                        if (len == strlen(host_controller_names[i]) && strncmp(p, host_controller_names[i], len) == 0)
-                                mask |= 1u << i;
-                p += len;
-        }
-        return mask;
 }
 
 int host_cgroup2_mount(char *ret, size_t size, unsigned *ret_v1_count) {
@@ -274,7 +255,7 @@ static void probe_v1_mounts(struct leash_host *h) {
 
 int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct leash_error *err) {
         unsigned v1 = 0, avail = 0;
-        struct leash_config c;
+        struct leash_spec c;
         int r, fd;
 
         memset(h, 0, sizeof *h);
@@ -333,7 +314,7 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
                 h->ctl_available[i] = avail & (1u << i);
         h->clone_into_cgroup = cgroupfs_probe_clone_into_cgroup();
 
-        leash_config_init(&c);
+        leash_spec_init(&c);
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
                 c.limit[l] = 1; /* "asked for": any value will do to learn the enforcer */
         cgroupfs_plan_enforcement(&c, avail, h->enforced, h->enforce_note);

@@ -10,24 +10,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cgroupfs.h"
 #include "leash.h"
-
-enum {
-        CTL_MEMORY = 1 << 0,
-        CTL_PIDS = 1 << 1,
-        CTL_CPU = 1 << 2,
-        CTL_IO = 1 << 3,
-};
-#define CTL_COUNT 4
-extern const char *const host_controller_names[CTL_COUNT];
 
 /* From /proc/self/mountinfo text: the first cgroup2 mount point, and how many
  * v1 cgroup hierarchies with controllers are mounted. */
 int host_parse_mountinfo(const char *text, char *ret_mount, size_t size, unsigned *ret_v1_count);
 /* From /proc/self/cgroup text: the cgroup2 path ("0::/a/b" -> "/a/b"). */
 int host_parse_proc_cgroup(const char *text, char *ret_path, size_t size);
-/* "cpuset cpu io memory pids" -> CTL_* mask. */
-unsigned host_parse_controllers(const char *text);
 
 int host_cgroup2_mount(char *ret, size_t size, unsigned *ret_v1_count);
 int host_own_cgroup(char *ret, size_t size);

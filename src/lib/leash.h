@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libleash: run one command in its own cgroup under limits, supervise it, and
- * account for what it used. The library never prints and never exits: every
- * call returns 0 (or a positive count) or -errno, and fills struct leash_error
- * with the step that failed when it can say more.
+ * libleash inside: the public API (<leash/leash.h>) plus what the engine's
+ * modules and the CLI share but a program embedding the library never sees:
+ * the job specification the engine runs from (struct leash_spec, built by
+ * the settings layer), the result record, host discovery. The library never
+ * prints and never exits: every call returns 0 (or a positive count) or
+ * -errno, and fills struct leash_error with the step that failed.
  */
 #pragma once
 
@@ -12,48 +14,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <leash/leash.h>
+
 #define LEASH_UNSET (UINT64_MAX - 1) /* sentinel for "not given" in u64 fields */
 #define LEASH_MAX UINT64_MAX         /* "max": explicitly unlimited */
-#define LEASH_NULL UINT64_MAX        /* a figure the kernel did not give: null */
-
-/* Every limit leash knows. The order is the report's order. */
-enum leash_limit {
-        LEASH_LIMIT_MEMORY,      /* bytes, memory.max */
-        LEASH_LIMIT_MEMORY_HIGH, /* bytes, memory.high */
-        LEASH_LIMIT_SWAP,        /* bytes, memory.swap.max */
-        LEASH_LIMIT_PIDS,        /* count, pids.max */
-        LEASH_LIMIT_CPUS,        /* millionths of a core, cpu.max */
-        LEASH_LIMIT_CPU_TIME,    /* ns of user+system CPU of the whole tree */
-        LEASH_LIMIT_WALL_TIME,   /* ns of wall-clock time */
-        LEASH_LIMIT_NOFILE,      /* RLIMIT_NOFILE */
-        LEASH_LIMIT_FSIZE,       /* bytes, RLIMIT_FSIZE */
-        LEASH_LIMIT_CORE,        /* bytes, RLIMIT_CORE */
-        _LEASH_LIMIT_MAX,
-};
-
-enum leash_enforcer {
-        LEASH_BY_NONE,   /* asked for, but nothing here can enforce it */
-        LEASH_BY_CGROUP, /* a cgroup controller file */
-        LEASH_BY_RLIMIT, /* a per-process rlimit (weaker: per process, not per tree) */
-        LEASH_BY_LEASH,  /* the supervisor itself (time limits) */
-};
-
-enum leash_format { LEASH_FORMAT_JSON, LEASH_FORMAT_KV, LEASH_FORMAT_TEXT };
-
-enum leash_reason {
-        LEASH_REASON_OK,
-        LEASH_REASON_EXIT,
-        LEASH_REASON_SIGNAL,
-        LEASH_REASON_WALL_TIME,
-        LEASH_REASON_CPU_TIME,
-        LEASH_REASON_MEMORY,
-        LEASH_REASON_PIDS,
-        LEASH_REASON_INTERRUPTED,
-        LEASH_REASON_SETUP_ERROR,
-        LEASH_REASON_EXEC_ERROR,
-        LEASH_REASON_SECCOMP, /* SIGSYS from the job's seccomp filter */
-        _LEASH_REASON_MAX,
-};
 
 /* Syscall filter sets (--seccomp), see docs/security.md for each list. */
 enum {
@@ -90,7 +54,7 @@ struct leash_sandbox {
         bool keep_fds;
 };
 
-struct leash_config {
+struct leash_spec {
         char *const *argv;
         const char *name;                 /* job name; NULL = basename of argv[0] */
         const char *cgroup_parent;        /* NULL = default placement */
@@ -102,16 +66,15 @@ struct leash_config {
         const char *profile;
         const char *profile_source;
         struct leash_sandbox sandbox;
+        /* the job's signal mask; NULL = the caller's at the start (the CLI blocks
+         * signals it forwards and gives the job the mask it had before) */
+        const sigset_t *child_sigmask;
+        bool spawn_fallback;       /* fork + self-migration instead of clone3 (a test hook of the CLI) */
+        bool child_sigchld_ignore; /* the job starts with SIGCHLD ignored (the CLI's caller ignored it) */
 };
 
 /* Sets every field to its built-in default. */
-void leash_config_init(struct leash_config *c);
-
-struct leash_error {
-        const char *step; /* "create the job cgroup", "write memory.max", ... */
-        char detail[256]; /* a path or value, may be empty */
-        int error;        /* positive errno */
-};
+void leash_spec_init(struct leash_spec *c);
 
 #define LEASH_SIGNALS_MAX 16
 
@@ -183,23 +146,25 @@ struct leash_result {
 };
 
 /* Validates the config before anything is created: -EINVAL with err->step. */
-int leash_config_validate(const struct leash_config *c, struct leash_error *err);
+int leash_spec_validate(const struct leash_spec *c, struct leash_error *err);
 
-/* Runs the job to completion. Returns 0 when the job ran (whatever its fate:
- * see result->reason) or -errno with err filled when leash could not run it;
- * in that case nothing is left behind. */
-int leash_run(const struct leash_config *c, struct leash_result *result, struct leash_error *err);
+/* The job object from a specification the caller built (the CLI, which reads
+ * the configuration itself to list every FILE:LINE error): the strings of
+ * the spec are borrowed and must outlive the job. */
+int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, struct leash_error *err);
+int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct leash_job **ret,
+                         struct leash_error *err);
+const struct leash_result *leash_job_result(const struct leash_job *j);
+const struct leash_spec *leash_job_spec(const struct leash_job *j);
+/* Why leash_job_start/fork's child failed (step and detail), for the one-line message. */
+const struct leash_error *leash_job_start_error(const struct leash_job *j);
 
 /* Report writers: a malloc'd text. */
-int leash_report_format(const struct leash_config *c, const struct leash_result *r, enum leash_format format,
+int leash_report_format(const struct leash_spec *c, const struct leash_result *r, enum leash_format format,
                         char **ret_text);
 /* "leash: wall_time limit (2s) reached; killed by SIGKILL after 5s grace" */
-int leash_report_summary(const struct leash_config *c, const struct leash_result *r, char **ret_text);
+int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text);
 
-const char *leash_reason_to_string(enum leash_reason r);
-const char *leash_limit_to_string(enum leash_limit l);
-const char *leash_enforcer_to_string(enum leash_enforcer e);
-const char *leash_version(void);
 /* "no-network", ...; NULL for a bit that is not one set */
 const char *leash_filter_to_string(unsigned set);
 const char *leash_seccomp_action_to_string(enum leash_seccomp_action a);

@@ -88,7 +88,7 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
 
 void leash_settings_init(struct leash_settings *s) {
         memset(s, 0, sizeof *s);
-        leash_config_init(&s->config);
+        leash_spec_init(&s->config);
         s->format = LEASH_FORMAT_JSON;
 }
 
@@ -236,7 +236,7 @@ static int set_string(char **field, const char *value) {
 
 int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value, const char *origin,
                      struct leash_error *err) {
-        struct leash_config *c = &s->config;
+        struct leash_spec *c = &s->config;
         uint64_t v;
         int r, sig;
         bool b;
@@ -408,7 +408,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
 }
 
 void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size) {
-        const struct leash_config *c = &s->config;
+        const struct leash_spec *c = &s->config;
         static const char *formats[] = {"json", "kv", "text"};
 
         switch (o->type) {

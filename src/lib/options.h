@@ -91,7 +91,7 @@ extern const struct leash_option leash_options[_LEASH_OPT_MAX];
 
 /* Everything `leash run` can be told, with where each value came from. */
 struct leash_settings {
-        struct leash_config config;
+        struct leash_spec config;
         char *report_path;
         enum leash_format format;
         bool quiet, verbose;

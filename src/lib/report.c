@@ -85,7 +85,7 @@ static json_object *cap_set(uint64_t mask) {
 }
 
 /* identity, capabilities, no_new_privs, filter: what the job was given */
-static json_object *sandbox_json(const struct leash_config *c, const struct leash_result *r) {
+static json_object *sandbox_json(const struct leash_spec *c, const struct leash_result *r) {
         const struct leash_sandbox_result *x = &r->sandbox;
         const struct leash_sandbox *in = &c->sandbox;
         json_object *o = json_object_new_object(), *id, *a, *caps, *f;
@@ -149,7 +149,7 @@ static json_object *sandbox_json(const struct leash_config *c, const struct leas
         return o;
 }
 
-static json_object *build(const struct leash_config *c, const struct leash_result *r) {
+static json_object *build(const struct leash_spec *c, const struct leash_result *r) {
         json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
         const struct leash_usage *x = &r->usage;
         char buf[64];
@@ -297,7 +297,7 @@ static int kv_walk(json_object *o, const char *prefix, FILE *f) {
         return 0;
 }
 
-static void text_report(const struct leash_config *c, const struct leash_result *r, FILE *f) {
+static void text_report(const struct leash_spec *c, const struct leash_result *r, FILE *f) {
         const struct leash_usage *x = &r->usage;
         char buf[64];
 
@@ -343,7 +343,7 @@ static void text_report(const struct leash_config *c, const struct leash_result 
                         (double) r->signals[i].at_ns / 1e9, r->signals[i].why);
 }
 
-int leash_report_format(const struct leash_config *c, const struct leash_result *r, enum leash_format format,
+int leash_report_format(const struct leash_spec *c, const struct leash_result *r, enum leash_format format,
                         char **ret_text) {
         _cleanup_json_ json_object *root = NULL;
         char *text = NULL;
@@ -376,7 +376,7 @@ int leash_report_format(const struct leash_config *c, const struct leash_result 
         return 0;
 }
 
-int leash_report_summary(const struct leash_config *c, const struct leash_result *r, char **ret_text) {
+int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text) {
         char lim[32] = "", grace[32];
         const char *sig_at = "";
         char tail[128] = "";

@@ -368,8 +368,6 @@ int sandbox_child_setup(const struct sandbox_plan *p, pid_t parent, enum spawn_s
         }
         if (p->no_new_privs)
                 STEP(SPAWN_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-        if (p->envp)
-                environ = p->envp;
         return 0;
 }
 

@@ -41,7 +41,9 @@ void sandbox_plan_done(struct sandbox_plan *p);
 
 /* In the child, after rlimits: bounding set, groups, gid, uid (re-arming the
  * parent-death signal, which a credential change clears), chdir, stdin, fds,
- * capabilities, no_new_privs, environment. On failure *ret_step says which. */
+ * capabilities, no_new_privs. On failure *ret_step says which. The
+ * environment (plan->envp) is the caller's to use: execvpe's, or environ in a
+ * forked child. */
 int sandbox_child_setup(const struct sandbox_plan *p, pid_t parent, enum spawn_step *ret_step);
 /* In the child, the last step before exec. */
 int sandbox_child_seccomp(const struct sandbox_plan *p, enum spawn_step *ret_step);

@@ -11,13 +11,23 @@
  *
  * On x86_64 it is the vfork form (CLONE_VM | CLONE_VFORK, see do_clone3):
  * leash sleeps until the child has exec'd, and the child, sharing leash's
- * memory, must not allocate or take locks before exec; a global it sets
- * (environ, by the sandbox) is set for leash too, and restored after.
+ * memory, must not allocate, take locks or set globals before exec: the job's
+ * environment goes to execvpe(), never into environ. Its stack is mapped for
+ * the spawn with a guard page below it and room for execvpe's ENOEXEC
+ * fallback, which copies argv (argc + 2 pointers) onto it. The command is
+ * looked up in the job's PATH (exec_path), without allocating.
  *
- * Fallback (kernels before 5.7, or LEASH_SPAWN=fork for the tests): fork(), and
- * the child moves itself into the cgroup (writing "0" to cgroup.procs through
- * the inherited dirfd) before it does anything else; the parent opens a pidfd
- * with pidfd_open(). Either way no command runs outside the job cgroup.
+ * spawn_fork() is the fork form (no CLONE_VM) for leash_job_fork(): the child
+ * returns to the caller, set up, inside the cgroup.
+ *
+ * Every child has exit signal 0: no SIGCHLD, and a host's waitpid(-1) cannot
+ * reap it (only a wait with __WALL/__WCLONE can); leash waits on its pidfd.
+ *
+ * Fallback (kernels before 5.7, or the CLI's LEASH_SPAWN=fork test hook): a
+ * fork-like clone with exit signal 0 and CLONE_PIDFD, and the child moves
+ * itself into the cgroup (writing "0" to cgroup.procs through the inherited
+ * dirfd) before it does anything else. Either way no command runs outside
+ * the job cgroup.
  *
  * Errors in the child travel back over a CLOEXEC pipe as {step, errno}: EOF
  * on the pipe means exec succeeded. That is how 125 (setup), 126 (not
@@ -27,11 +37,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -82,8 +94,8 @@ static _Noreturn void child_fail(int errfd, enum spawn_step step, int error) {
         _exit(127);
 }
 
-/* Runs in the child: async-signal-safe calls only, then exec. */
-static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t parent, bool migrate) {
+/* In the child: async-signal-safe calls only. Returns when set up. */
+static void child_setup(const struct spawn_params *p, int errfd, pid_t parent, bool migrate) {
         if (migrate) {
                 int fd = openat(p->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
                 if (fd < 0 || write(fd, "0", 1) != 1)
@@ -91,7 +103,7 @@ static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t 
                 close(fd);
         }
         /* If leash dies, the main process goes with it at once; the rest of the
-         * tree is the watchdog's job (see run.c). */
+         * tree is the watchdog's job (see watchdog.c). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
                 child_fail(errfd, SPAWN_STEP_PDEATHSIG, errno);
         if (getppid() != parent)
@@ -111,7 +123,7 @@ static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t 
                 if (r < 0)
                         child_fail(errfd, step, -r);
         }
-        if (sigprocmask(SIG_SETMASK, &p->child_mask, NULL) < 0)
+        if (p->child_mask && sigprocmask(SIG_SETMASK, p->child_mask, NULL) < 0)
                 child_fail(errfd, SPAWN_STEP_EXEC, errno);
         if (p->sandbox) {
                 enum spawn_step step = SPAWN_STEP_NONE;
@@ -119,7 +131,74 @@ static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t 
                 if (r < 0)
                         child_fail(errfd, step, -r);
         }
-        execvp(p->argv[0], p->argv);
+}
+
+/* execve, or the shell for a file without a #! line (as execvp does) */
+static void exec_one(const char *path, char *const *argv, char *const *envp) {
+        size_t argc = 0;
+
+        execve(path, argv, envp);
+        if (errno != ENOEXEC)
+                return;
+        while (argv[argc])
+                argc++;
+        {
+                /* room for these argc + 2 pointers is in the stack's size; no heap here */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wvla"
+                const char *sh[argc + 2];
+#pragma GCC diagnostic pop
+                sh[0] = "/bin/sh";
+                sh[1] = path;
+                for (size_t i = 1; i <= argc; i++)
+                        sh[i + 1] = argv[i];
+                execve("/bin/sh", (char *const *) sh, envp);
+                errno = ENOEXEC;
+        }
+}
+
+/* execvpe with the job's PATH (the one in envp, not leash's), with no
+ * allocation: the vfork child must not touch the heap. */
+static void exec_path(const char *file, char *const *argv, char *const *envp) {
+        const char *path = "/usr/local/bin:/usr/bin:/bin";
+        bool eacces = false;
+        size_t flen = strlen(file);
+
+        if (strchr(file, '/')) {
+                exec_one(file, argv, envp);
+                return;
+        }
+        for (char *const *e = envp; *e; e++)
+                if (strncmp(*e, "PATH=", 5) == 0) {
+                        path = *e + 5;
+                        break;
+                }
+        for (const char *p = path;; p++) {
+                const char *end = strchrnul(p, ':');
+                size_t dlen = (size_t) (end - p);
+                char buf[PATH_MAX];
+
+                if (dlen + 1 + flen < sizeof buf) {
+                        memcpy(buf, p, dlen);
+                        buf[dlen] = dlen ? '/' : '\0';
+                        memcpy(buf + (dlen ? dlen + 1 : 0), file, flen + 1);
+                        exec_one(buf, argv, envp);
+                        if (errno == EACCES)
+                                eacces = true;
+                        else if (errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG && errno != ESTALE &&
+                                 errno != ENODEV && errno != ETIMEDOUT)
+                                return;
+                }
+                if (!*end)
+                        break;
+                p = end;
+        }
+        errno = eacces ? EACCES : ENOENT;
+}
+
+static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t parent, bool migrate) {
+        child_setup(p, errfd, parent, migrate);
+        exec_path(p->argv[0], p->argv, p->sandbox && p->sandbox->envp ? p->sandbox->envp : environ);
         child_fail(errfd, SPAWN_STEP_EXEC, errno);
 }
 
@@ -127,10 +206,9 @@ static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t 
 /* The vfork form of clone3, as posix_spawn does with clone: CLONE_VM |
  * CLONE_VFORK, so the kernel neither copies leash's page tables nor tears the
  * copy down again at exec, and leash takes no copy-on-write faults after it.
- * The child runs child_main on a stack of its own (a buffer in our frame: we
- * are suspended until it has exec'd or exited) and never returns. glibc has
- * no clone3 wrapper, hence the few lines of assembly: rcx and r11 are what
- * syscall clobbers; fn and arg ride in callee-saved registers, which the
+ * The child runs child_main on a stack of its own and never returns. glibc
+ * has no clone3 wrapper, hence the few lines of assembly: rcx and r11 are
+ * what syscall clobbers; fn and arg ride in callee-saved registers, which the
  * child inherits. */
 struct child_args {
         const struct spawn_params *p;
@@ -164,7 +242,20 @@ static long clone3_on_stack(struct clone_args *args, int (*fn)(void *), void *ar
                          : "rcx", "r11", "memory");
         return rax;
 }
-#define CHILD_STACK_SIZE (64 * 1024)
+
+/* 128 KiB for the sandbox steps and exec, plus exec_path's copies: the
+ * candidate path (PATH_MAX) and the ENOEXEC fallback's argv (argc + 2
+ * pointers). Below it one PROT_NONE page: an overflow is a SIGSEGV in the
+ * child, never a write into leash's memory. */
+static size_t child_stack_size(char *const *argv) {
+        size_t argc = 0, page = (size_t) sysconf(_SC_PAGESIZE);
+        size_t size;
+
+        while (argv[argc])
+                argc++;
+        size = 128 * 1024 + PATH_MAX + (argc + 2) * sizeof(char *);
+        return (size + page - 1) / page * page + page;
+}
 #endif
 
 /* Returns the pid in the parent, -1 with errno on failure; the child never
@@ -173,23 +264,29 @@ static pid_t do_clone3(const struct spawn_params *p, int errfd, pid_t parent, in
         struct clone_args args = {
                 .flags = CLONE_PIDFD | CLONE_INTO_CGROUP,
                 .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
-                .exit_signal = SIGCHLD,
+                .exit_signal = 0,
                 .cgroup = (uint64_t) p->cgroup_fd,
         };
 #if defined(__x86_64__)
-        char stack[CHILD_STACK_SIZE] __attribute__((aligned(16)));
         struct child_args a = {.p = p, .errfd = errfd, .parent = parent};
+        size_t size = child_stack_size(p->argv), page = (size_t) sysconf(_SC_PAGESIZE);
+        void *stack;
         long r;
 
-        char **saved_environ = environ;
-
+        stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED)
+                return -1;
+        if (mprotect(stack, page, PROT_NONE) < 0) {
+                int e = errno;
+                munmap(stack, size);
+                errno = e;
+                return -1;
+        }
         args.flags |= CLONE_VM | CLONE_VFORK;
-        args.stack = (uint64_t) (uintptr_t) stack;
-        args.stack_size = sizeof stack;
+        args.stack = (uint64_t) (uintptr_t) stack + page;
+        args.stack_size = size - page;
         r = clone3_on_stack(&args, child_trampoline, &a);
-        /* The child shares our memory: the sandbox points environ at the job's
-         * environment (freed with the plan) before execvp. Ours comes back. */
-        environ = saved_environ;
+        (void) munmap(stack, size); /* the child has exec'd or exited: it no longer uses it */
         if (r < 0) {
                 errno = (int) -r;
                 return -1;
@@ -203,14 +300,60 @@ static pid_t do_clone3(const struct spawn_params *p, int errfd, pid_t parent, in
 #endif
 }
 
+/* The fork-like fallback: exit signal 0 and a pidfd from the clone itself
+ * (5.2+); before that, fork() and pidfd_open(). Returns 0 in the child. */
+static pid_t fork_fallback(int *ret_pidfd) {
+        pid_t pid;
+#if !defined(__s390__) && !defined(__s390x__)
+        int pidfd = -1;
+        pid = (pid_t) syscall(SYS_clone, CLONE_PIDFD, 0, &pidfd, 0, 0);
+        if (pid > 0)
+                *ret_pidfd = pidfd;
+        if (pid >= 0 || errno != EINVAL)
+                return pid;
+#endif
+        pid = fork();
+        if (pid > 0) {
+                *ret_pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+                if (*ret_pidfd < 0) {
+                        int e = errno;
+                        (void) kill(pid, SIGKILL);
+                        (void) waitpid(pid, NULL, 0);
+                        errno = e;
+                        return -1;
+                }
+        }
+        return pid;
+}
+
+/* In the parent: EOF on the pipe = the child is set up (exec'd, or returned
+ * to the caller); a record = it failed there and is reaped. */
+static void collect(int rfd, pid_t pid, int *pidfd, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure) {
+        struct spawn_failure f = {0};
+        siginfo_t si;
+        ssize_t n;
+
+        do
+                n = read(rfd, &f, sizeof f);
+        while (n < 0 && errno == EINTR);
+        *ret_pid = pid;
+        if (n == (ssize_t) sizeof f) {
+                (void) waitid(P_PID, (id_t) pid, &si, WEXITED | __WALL);
+                *ret_failure = f;
+                *ret_pidfd = -1;
+        } else {
+                ret_failure->step = SPAWN_STEP_NONE;
+                ret_failure->error = 0;
+                *ret_pidfd = TAKE_FD(*pidfd);
+        }
+}
+
 int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
               bool *ret_used_clone3) {
         _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
         int fds[2];
         pid_t parent = getpid(), pid = -1;
         bool used_clone3 = false;
-        struct spawn_failure f = {0};
-        ssize_t n;
 
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return negative_errno();
@@ -225,35 +368,54 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
                         return negative_errno(); /* EAGAIN, ENOMEM, EBUSY: a real failure */
         }
         if (!used_clone3) {
-                pid = fork();
+                pid = fork_fallback(&pidfd);
                 if (pid < 0)
                         return negative_errno();
                 if (pid == 0)
                         child_main(p, wfd, parent, true);
-                pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-                if (pidfd < 0) {
-                        int r = negative_errno();
-                        (void) kill(pid, SIGKILL);
-                        (void) waitpid(pid, NULL, 0);
-                        return r;
-                }
         }
-
         close(TAKE_FD(wfd));
-        do
-                n = read(rfd, &f, sizeof f);
-        while (n < 0 && errno == EINTR);
-        if (n == (ssize_t) sizeof f) {
-                (void) waitpid(pid, NULL, 0);
-                *ret_failure = f;
-                *ret_pid = pid;
-                *ret_pidfd = -1;
-        } else {
-                ret_failure->step = SPAWN_STEP_NONE;
-                ret_failure->error = 0;
-                *ret_pid = pid;
-                *ret_pidfd = TAKE_FD(pidfd);
-        }
+        collect(rfd, pid, &pidfd, ret_pid, ret_pidfd, ret_failure);
         *ret_used_clone3 = used_clone3;
+        return 0;
+}
+
+int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure) {
+        _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
+        int fds[2];
+        pid_t parent = getpid(), pid = -1;
+        bool migrate = false;
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return negative_errno();
+        rfd = fds[0];
+        wfd = fds[1];
+        if (!p->force_fallback) {
+                struct clone_args args = {
+                        .flags = CLONE_PIDFD | CLONE_INTO_CGROUP,
+                        .pidfd = (uint64_t) (uintptr_t) &pidfd,
+                        .exit_signal = 0,
+                        .cgroup = (uint64_t) p->cgroup_fd,
+                };
+                pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+                if (pid < 0 && errno != ENOSYS && errno != E2BIG && errno != EINVAL)
+                        return negative_errno();
+        }
+        if (pid < 0) {
+                migrate = true;
+                pid = fork_fallback(&pidfd);
+                if (pid < 0)
+                        return negative_errno();
+        }
+        if (pid == 0) {
+                close(TAKE_FD(rfd));
+                child_setup(p, wfd, parent, migrate);
+                if (p->sandbox && p->sandbox->envp)
+                        environ = p->sandbox->envp;
+                close(TAKE_FD(wfd)); /* EOF: set up */
+                return 1;
+        }
+        close(TAKE_FD(wfd));
+        collect(rfd, pid, &pidfd, ret_pid, ret_pidfd, ret_failure);
         return 0;
 }

@@ -16,13 +16,13 @@ struct spawn_rlimit {
 };
 
 struct spawn_params {
-        char *const *argv;
+        char *const *argv; /* NULL with spawn_fork() */
         int cgroup_fd;
-        sigset_t child_mask; /* the mask leash had before it blocked signals */
+        const sigset_t *child_mask; /* NULL: the caller's mask as it is */
         struct spawn_rlimit rlimits[SPAWN_RLIMITS_MAX];
         unsigned n_rlimits;
         bool force_fallback;                /* fork + self-migration instead of clone3 (tests) */
-        bool sigchld_ignored;               /* leash inherited SIGCHLD=SIG_IGN: give it back to the job */
+        bool sigchld_ignored;               /* give the job SIGCHLD=SIG_IGN */
         const struct sandbox_plan *sandbox; /* NULL: nothing to apply */
 };
 
@@ -55,5 +55,10 @@ struct spawn_failure {
  * where and why). A negative return means no child exists. */
 int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
               bool *ret_used_clone3);
+
+/* The same, but the child does not exec: spawn_fork() returns 1 in the
+ * child, set up (in the cgroup, rlimits, sandbox; environ = the job's
+ * environment), and 0 in the parent with the same outputs as spawn_job(). */
+int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure);
 
 const char *spawn_step_to_string(enum spawn_step s);

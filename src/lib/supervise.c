@@ -1,24 +1,36 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The event loop: one ppoll over at most three fds, no sleeping and no
- * periodic polling.
- *   pidfd     readable when the main process exits;
- *   signalfd  SIGINT/SIGTERM/SIGHUP sent to leash: the job gets the soft
- *             signal, then SIGKILL after the grace (a second one kills at once);
- *   timerfd   one absolute CLOCK_MONOTONIC timer armed for the earliest of:
- *             the wall deadline, the next CPU-time check, the end of the grace.
+ * A job's events: no sleeping and no periodic polling.
+ *   pidfd          readable when the main process exits;
+ *   cgroup.events  POLLPRI when an adopted cgroup without a main process
+ *                  empties;
+ *   timerfd        one absolute CLOCK_MONOTONIC timer armed for the earliest
+ *                  of the deadlines of enum job_deadline: the wall deadline,
+ *                  the next CPU-time check, the end of the grace.
+ * leash_job_wait() ppolls those fds; leash_job_fd() gathers them in one epoll
+ * fd for the caller's own loop, and leash_job_dispatch() handles what is due.
+ *
  * The CPU-time limit is checked at the earliest moment it could be reached:
- * after (limit - used) / cores, where cores is what the job can run on at
- * once. The checks converge geometrically on the limit and stop 250 us apart
- * at the closest, so an overrun is at most that times the cores used.
+ * after (limit - used) / cores, where cores is what the job can really run on
+ * at once (the job cgroup's effective cpuset, else the online CPUs, capped by
+ * cpu.max): never the supervisor's own affinity, which the job can widen. The
+ * checks converge geometrically on the limit and stop 250 us apart at the
+ * closest, so an overrun is at most that times the cores used.
+ *
+ * Deadlines saturate: a limit of 2^64 - 2 ns is "never", not a wrap-around.
+ *
+ * Signals to the main process go through its pidfd, so they reach it
+ * wherever it moved; the soft signal to the rest of the tree is sent with the
+ * cgroup frozen, so a pid read from cgroup.procs cannot be recycled before
+ * it is signalled.
  */
-#include "supervise.h"
+#include "job.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/signalfd.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -29,176 +41,161 @@
 #include "account.h"
 #include "cgroupfs.h"
 
-#define NEVER UINT64_MAX
 #define CPU_CHECK_MIN_NS (250 * NSEC_PER_USEC)
 
-struct sv {
-        const struct supervise_params *p;
-        struct leash_result *r;
-        enum leash_reason cause;
-        uint64_t wall_deadline, cpu_next, grace_deadline;
-        bool soft_sent, killed;
-        int timer_fd;
-};
+static uint64_t sat_add(uint64_t a, uint64_t b) {
+        return a >= DEADLINE_NEVER - b ? DEADLINE_NEVER : a + b;
+}
 
-static void log_signal(struct sv *s, int sig, uint64_t now, const char *why) {
-        struct leash_result *r = s->r;
+void supervise_log_signal(struct leash_job *j, int sig, const char *why) {
+        struct leash_result *r = &j->r;
         if (r->n_signals < LEASH_SIGNALS_MAX) {
                 r->signals[r->n_signals].signal = sig;
-                r->signals[r->n_signals].at_ns = now - s->p->start_ns;
+                r->signals[r->n_signals].at_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
                 r->signals[r->n_signals].why = why;
                 r->n_signals++;
         }
 }
 
-static void kill_now(struct sv *s, uint64_t now, const char *why) {
-        if (s->killed)
-                return;
-        (void) cgroupfs_kill(s->p->job_fd);
-        s->killed = true;
-        s->grace_deadline = NEVER;
-        log_signal(s, SIGKILL, now, why);
+static void signal_main(struct leash_job *j, int sig) {
+        if (j->pidfd >= 0)
+                (void) syscall(SYS_pidfd_send_signal, j->pidfd, sig, NULL, 0);
 }
 
-/* The grace ladder: soft signal to every process of the job, SIGKILL later. */
-static void escalate(struct sv *s, enum leash_reason cause, uint64_t now) {
-        if (s->soft_sent)
+void supervise_kill_now(struct leash_job *j, const char *why) {
+        if (j->killed)
                 return;
-        s->soft_sent = true;
-        s->cause = cause;
-        s->wall_deadline = s->cpu_next = NEVER;
-        (void) cgroupfs_signal_all(s->p->job_fd, s->p->config->soft_signal);
-        log_signal(s, s->p->config->soft_signal, now,
-                   cause == LEASH_REASON_WALL_TIME  ? "wall_time"
-                   : cause == LEASH_REASON_CPU_TIME ? "cpu_time"
-                                                    : "interrupt");
-        if (s->p->config->grace_ns == 0)
-                kill_now(s, now, "grace");
+        (void) cgroupfs_kill(j->job_fd);
+        signal_main(j, SIGKILL); /* wherever it went */
+        j->killed = true;
+        j->deadline[DEADLINE_GRACE] = DEADLINE_NEVER;
+        supervise_log_signal(j, SIGKILL, why);
+}
+
+static const char *cause_name(enum leash_reason cause) {
+        switch (cause) {
+        case LEASH_REASON_WALL_TIME:
+                return "wall_time";
+        case LEASH_REASON_CPU_TIME:
+                return "cpu_time";
+        case LEASH_REASON_KILLED:
+                return "killed";
+        default:
+                return "interrupt";
+        }
+}
+
+/* The grace ladder: the soft signal to every process of the job, SIGKILL later. */
+static void escalate(struct leash_job *j, enum leash_reason cause, uint64_t now) {
+        int sig = j->spec.soft_signal;
+
+        if (j->soft_sent || j->killed)
+                return;
+        j->soft_sent = true;
+        j->cause = cause;
+        j->deadline[DEADLINE_WALL] = j->deadline[DEADLINE_CPU] = DEADLINE_NEVER;
+        (void) cgroupfs_signal_all(j->job_fd, sig, j->pidfd >= 0 ? j->r.pid : 0);
+        signal_main(j, sig);
+        supervise_log_signal(j, sig, cause_name(cause));
+        if (j->spec.grace_ns == 0)
+                supervise_kill_now(j, "grace");
         else
-                s->grace_deadline = now + s->p->config->grace_ns;
+                j->deadline[DEADLINE_GRACE] = sat_add(now, j->spec.grace_ns);
 }
 
-static void check_cpu(struct sv *s, uint64_t now) {
-        uint64_t used_us, limit = s->p->config->limit[LEASH_LIMIT_CPU_TIME], used, step;
+static void check_cpu(struct leash_job *j, uint64_t now) {
+        uint64_t used_us, limit = j->spec.limit[LEASH_LIMIT_CPU_TIME], used, step;
+        double d;
 
-        if (account_cpu_usage_us(s->p->job_fd, &used_us) < 0) {
-                s->cpu_next = NEVER; /* no cpu.stat: reported as not enforced */
+        if (account_cpu_usage_us(j->job_fd, &used_us) < 0) {
+                j->deadline[DEADLINE_CPU] = DEADLINE_NEVER; /* no cpu.stat: reported as not enforced */
                 return;
         }
-        used = used_us * NSEC_PER_USEC;
+        used = used_us > UINT64_MAX / NSEC_PER_USEC ? UINT64_MAX : used_us * NSEC_PER_USEC;
         if (used >= limit) {
-                escalate(s, LEASH_REASON_CPU_TIME, now);
+                escalate(j, LEASH_REASON_CPU_TIME, now);
                 return;
         }
-        step = (uint64_t) ((double) (limit - used) / s->p->cores);
-        s->cpu_next = now + (step < CPU_CHECK_MIN_NS ? CPU_CHECK_MIN_NS : step);
+        d = (double) (limit - used) / j->cores;
+        step = d >= 9.0e18 ? DEADLINE_NEVER : (uint64_t) d;
+        j->deadline[DEADLINE_CPU] = sat_add(now, step < CPU_CHECK_MIN_NS ? CPU_CHECK_MIN_NS : step);
 }
 
-static int arm_timer(struct sv *s) {
-        uint64_t next = s->wall_deadline;
+/* What is due at now, in order: the end of the grace, the limits. */
+static void supervise_due(struct leash_job *j, uint64_t now) {
+        if (now >= j->deadline[DEADLINE_GRACE])
+                supervise_kill_now(j, "grace");
+        if (now >= j->deadline[DEADLINE_WALL])
+                escalate(j, LEASH_REASON_WALL_TIME, now);
+        if (now >= j->deadline[DEADLINE_CPU])
+                check_cpu(j, now);
+}
+
+static int arm_timer(struct leash_job *j) {
+        uint64_t next = DEADLINE_NEVER;
         struct itimerspec its = {0};
 
-        if (s->cpu_next < next)
-                next = s->cpu_next;
-        if (s->grace_deadline < next)
-                next = s->grace_deadline;
-        if (next == NEVER && s->timer_fd < 0)
-                return 0;
-        if (s->timer_fd < 0) {
-                s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-                if (s->timer_fd < 0)
-                        return negative_errno();
-        }
-        if (next != NEVER)
+        for (int d = 0; d < _DEADLINE_MAX; d++)
+                if (j->deadline[d] < next)
+                        next = j->deadline[d];
+        if (next != DEADLINE_NEVER)
                 its.it_value = ns_to_timespec(next ? next : 1);
-        if (timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+        if (timerfd_settime(j->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
                 return negative_errno();
         return 0;
 }
 
-static void on_timer(struct sv *s) {
-        uint64_t expirations, now = now_ns(CLOCK_MONOTONIC);
-        ssize_t n _unused_ = read(s->timer_fd, &expirations, sizeof expirations);
-
-        if (now >= s->grace_deadline)
-                kill_now(s, now, "grace");
-        if (now >= s->wall_deadline)
-                escalate(s, LEASH_REASON_WALL_TIME, now);
-        if (now >= s->cpu_next)
-                check_cpu(s, now);
+static int epoll_add(int epfd, int fd, uint32_t events) {
+        struct epoll_event ev = {.events = events, .data.fd = fd};
+        if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
 }
 
-static void on_signal(struct sv *s) {
-        struct signalfd_siginfo si;
-        uint64_t now = now_ns(CLOCK_MONOTONIC);
+int supervise_begin(struct leash_job *j) {
+        const struct leash_spec *c = &j->spec;
 
-        while (read(s->p->signal_fd, &si, sizeof si) == (ssize_t) sizeof si) {
-                if (!s->r->interrupt_signal) {
-                        s->r->interrupt_signal = (int) si.ssi_signo;
-                        if (!s->soft_sent)
-                                escalate(s, LEASH_REASON_INTERRUPTED, now);
-                } else
-                        kill_now(s, now, "interrupt"); /* asked twice: no more grace */
-        }
-}
-
-int supervise_job(const struct supervise_params *p, struct leash_result *r, enum leash_reason *ret_cause,
-                  struct rusage *ret_rusage) {
-        struct sv s = {
-                .p = p,
-                .r = r,
-                .cause = LEASH_REASON_OK,
-                .wall_deadline = NEVER,
-                .cpu_next = NEVER,
-                .grace_deadline = NEVER,
-                .timer_fd = -1,
-        };
-        const struct leash_config *c = p->config;
-        siginfo_t si;
-        int rc = 0;
-
+        for (int d = 0; d < _DEADLINE_MAX; d++)
+                j->deadline[d] = DEADLINE_NEVER;
         if (c->limit[LEASH_LIMIT_WALL_TIME] != LEASH_UNSET)
-                s.wall_deadline = p->start_ns + c->limit[LEASH_LIMIT_WALL_TIME];
-        if (c->limit[LEASH_LIMIT_CPU_TIME] != LEASH_UNSET && p->cpu_time_by == LEASH_BY_LEASH)
-                check_cpu(&s, p->start_ns);
-
-        for (;;) {
-                struct pollfd pfd[3] = {
-                        {.fd = p->pidfd, .events = POLLIN},
-                        {.fd = p->signal_fd, .events = POLLIN},
-                        {.fd = -1, .events = POLLIN},
-                };
-                rc = arm_timer(&s);
-                if (rc < 0)
-                        break;
-                pfd[2].fd = s.timer_fd;
-                if (ppoll(pfd, 3, NULL, NULL) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        rc = negative_errno();
-                        break;
-                }
-                if (pfd[1].revents & POLLIN)
-                        on_signal(&s);
-                if (pfd[2].revents & POLLIN)
-                        on_timer(&s);
-                if (pfd[0].revents & (POLLIN | POLLHUP))
-                        break;
+                j->deadline[DEADLINE_WALL] = sat_add(j->start_ns, c->limit[LEASH_LIMIT_WALL_TIME]);
+        j->cores = cgroupfs_job_cores(j->job_fd);
+        if (c->limit[LEASH_LIMIT_CPU_TIME] != LEASH_UNSET && j->r.enforced[LEASH_LIMIT_CPU_TIME] == LEASH_BY_LEASH)
+                check_cpu(j, j->start_ns);
+        if (j->epoll_fd >= 0 && j->pidfd >= 0) {
+                int r = epoll_add(j->epoll_fd, j->pidfd, EPOLLIN);
+                if (r < 0)
+                        return r;
         }
-        if (rc < 0) /* the loop itself failed: do not leave the job running */
-                kill_now(&s, now_ns(CLOCK_MONOTONIC), "leash_error");
+        return arm_timer(j);
+}
+
+/* The main process: reaped when it has exited. 1 reaped, 0 not yet. */
+static int reap(struct leash_job *j) {
+        siginfo_t si;
+        struct leash_result *r = &j->r;
 
         memset(&si, 0, sizeof si);
-        memset(ret_rusage, 0, sizeof *ret_rusage);
-        /* raw waitid: it is the one wait that takes a pidfd and returns rusage */
-        while (syscall(SYS_waitid, P_PIDFD, p->pidfd, &si, WEXITED, ret_rusage) < 0) {
-                if (errno != EINTR) {
-                        if (s.timer_fd >= 0)
-                                close(s.timer_fd);
-                        return negative_errno();
+        /* raw waitid: the one wait that takes a pidfd and returns rusage; __WALL
+         * because the job's exit signal is 0 */
+        while (syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG | __WALL, &j->ru) < 0) {
+                struct pollfd pfd = {.fd = j->pidfd, .events = POLLIN};
+                if (errno == EINTR)
+                        continue;
+                /* An exec'd main process gets exit signal SIGCHLD back at exec (the
+                 * kernel's rule): a host that ignores SIGCHLD, or reaps every child
+                 * with waitpid(-1), takes its status. Then it has exited, status unknown. */
+                if (errno == ECHILD && poll(&pfd, 1, 0) == 1) {
+                        r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
+                        r->status_code = -1;
+                        r->term_signal = 0;
+                        return 1;
                 }
+                return negative_errno();
         }
-        r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - p->start_ns;
+        if (si.si_pid == 0)
+                return 0;
+        r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
         if (si.si_code == CLD_EXITED) {
                 r->status_code = si.si_status;
                 r->term_signal = 0;
@@ -206,8 +203,116 @@ int supervise_job(const struct supervise_params *p, struct leash_result *r, enum
                 r->status_code = -1;
                 r->term_signal = si.si_status;
         }
-        if (s.timer_fd >= 0)
-                close(s.timer_fd);
-        *ret_cause = s.cause;
-        return rc;
+        return 1;
+}
+
+static void ended(struct leash_job *j) {
+        j->state = JOB_ENDED;
+        for (int d = 0; d < _DEADLINE_MAX; d++)
+                j->deadline[d] = DEADLINE_NEVER;
+        (void) arm_timer(j);
+}
+
+int leash_job_dispatch(struct leash_job *j) {
+        uint64_t expirations;
+        ssize_t n _unused_;
+        int r;
+
+        if (!j)
+                return -EINVAL;
+        if (j->state >= JOB_ENDED)
+                return 1;
+        if (j->state != JOB_RUNNING)
+                return 0;
+        n = read(j->timer_fd, &expirations, sizeof expirations);
+        supervise_due(j, now_ns(CLOCK_MONOTONIC));
+        if (j->has_main) {
+                r = reap(j);
+                if (r < 0)
+                        return r;
+        } else {
+                r = cgroupfs_events_populated(j->events_fd);
+                if (r < 0)
+                        return r;
+                r = !r;
+                if (r)
+                        j->r.usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
+        }
+        if (r > 0) {
+                ended(j);
+                return 1;
+        }
+        r = arm_timer(j);
+        return r < 0 ? r : 0;
+}
+
+int leash_job_wait(struct leash_job *j) {
+        if (!j)
+                return -EINVAL;
+        if (j->state == JOB_CREATED)
+                return -EINVAL; /* nothing runs: it would never end */
+        for (;;) {
+                struct pollfd pfd[2] = {
+                        {.fd = j->has_main ? j->pidfd : j->events_fd, .events = j->has_main ? POLLIN : POLLPRI},
+                        {.fd = j->timer_fd, .events = POLLIN},
+                };
+                int r = leash_job_dispatch(j);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (ppoll(pfd, 2, NULL, NULL) < 0 && errno != EINTR)
+                        return negative_errno();
+        }
+}
+
+int leash_job_fd(struct leash_job *j) {
+        int r;
+
+        if (!j)
+                return -EINVAL;
+        if (j->epoll_fd >= 0)
+                return j->epoll_fd;
+        j->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+        if (j->epoll_fd < 0)
+                return negative_errno();
+        r = epoll_add(j->epoll_fd, j->timer_fd, EPOLLIN);
+        if (r >= 0 && j->pidfd >= 0)
+                r = epoll_add(j->epoll_fd, j->pidfd, EPOLLIN);
+        if (r >= 0 && j->events_fd >= 0)
+                r = epoll_add(j->epoll_fd, j->events_fd, EPOLLPRI);
+        if (r < 0) {
+                close(j->epoll_fd);
+                j->epoll_fd = -1;
+                return r;
+        }
+        return j->epoll_fd;
+}
+
+int leash_job_kill(struct leash_job *j, enum leash_kill how) {
+        if (!j || (how != LEASH_KILL_LADDER && how != LEASH_KILL_NOW))
+                return -EINVAL;
+        if (j->state != JOB_RUNNING)
+                return 0;
+        if (j->cause == LEASH_REASON_OK)
+                j->cause = LEASH_REASON_KILLED;
+        if (how == LEASH_KILL_LADDER && !j->soft_sent)
+                escalate(j, j->cause, now_ns(CLOCK_MONOTONIC));
+        else
+                supervise_kill_now(j, "killed");
+        return arm_timer(j);
+}
+
+int leash_job_interrupt(struct leash_job *j, int sig) {
+        if (!j || sig <= 0 || sig >= _NSIG)
+                return -EINVAL;
+        if (j->state != JOB_RUNNING)
+                return 0;
+        if (!j->r.interrupt_signal) {
+                j->r.interrupt_signal = sig;
+                if (!j->soft_sent)
+                        escalate(j, LEASH_REASON_INTERRUPTED, now_ns(CLOCK_MONOTONIC));
+                else /* a ladder runs (a time limit): asked to stop, no more grace */
+                        supervise_kill_now(j, "interrupt");
+        } else
+                supervise_kill_now(j, "interrupt"); /* asked twice: no more grace */
+        return arm_timer(j);
 }

@@ -48,10 +48,10 @@ int main(void) {
         ok(host_parse_proc_cgroup("0::/a (deleted)\n", buf, sizeof buf) == -ESTALE, "deleted cgroup");
         ok(host_parse_proc_cgroup("0::relative\n", buf, sizeof buf) == -EINVAL, "not absolute");
 
-        is_u64(host_parse_controllers("cpuset cpu io memory hugetlb pids rdma misc\n"),
+        is_u64(cgroupfs_parse_controllers("cpuset cpu io memory hugetlb pids rdma misc\n"),
                CTL_MEMORY | CTL_PIDS | CTL_CPU | CTL_IO, "all four controllers");
-        is_u64(host_parse_controllers("hugetlb\n"), 0, "none of ours");
-        is_u64(host_parse_controllers("cpuset\n"), 0, "cpuset is not cpu");
-        is_u64(host_parse_controllers(""), 0, "empty");
+        is_u64(cgroupfs_parse_controllers("hugetlb\n"), 0, "none of ours");
+        is_u64(cgroupfs_parse_controllers("cpuset\n"), 0, "cpuset is not cpu");
+        is_u64(cgroupfs_parse_controllers(""), 0, "empty");
         return tap_done();
 }

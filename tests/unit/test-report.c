@@ -14,12 +14,12 @@
 int main(void) {
         char a0[] = "python3", a1[] = "-c", a2[] = "print(\"a\\nb\")";
         char *argv[] = {a0, a1, a2, NULL};
-        struct leash_config c;
+        struct leash_spec c;
         struct leash_result r;
         json_object *root, *v;
         char *text = NULL;
 
-        leash_config_init(&c);
+        leash_spec_init(&c);
         c.argv = argv;
         c.limit[LEASH_LIMIT_WALL_TIME] = 2000000000ULL;
         c.limit[LEASH_LIMIT_MEMORY] = 64ULL << 20;

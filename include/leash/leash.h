@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libleash: run a command or a function in its own cgroup under limits,
+ * supervise it, and account for what it used, from the kernel's own figures.
+ *
+ *   leash_config   settings by key and value, with the names, syntax and
+ *                  precedence of `leash run` and its INI profiles
+ *                  (built-in < leash.ini < profile < what the caller set);
+ *   leash_job      one job: created from a config (cgroup made, limits
+ *                  written, nothing runs yet), then started (a command),
+ *                  forked into (a function), or adopted (a cgroup the caller
+ *                  already has); supervised by leash_job_wait() or from the
+ *                  caller's event loop (leash_job_fd() + leash_job_dispatch());
+ *                  finished (accounted, cgroup removed); reported.
+ *
+ * Rules the library keeps (see libleash(3)): every call returns >= 0 or
+ * -errno and fills struct leash_error when it can say more; it never prints
+ * or exits; it keeps no process-wide state: the caller's signal mask and
+ * dispositions are left alone, no getenv(), and every process it creates
+ * (the job, its watchdog) has exit signal 0 and is handled through a pidfd,
+ * so a host's waitpid(-1) never reaps one. Objects are not shared between
+ * threads unless said; distinct objects may be used from distinct threads.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LEASH_NULL UINT64_MAX /* a figure the kernel did not give */
+
+/* Every limit leash knows. The order is the report's order. */
+enum leash_limit {
+        LEASH_LIMIT_MEMORY,      /* bytes, memory.max */
+        LEASH_LIMIT_MEMORY_HIGH, /* bytes, memory.high */
+        LEASH_LIMIT_SWAP,        /* bytes, memory.swap.max */
+        LEASH_LIMIT_PIDS,        /* count, pids.max */
+        LEASH_LIMIT_CPUS,        /* millionths of a core, cpu.max */
+        LEASH_LIMIT_CPU_TIME,    /* ns of user+system CPU of the whole tree */
+        LEASH_LIMIT_WALL_TIME,   /* ns of wall-clock time */
+        LEASH_LIMIT_NOFILE,      /* RLIMIT_NOFILE */
+        LEASH_LIMIT_FSIZE,       /* bytes, RLIMIT_FSIZE */
+        LEASH_LIMIT_CORE,        /* bytes, RLIMIT_CORE */
+        _LEASH_LIMIT_MAX,
+};
+
+enum leash_enforcer {
+        LEASH_BY_NONE,   /* asked for, but nothing here can enforce it */
+        LEASH_BY_CGROUP, /* a cgroup controller file */
+        LEASH_BY_RLIMIT, /* a per-process rlimit (weaker: per process, not per tree) */
+        LEASH_BY_LEASH,  /* the supervisor itself (time limits) */
+};
+
+enum leash_format { LEASH_FORMAT_JSON, LEASH_FORMAT_KV, LEASH_FORMAT_TEXT };
+
+/* Why a job ended. New values are only ever added at the end. */
+enum leash_reason {
+        LEASH_REASON_OK,
+        LEASH_REASON_EXIT,
+        LEASH_REASON_SIGNAL,
+        LEASH_REASON_WALL_TIME,
+        LEASH_REASON_CPU_TIME,
+        LEASH_REASON_MEMORY,
+        LEASH_REASON_PIDS,
+        LEASH_REASON_INTERRUPTED,
+        LEASH_REASON_SETUP_ERROR,
+        LEASH_REASON_EXEC_ERROR,
+        LEASH_REASON_SECCOMP, /* SIGSYS from the job's seccomp filter */
+        LEASH_REASON_KILLED,  /* the caller ended it (leash_job_kill) */
+        _LEASH_REASON_MAX,
+};
+
+struct leash_error {
+        const char *step; /* "create the job cgroup", "write a cgroup limit", ... (static text) */
+        char detail[256]; /* a path or value, may be empty */
+        int error;        /* positive errno */
+};
+
+/* ---- settings ----------------------------------------------------------- */
+
+struct leash_config;
+
+/* Built-in defaults; no file is read until a job is made from it. */
+int leash_config_new(struct leash_config **ret);
+void leash_config_free(struct leash_config *c);
+
+/* One key of the `leash run` table (leash.ini(5)): "memory" = "2G",
+ * "wall-time" = "90s", "seccomp" = "no-network", "profile" = "hpo-trial",
+ * "profile-file" = PATH (may repeat). Flags take "true"/"false" (NULL =
+ * true); list keys ("env", "unsetenv") add one value per call. The value is
+ * checked now: -EINVAL/-ERANGE with err->detail "VALUE: expected ...",
+ * -ENOENT for an unknown key. Values set here win over the profile's,
+ * whatever the order of the calls. */
+int leash_config_set(struct leash_config *c, const char *key, const char *value, struct leash_error *err);
+/* The effective value as `leash profiles show` writes it, profile applied. */
+int leash_config_get(const struct leash_config *c, const char *key, char **ret_value, struct leash_error *err);
+/* Where leash.ini and profiles.d/ are read from (NULL: SYSCONFDIR/leash), and
+ * a per-user profiles.d (NULL: none). The library reads no environment
+ * variable: callers that honour LEASH_CONFIG_DIR pass it here. */
+int leash_config_set_paths(struct leash_config *c, const char *config_dir, const char *user_dir);
+
+/* ---- jobs ---------------------------------------------------------------- */
+
+struct leash_job;
+
+/* Plans how each limit is enforced (a `strict` config refuses here), creates
+ * the job cgroup under the configured parent and writes its limits. Nothing
+ * runs yet. On failure nothing is left behind. */
+int leash_job_new(const struct leash_config *c, struct leash_job **ret, struct leash_error *err);
+
+enum {
+        LEASH_ADOPT_REMOVE = 1 << 0, /* leash_job_finish() removes the cgroup too */
+};
+/* Takes over a cgroup the caller already has (absolute path, or relative to
+ * the cgroup2 root): the config's cgroup limits are written to it, the time
+ * limits are counted from now, and it may have no main process at all: the
+ * job then ends when the cgroup is empty (or at leash_job_kill()). */
+int leash_job_adopt(const struct leash_config *c, const char *cgroup, unsigned flags, struct leash_job **ret,
+                    struct leash_error *err);
+
+/* Starts argv (PATH searched) inside the job cgroup with the sandbox applied.
+ * 0: it runs. -errno with err filled: it did not; the job has then ended
+ * with reason LEASH_REASON_EXEC_ERROR (exit code 126/127) or
+ * LEASH_REASON_SETUP_ERROR (125): finish and report it as usual. */
+int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error *err);
+
+/* Forks the caller into the job: returns 0 in the child, already inside the
+ * job cgroup with rlimits and the sandbox applied (the child should end with
+ * _exit()); the child's pid in the parent; -errno when no child runs (or
+ * when the child failed its setup: then the job has ended as with
+ * leash_job_start). The child is made by clone3(CLONE_INTO_CGROUP) in its
+ * fork form: no pthread_atfork handler runs, so in a multi-threaded caller
+ * the child may only rely on async-signal-safe functions (the POSIX rule
+ * after fork()) unless the caller quiesced its other threads. */
+pid_t leash_job_fork(struct leash_job *j, struct leash_error *err);
+
+/* A file descriptor that becomes readable when the job needs
+ * leash_job_dispatch() (a process exited, a deadline came). */
+int leash_job_fd(struct leash_job *j);
+/* Handles what is due without blocking. 1 when the job has ended (its main
+ * process was reaped, or an adopted cgroup without one became empty), 0
+ * while it runs, -errno. */
+int leash_job_dispatch(struct leash_job *j);
+/* Blocks until the job has ended. 0 or -errno. */
+int leash_job_wait(struct leash_job *j);
+
+enum leash_kill {
+        LEASH_KILL_LADDER, /* the soft signal now, SIGKILL to the whole tree after the grace */
+        LEASH_KILL_NOW,    /* SIGKILL to the whole tree now */
+};
+/* Ends the job on the caller's behalf (reason LEASH_REASON_KILLED unless a
+ * limit already ended it). A ladder already running is cut short by
+ * LEASH_KILL_NOW. */
+int leash_job_kill(struct leash_job *j, enum leash_kill how);
+/* As when `leash run` receives signal sig: the soft signal, SIGKILL after the
+ * grace (at once when a ladder already runs); reason
+ * LEASH_REASON_INTERRUPTED, exit code 128 + sig. */
+int leash_job_interrupt(struct leash_job *j, int sig);
+
+/* Kills what is left in the cgroup, waits for it to empty, reads the
+ * accounting and removes the cgroup (an adopted one only with
+ * LEASH_ADOPT_REMOVE), then stops the watchdog. Called on a job that has not
+ * ended, it kills it first. Afterwards the results below are final. */
+int leash_job_finish(struct leash_job *j, struct leash_error *err);
+/* Kills and finishes the job when that was not done, then frees it. */
+void leash_job_free(struct leash_job *j);
+
+/* ---- results ------------------------------------------------------------- */
+
+/* The report of `leash run` (schema of leash(1), REPORT FORMAT): malloc'd. */
+int leash_job_report(const struct leash_job *j, enum leash_format format, char **ret_text);
+/* One line on how a limit ended the job, or NULL in *ret_text when none did. */
+int leash_job_summary(const struct leash_job *j, char **ret_text);
+
+enum leash_reason leash_job_reason(const struct leash_job *j);
+/* What `leash run` would exit with: the command's code, 124 (time limit),
+ * 125/126/127, or 128 + N. */
+int leash_job_exit_code(const struct leash_job *j);
+/* The main process's exit status, -1 when it did not exit (or none). */
+int leash_job_status(const struct leash_job *j);
+/* The signal that ended the main process, 0 when none. */
+int leash_job_term_signal(const struct leash_job *j);
+pid_t leash_job_pid(const struct leash_job *j);
+/* The main process's pidfd (owned by the job), -1 when none. */
+int leash_job_pidfd(const struct leash_job *j);
+/* The job cgroup's absolute path. */
+const char *leash_job_cgroup(const struct leash_job *j);
+/* 1 once the job has ended, 0 before. */
+int leash_job_ended(const struct leash_job *j);
+
+enum leash_usage_figure {
+        LEASH_USAGE_WALL_NS,
+        LEASH_USAGE_CPU_US, /* user + system, the whole tree */
+        LEASH_USAGE_CPU_USER_US,
+        LEASH_USAGE_CPU_SYSTEM_US,
+        LEASH_USAGE_MEMORY_PEAK, /* bytes */
+        LEASH_USAGE_SWAP_PEAK,   /* bytes */
+        LEASH_USAGE_PIDS_PEAK,
+        LEASH_USAGE_OOM_KILLS,
+        LEASH_USAGE_IO_READ_BYTES,
+        LEASH_USAGE_IO_WRITE_BYTES,
+        _LEASH_USAGE_MAX,
+};
+/* A figure after leash_job_finish(), LEASH_NULL when the kernel gave none. */
+uint64_t leash_job_usage(const struct leash_job *j, enum leash_usage_figure f);
+
+const char *leash_reason_to_string(enum leash_reason r);
+const char *leash_limit_to_string(enum leash_limit l);
+const char *leash_enforcer_to_string(enum leash_enforcer e);
+const char *leash_version(void);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * struct leash_config: what a program embedding libleash says about its jobs,
+ * by key and value, with the names and syntax of `leash run`'s options and of
+ * leash.ini(5) (the one table, options.c). Each value is checked when it is
+ * set; the caller's values are recorded in order and applied last when a job
+ * is made, over leash.ini and the profile, whatever order the calls came in,
+ * so `profile` = "hpo-trial" then `memory` = "2G" and the reverse mean the
+ * same. The configuration files are read when a job is made (from the paths
+ * given, never from the environment), so an edited profile is seen by the
+ * next job, and a broken one fails it with FILE:LINE.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../basic/macro.h"
+#include "options.h"
+#include "profile.h"
+
+#ifndef LEASH_SYSCONFDIR
+#define LEASH_SYSCONFDIR "/etc"
+#endif
+
+struct config_arg {
+        const struct leash_option *opt;
+        char *value; /* NULL for a flag given without one */
+};
+
+struct leash_config {
+        struct leash_settings check; /* every value applied as set: checks it, holds profile and files */
+        struct config_arg *args;
+        size_t n_args;
+        char *config_dir, *user_dir;
+};
+
+struct config_built {
+        struct leash_settings s;
+        struct leash_profiles *profiles; /* holds the origin strings of s */
+};
+
+static int fail(struct leash_error *err, const char *step, const char *detail, int r) {
+        if (err) {
+                err->step = step;
+                snprintf(err->detail, sizeof err->detail, "%s", detail ? detail : "");
+                err->error = -r;
+        }
+        return r;
+}
+
+int leash_config_new(struct leash_config **ret) {
+        struct leash_config *c;
+
+        if (!ret)
+                return -EINVAL;
+        c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        leash_settings_init(&c->check);
+        *ret = c;
+        return 0;
+}
+
+void leash_config_free(struct leash_config *c) {
+        if (!c)
+                return;
+        leash_settings_done(&c->check);
+        for (size_t i = 0; i < c->n_args; i++)
+                free(c->args[i].value);
+        free(c->args);
+        free(c->config_dir);
+        free(c->user_dir);
+        free(c);
+}
+
+/* Keys of `leash run` that are about the command line, not the job. */
+static bool cli_matter(const struct leash_option *o) {
+        switch (o->id) {
+        case LEASH_OPT_REPORT:
+        case LEASH_OPT_REPORT_DIR:
+        case LEASH_OPT_FORMAT_ID:
+        case LEASH_OPT_QUIET:
+        case LEASH_OPT_VERBOSE:
+        case LEASH_OPT_INHERIT:
+                return true;
+        default:
+                return false;
+        }
+}
+
+int leash_config_set(struct leash_config *c, const char *key, const char *value, struct leash_error *err) {
+        const struct leash_option *o;
+        struct config_arg *a;
+        int r;
+
+        if (!c || !key)
+                return fail(err, "set a job setting", "", -EINVAL);
+        o = leash_option_by_name(key);
+        if (!o)
+                return fail(err, "set a job setting", key, -ENOENT);
+        if (cli_matter(o))
+                return fail(err, "set a job setting", key, -EINVAL);
+        if (o->type != LEASH_OPT_FLAG && !value)
+                return fail(err, "set a job setting", key, -EINVAL);
+        r = leash_option_set(&c->check, o, value, "caller", err);
+        if (r < 0)
+                return r;
+        if (o->id == LEASH_OPT_PROFILE_ID || o->id == LEASH_OPT_PROFILE_FILE)
+                return 0; /* kept in c->check: read when a job is made */
+        a = realloc(c->args, (c->n_args + 1) * sizeof *c->args);
+        if (!a)
+                return fail(err, "set a job setting", key, -ENOMEM);
+        c->args = a;
+        a[c->n_args].opt = o;
+        a[c->n_args].value = NULL;
+        if (value && !(a[c->n_args].value = strdup(value)))
+                return fail(err, "set a job setting", key, -ENOMEM);
+        c->n_args++;
+        return 0;
+}
+
+static int set_path(char **field, const char *value) {
+        char *v = NULL;
+        if (value && !(v = strdup(value)))
+                return -ENOMEM;
+        free(*field);
+        *field = v;
+        return 0;
+}
+
+int leash_config_set_paths(struct leash_config *c, const char *config_dir, const char *user_dir) {
+        int r;
+
+        if (!c || (config_dir && config_dir[0] != '/') || (user_dir && user_dir[0] != '/'))
+                return -EINVAL;
+        r = set_path(&c->config_dir, config_dir);
+        if (r < 0)
+                return r;
+        return set_path(&c->user_dir, user_dir);
+}
+
+static int load(const struct leash_config *c, struct leash_profiles **ret, struct leash_error *err) {
+        struct leash_profile_paths paths = {.trust = geteuid() == 0};
+        struct leash_profiles *p = NULL;
+        int r;
+
+        snprintf(paths.config_dir, sizeof paths.config_dir, "%s",
+                 c->config_dir ? c->config_dir : LEASH_SYSCONFDIR "/leash");
+        snprintf(paths.user_dir, sizeof paths.user_dir, "%s", c->user_dir ? c->user_dir : "");
+        r = leash_profiles_new(paths.trust, &p);
+        if (r < 0)
+                return fail(err, "read the configuration", "", r);
+        r = leash_profiles_load_paths(p, &paths);
+        for (size_t i = 0; i < c->check.n_profile_files && r != -ENOMEM; i++) {
+                int k = leash_profiles_load_file(p, c->check.profile_files[i], LEASH_INI_PROFILES);
+                if (k == -ENOMEM)
+                        r = k;
+        }
+        if (r != -ENOMEM)
+                r = leash_profiles_finish(p);
+        if (r == -ENOMEM) {
+                leash_profiles_free(p);
+                return fail(err, "read the configuration", "", r);
+        }
+        if (leash_profiles_n_errors(p) > 0) {
+                /* the first; leash_profiles_check-style listings are the CLI's */
+                fail(err, "read the configuration", leash_profiles_error(p, 0), -EINVAL);
+                leash_profiles_free(p);
+                return -EINVAL;
+        }
+        *ret = p;
+        return 0;
+}
+
+int config_build(const struct leash_config *c, struct config_built **ret, struct leash_error *err) {
+        struct config_built *b;
+        const char *name = c->check.profile_name ? c->check.profile_name : LEASH_PROFILE_DEFAULT, *file = NULL;
+        int r;
+
+        b = calloc(1, sizeof *b);
+        if (!b)
+                return fail(err, "build the job's settings", "", -ENOMEM);
+        leash_settings_init(&b->s);
+        r = load(c, &b->profiles, err);
+        if (r < 0)
+                goto fail;
+        r = leash_profiles_apply(b->profiles, name, &b->s, &file);
+        if (r < 0) {
+                fail(err, r == -ENOENT ? "find the profile" : "apply the profile", name, r);
+                goto fail;
+        }
+        for (size_t i = 0; i < c->n_args; i++) {
+                r = leash_option_set(&b->s, c->args[i].opt, c->args[i].value, "caller", err);
+                if (r < 0)
+                        goto fail;
+        }
+        b->s.config.profile = name;
+        b->s.config.profile_source = file;
+        if (c->check.profile_name) {
+                r = -ENOMEM;
+                if (!(b->s.profile_name = strdup(c->check.profile_name))) {
+                        fail(err, "build the job's settings", "", r);
+                        goto fail;
+                }
+                b->s.config.profile = b->s.profile_name;
+        }
+        *ret = b;
+        return 0;
+fail:
+        config_built_free(b);
+        return r;
+}
+
+const struct leash_spec *config_built_spec(const struct config_built *b) {
+        return &b->s.config;
+}
+
+void config_built_free(struct config_built *b) {
+        if (!b)
+                return;
+        leash_settings_done(&b->s);
+        leash_profiles_free(b->profiles);
+        free(b);
+}
+
+int leash_config_get(const struct leash_config *c, const char *key, char **ret_value, struct leash_error *err) {
+        struct config_built *b = NULL;
+        const struct leash_option *o;
+        char buf[4096];
+        int r;
+
+        if (!c || !key || !ret_value)
+                return fail(err, "get a job setting", "", -EINVAL);
+        o = leash_option_by_name(key);
+        if (!o)
+                return fail(err, "get a job setting", key, -ENOENT);
+        r = config_build(c, &b, err);
+        if (r < 0)
+                return r;
+        leash_option_format(&b->s, o, buf, sizeof buf);
+        config_built_free(b);
+        *ret_value = strdup(buf);
+        return *ret_value ? 0 : fail(err, "get a job setting", key, -ENOMEM);
+}

@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The job object: the whole life of one job.
+ *
+ *   new     resolve and open the cgroup parent, enable controllers, plan how
+ *           each limit is enforced (strict refuses here, before anything
+ *           exists), sweep job cgroups whose leash died, mkdir the job
+ *           cgroup, write its limits, start its watchdog (watchdog.c)
+ *   adopt   the same on a cgroup the caller already has, which may hold no
+ *           main process at all
+ *   start   clone3 into the cgroup and exec (spawn.c), or
+ *   fork    clone3 into the cgroup and return in the child
+ *   watch   the events (supervise.c): wait, or fd + dispatch
+ *   finish  kill what the main process left behind, wait for the cgroup to
+ *           empty, read the accounting (account.c), rmdir (depth-first),
+ *           stop the watchdog
+ *
+ * Every failure after the cgroup exists kills what runs in it and removes
+ * it: nothing is left behind on any path. Nothing here touches process-wide
+ * state: no signal mask or disposition, no environment variable, no static
+ * buffer; every process made has exit signal 0 and a pidfd.
+ */
+#include "job.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../basic/fileio.h"
+#include "../basic/macro.h"
+#include "../basic/time-util.h"
+#include "account.h"
+#include "cgroupfs.h"
+#include "config.h"
+#include "host.h"
+#include "spawn.h"
+
+static int fail(struct leash_error *err, const char *step, const char *detail, int r) {
+        if (err) {
+                err->step = step;
+                snprintf(err->detail, sizeof err->detail, "%s", detail ? detail : "");
+                err->error = -r;
+        }
+        return r;
+}
+
+/* basename of the command, made safe for a cgroup name */
+static void default_name(const char *argv0, char *buf, size_t size) {
+        const char *b = strrchr(argv0, '/');
+        size_t n = 0;
+
+        b = b ? b + 1 : argv0;
+        for (; *b && n + 1 < size && n < 64; b++) {
+                bool keep = *b == '_' || *b == '-' || (*b == '.' && n > 0) || (*b >= '0' && *b <= '9') ||
+                            (*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z');
+                buf[n++] = keep ? *b : '_';
+        }
+        buf[n] = '\0';
+        if (n == 0)
+                snprintf(buf, size, "job");
+}
+
+static struct leash_job *job_alloc(const struct leash_spec *spec) {
+        struct leash_job *j = calloc(1, sizeof *j);
+
+        if (!j)
+                return NULL;
+        j->spec = *spec;
+        j->parent_fd = j->job_fd = j->pidfd = j->timer_fd = j->events_fd = j->epoll_fd = -1;
+        j->wd.pidfd = j->wd.owner_fd = -1;
+        j->r.status_code = -1;
+        j->r.reason = LEASH_REASON_OK;
+        account_usage_init(&j->r.usage);
+        for (int d = 0; d < _DEADLINE_MAX; d++)
+                j->deadline[d] = DEADLINE_NEVER;
+        return j;
+}
+
+static void job_close(struct leash_job *j) {
+        int *fds[] = {&j->parent_fd, &j->job_fd, &j->pidfd, &j->timer_fd, &j->events_fd, &j->epoll_fd};
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                if (*fds[i] >= 0) {
+                        close(*fds[i]);
+                        *fds[i] = -1;
+                }
+}
+
+static void job_destroy(struct leash_job *j) {
+        if (!j)
+                return;
+        watchdog_stop(&j->wd);
+        job_close(j);
+        sandbox_plan_done(&j->plan);
+        for (char **a = j->argv; a && *a; a++)
+                free(*a);
+        free(j->argv);
+        if (j->settings)
+                config_built_free(j->settings);
+        free(j);
+}
+
+/* Refuses, before anything exists, what --strict forbids. */
+static int check_strict(const struct leash_job *j, struct leash_error *err) {
+        if (!j->spec.strict)
+                return 0;
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (j->spec.limit[l] != LEASH_UNSET &&
+                    (l == LEASH_LIMIT_MEMORY || l == LEASH_LIMIT_MEMORY_HIGH || l == LEASH_LIMIT_SWAP ||
+                     l == LEASH_LIMIT_PIDS || l == LEASH_LIMIT_CPUS) &&
+                    j->r.enforced[l] != LEASH_BY_CGROUP)
+                        return fail(err, "enforce every limit by cgroup (--strict)",
+                                    leash_limit_to_string((enum leash_limit) l), -EOPNOTSUPP);
+        return 0;
+}
+
+/* What both new and adopt do once the job cgroup is open: limits, timer,
+ * watchdog. On failure the caller removes what it made. */
+static int job_arm(struct leash_job *j, struct leash_error *err) {
+        int r = cgroupfs_apply_limits(j->job_fd, &j->spec, j->r.enforced, err);
+        if (r < 0)
+                return r;
+        j->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (j->timer_fd < 0)
+                return fail(err, "create a timerfd", "", negative_errno());
+        r = watchdog_start(&j->wd, j->parent_fd, j->job_fd, j->dirname, j->remove_cgroup);
+        if (r < 0)
+                return fail(err, "start the watchdog", "", r);
+        return 0;
+}
+
+int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, struct leash_error *err) {
+        struct leash_job *j;
+        char parent[4096], name[80];
+        unsigned available = 0;
+        int r;
+
+        r = leash_spec_validate(spec, err);
+        if (r < 0)
+                return r;
+        j = job_alloc(spec);
+        if (!j)
+                return fail(err, "allocate the job", "", -ENOMEM);
+        j->remove_cgroup = true;
+        /* identity, capabilities, filter, environment: resolved before anything exists */
+        r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
+        if (r < 0)
+                goto fail;
+        r = host_job_parent(spec->cgroup_parent, true, parent, sizeof parent, err);
+        if (r < 0)
+                goto fail;
+        j->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (j->parent_fd < 0) {
+                r = fail(err, "open the cgroup parent", parent, negative_errno());
+                goto fail;
+        }
+        r = cgroupfs_enable_controllers(j->parent_fd, CTL_MEMORY | CTL_PIDS | CTL_CPU | CTL_IO, &available);
+        if (r < 0) {
+                fail(err, "read the controllers of the cgroup parent", parent, r);
+                goto fail;
+        }
+        cgroupfs_plan_enforcement(&j->spec, available, j->r.enforced, j->r.enforce_note);
+        r = check_strict(j, err);
+        if (r < 0)
+                goto fail;
+        (void) cgroupfs_sweep_stale(j->parent_fd);
+
+        if (spec->name)
+                snprintf(name, sizeof name, "%s", spec->name);
+        else
+                default_name(spec->argv && spec->argv[0] ? spec->argv[0] : "job", name, sizeof name);
+        r = cgroupfs_create_job(j->parent_fd, name, j->dirname, sizeof j->dirname, &j->job_fd);
+        if (r < 0) {
+                fail(err, "create the job cgroup", parent, r);
+                goto fail;
+        }
+        snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s/%s", parent, j->dirname);
+        r = job_arm(j, err);
+        if (r < 0) {
+                (void) cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
+                goto fail;
+        }
+        *ret = j;
+        return 0;
+fail:
+        job_destroy(j);
+        return r;
+}
+
+int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct leash_job **ret,
+                         struct leash_error *err) {
+        struct leash_job *j;
+        char mount[4096], path[4096], ctl[512], *slash;
+        unsigned v1 = 0;
+        int r;
+
+        if (!cgroup || !cgroup[0] || (flags & ~(unsigned) LEASH_ADOPT_REMOVE))
+                return fail(err, "adopt a cgroup", cgroup ? cgroup : "", -EINVAL);
+        r = leash_spec_validate(spec, err);
+        if (r < 0)
+                return r;
+        r = host_cgroup2_mount(mount, sizeof mount, &v1);
+        if (r < 0)
+                return fail(err, "find the cgroup2 mount", "", r);
+        if (strncmp(cgroup, mount, strlen(mount)) == 0 && (cgroup[strlen(mount)] == '/' || !cgroup[strlen(mount)]))
+                r = snprintf(path, sizeof path, "%s", cgroup);
+        else
+                r = snprintf(path, sizeof path, "%s/%s", mount, cgroup[0] == '/' ? cgroup + 1 : cgroup);
+        if (r < 0 || (size_t) r >= sizeof path || strstr(path, "/../") || strstr(path, "/./"))
+                return fail(err, "adopt a cgroup", cgroup, -EINVAL);
+        while (strlen(path) > strlen(mount) + 1 && path[strlen(path) - 1] == '/')
+                path[strlen(path) - 1] = '\0';
+        slash = strrchr(path, '/');
+        if (!slash || slash <= path + strlen(mount) - 1 || strlen(slash + 1) >= sizeof j->dirname)
+                return fail(err, "adopt a cgroup", cgroup, -EINVAL); /* not the root: it has no cgroup.procs */
+
+        j = job_alloc(spec);
+        if (!j)
+                return fail(err, "allocate the job", "", -ENOMEM);
+        j->adopted = true;
+        j->remove_cgroup = flags & LEASH_ADOPT_REMOVE;
+        r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
+        if (r < 0)
+                goto fail;
+        snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
+        snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", path);
+        *slash = '\0';
+        j->parent_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        *slash = '/';
+        if (j->parent_fd < 0) {
+                r = fail(err, "open the adopted cgroup's parent", path, negative_errno());
+                goto fail;
+        }
+        j->job_fd = openat(j->parent_fd, j->dirname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (j->job_fd < 0) {
+                r = fail(err, "open the adopted cgroup", path, negative_errno());
+                goto fail;
+        }
+        j->events_fd = openat(j->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        if (j->events_fd < 0) {
+                r = fail(err, "open the adopted cgroup's cgroup.events", path, negative_errno());
+                goto fail;
+        }
+        /* what this cgroup has: its own cgroup.controllers */
+        r = read_file_at(j->job_fd, "cgroup.controllers", ctl, sizeof ctl, NULL);
+        if (r < 0) {
+                fail(err, "read the controllers of the adopted cgroup", path, r);
+                goto fail;
+        }
+        cgroupfs_plan_enforcement(&j->spec, cgroupfs_parse_controllers(ctl), j->r.enforced, j->r.enforce_note);
+        r = check_strict(j, err);
+        if (r < 0)
+                goto fail;
+        r = job_arm(j, err);
+        if (r < 0)
+                goto fail;
+        /* supervised from now: the time limits count from the adoption */
+        j->r.started_realtime_ns = now_ns(CLOCK_REALTIME);
+        j->start_ns = now_ns(CLOCK_MONOTONIC);
+        j->state = JOB_RUNNING;
+        r = supervise_begin(j);
+        if (r < 0) {
+                fail(err, "supervise the adopted cgroup", path, r);
+                goto fail;
+        }
+        *ret = j;
+        return 0;
+fail:
+        job_destroy(j);
+        return r;
+}
+
+static void add_rlimit(struct spawn_params *sp, int resource, uint64_t v) {
+        if (v == LEASH_UNSET)
+                return;
+        sp->rlimits[sp->n_rlimits].resource = resource;
+        sp->rlimits[sp->n_rlimits].value = v == LEASH_MAX ? RLIM_INFINITY : (rlim_t) v;
+        sp->n_rlimits++;
+}
+
+static void spawn_params_fill(const struct leash_job *j, struct spawn_params *sp) {
+        const struct leash_spec *c = &j->spec;
+
+        memset(sp, 0, sizeof *sp);
+        sp->argv = j->argv;
+        sp->cgroup_fd = j->job_fd;
+        sp->child_mask = c->child_sigmask;
+        sp->force_fallback = c->spawn_fallback;
+        sp->sigchld_ignored = c->child_sigchld_ignore;
+        sp->sandbox = &j->plan;
+        if (j->r.enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT)
+                add_rlimit(sp, RLIMIT_AS, c->limit[LEASH_LIMIT_MEMORY]);
+        add_rlimit(sp, RLIMIT_NOFILE, c->limit[LEASH_LIMIT_NOFILE]);
+        add_rlimit(sp, RLIMIT_FSIZE, c->limit[LEASH_LIMIT_FSIZE]);
+        add_rlimit(sp, RLIMIT_CORE, c->limit[LEASH_LIMIT_CORE]);
+}
+
+/* The child failed before it ran anything of the job's: the job has ended. */
+static int start_failed(struct leash_job *j, const struct spawn_failure *sf, struct leash_error *err) {
+        j->r.exec_errno = sf->error;
+        j->r.usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
+        if (sf->step == SPAWN_STEP_EXEC) {
+                j->r.reason = LEASH_REASON_EXEC_ERROR;
+                j->r.exit_code = (sf->error == ENOENT || sf->error == ENOTDIR) ? 127 : 126;
+        } else {
+                j->r.reason = LEASH_REASON_SETUP_ERROR;
+                j->r.exit_code = 125;
+        }
+        j->state = JOB_ENDED;
+        fail(&j->start_error, spawn_step_to_string(sf->step),
+             sf->step == SPAWN_STEP_CHDIR ? j->spec.sandbox.chdir
+             : j->argv                    ? j->argv[0]
+                                          : "",
+             -sf->error);
+        if (err)
+                *err = j->start_error;
+        return -sf->error;
+}
+
+static int begin(struct leash_job *j, struct leash_error *err) {
+        int r;
+
+        j->has_main = true;
+        j->state = JOB_RUNNING;
+        r = supervise_begin(j);
+        if (r < 0) {
+                supervise_kill_now(j, "leash_error");
+                return fail(err, "supervise the job", "", r);
+        }
+        return 0;
+}
+
+static int may_start(const struct leash_job *j, struct leash_error *err) {
+        if (j->has_main || j->state >= JOB_ENDED)
+                return fail(err, "start the job", "the job already has a main process or has ended", -EBUSY);
+        return 0;
+}
+
+int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error *err) {
+        struct spawn_params sp;
+        struct spawn_failure sf;
+        bool used_clone3;
+        size_t n = 0;
+        int r;
+
+        if (!j || !argv || !argv[0] || !argv[0][0])
+                return fail(err, "parse", "no command given", -EINVAL);
+        r = may_start(j, err);
+        if (r < 0)
+                return r;
+        while (argv[n])
+                n++;
+        j->argv = calloc(n + 1, sizeof *j->argv);
+        if (!j->argv)
+                return fail(err, "start the job", "", -ENOMEM);
+        for (size_t i = 0; i < n; i++)
+                if (!(j->argv[i] = strdup(argv[i])))
+                        return fail(err, "start the job", "", -ENOMEM);
+        j->spec.argv = j->argv;
+        spawn_params_fill(j, &sp);
+        if (!j->adopted) {
+                j->r.started_realtime_ns = now_ns(CLOCK_REALTIME);
+                j->start_ns = now_ns(CLOCK_MONOTONIC);
+        }
+        r = spawn_job(&sp, &j->r.pid, &j->pidfd, &sf, &used_clone3);
+        if (r < 0)
+                return fail(err, "start the job", "", r);
+        j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
+        if (sf.step != SPAWN_STEP_NONE)
+                return start_failed(j, &sf, err);
+        return begin(j, err);
+}
+
+pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
+        struct spawn_params sp;
+        struct spawn_failure sf;
+        int r;
+
+        if (!j)
+                return fail(err, "fork into the job", "", -EINVAL);
+        r = may_start(j, err);
+        if (r < 0)
+                return r;
+        spawn_params_fill(j, &sp);
+        if (!j->adopted) {
+                j->r.started_realtime_ns = now_ns(CLOCK_REALTIME);
+                j->start_ns = now_ns(CLOCK_MONOTONIC);
+        }
+        r = spawn_fork(&sp, &j->r.pid, &j->pidfd, &sf);
+        if (r < 0)
+                return fail(err, "fork into the job", "", r);
+        if (r > 0)
+                return 0; /* the child */
+        j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
+        if (sf.step != SPAWN_STEP_NONE)
+                return start_failed(j, &sf, err);
+        r = begin(j, err);
+        return r < 0 ? r : j->r.pid;
+}
+
+static enum leash_reason decide(const struct leash_result *r, enum leash_reason cause, int *ret_exit) {
+        const struct leash_usage *u = &r->usage;
+        bool failed = r->term_signal || r->status_code != 0;
+        int own = r->term_signal ? 128 + r->term_signal : r->status_code < 0 ? 0 : r->status_code;
+
+        if (cause == LEASH_REASON_WALL_TIME || cause == LEASH_REASON_CPU_TIME) {
+                *ret_exit = 124;
+                return cause;
+        }
+        if (cause == LEASH_REASON_INTERRUPTED) {
+                *ret_exit = 128 + r->interrupt_signal;
+                return cause;
+        }
+        *ret_exit = own;
+        if (u->mem_ev_oom_kill != LEASH_NULL && u->mem_ev_oom_kill > 0)
+                return LEASH_REASON_MEMORY;
+        if (failed && u->pids_events_max != LEASH_NULL && u->pids_events_max > 0)
+                return LEASH_REASON_PIDS;
+        if (cause == LEASH_REASON_KILLED)
+                return cause;
+        if (r->term_signal)
+                return LEASH_REASON_SIGNAL;
+        return r->status_code > 0 ? LEASH_REASON_EXIT : LEASH_REASON_OK;
+}
+
+static void take_rusage(struct leash_usage *u, const struct rusage *ru) {
+        u->main_maxrss_bytes = (uint64_t) ru->ru_maxrss * 1024;
+        u->main_utime_us = (uint64_t) ru->ru_utime.tv_sec * USEC_PER_SEC + (uint64_t) ru->ru_utime.tv_usec;
+        u->main_stime_us = (uint64_t) ru->ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru->ru_stime.tv_usec;
+        u->main_minflt = (uint64_t) ru->ru_minflt;
+        u->main_majflt = (uint64_t) ru->ru_majflt;
+        u->main_nvcsw = (uint64_t) ru->ru_nvcsw;
+        u->main_nivcsw = (uint64_t) ru->ru_nivcsw;
+}
+
+/* Nothing outlives the main process: double forks, setsid, ignored signals.
+ * After a group OOM kill (memory.oom.group) the kernel is already taking the
+ * rest down: those are not leftovers, only a wait for the cgroup to empty. */
+static void kill_leftovers(struct leash_job *j) {
+        struct leash_result *r = &j->r;
+
+        if (cgroupfs_populated(j->job_fd) > 0 && !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP &&
+                                                   r->term_signal == SIGKILL && cgroupfs_oom_killed(j->job_fd))) {
+                int n = cgroupfs_signal_all(j->job_fd, 0, 0);
+                r->leftovers_killed = n > 0 ? (unsigned) n : 0;
+                (void) cgroupfs_kill(j->job_fd);
+                supervise_log_signal(j, SIGKILL, "leftover");
+        }
+}
+
+int leash_job_finish(struct leash_job *j, struct leash_error *err) {
+        struct leash_result *r;
+        bool ran;
+        int rc = 0;
+
+        if (!j)
+                return -EINVAL;
+        if (j->state == JOB_FINISHED)
+                return 0;
+        r = &j->r;
+        ran = j->state >= JOB_RUNNING && r->reason != LEASH_REASON_EXEC_ERROR && r->reason != LEASH_REASON_SETUP_ERROR;
+        if (j->state == JOB_RUNNING) {
+                /* finished before it ended: the caller ends it now */
+                if (j->cause == LEASH_REASON_OK)
+                        j->cause = LEASH_REASON_KILLED;
+                supervise_kill_now(j, "killed");
+                rc = leash_job_wait(j);
+                if (rc < 0)
+                        fail(err, "wait for the job", "", rc);
+        }
+        if (j->has_main && r->reason != LEASH_REASON_EXEC_ERROR && r->reason != LEASH_REASON_SETUP_ERROR)
+                take_rusage(&r->usage, &j->ru);
+        if (ran && j->has_main)
+                kill_leftovers(j);
+        (void) cgroupfs_wait_empty(j->job_fd, 10000);
+        account_read(j->job_fd, &r->usage);
+        if (r->usage.memory_peak == LEASH_NULL && r->usage.main_maxrss_bytes != LEASH_NULL && j->has_main) {
+                r->usage.memory_peak = r->usage.main_maxrss_bytes;
+                r->usage.memory_peak_basis = "rusage_maxrss_main";
+        }
+        if (ran)
+                r->reason = decide(r, j->cause, &r->exit_code);
+        /* SIGSYS is what a filter with the kill action delivers */
+        if (r->reason == LEASH_REASON_SIGNAL && r->term_signal == SIGSYS && r->sandbox.seccomp &&
+            j->spec.sandbox.seccomp_action == LEASH_SECCOMP_KILL)
+                r->reason = LEASH_REASON_SECCOMP;
+        if (j->remove_cgroup) {
+                int k = cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
+                if (k < 0 && rc == 0)
+                        rc = fail(err, "remove the job cgroup", r->cgroup, k);
+        }
+        watchdog_stop(&j->wd);
+        j->state = JOB_FINISHED;
+        return rc;
+}
+
+void leash_job_free(struct leash_job *j) {
+        if (!j)
+                return;
+        if (j->state != JOB_FINISHED && j->job_fd >= 0) {
+                if (j->state == JOB_CREATED && !j->adopted)
+                        j->state = JOB_ENDED; /* nothing ran: only the cgroup to remove */
+                (void) leash_job_finish(j, NULL);
+        }
+        job_destroy(j);
+}
+
+int leash_job_new(const struct leash_config *c, struct leash_job **ret, struct leash_error *err) {
+        struct config_built *s;
+        int r;
+
+        if (!c || !ret)
+                return fail(err, "create the job", "", -EINVAL);
+        r = config_build(c, &s, err);
+        if (r < 0)
+                return r;
+        r = leash_job_new_spec(config_built_spec(s), ret, err);
+        if (r < 0) {
+                config_built_free(s);
+                return r;
+        }
+        (*ret)->settings = s;
+        return 0;
+}
+
+int leash_job_adopt(const struct leash_config *c, const char *cgroup, unsigned flags, struct leash_job **ret,
+                    struct leash_error *err) {
+        struct config_built *s;
+        int r;
+
+        if (!c || !ret)
+                return fail(err, "adopt a cgroup", "", -EINVAL);
+        r = config_build(c, &s, err);
+        if (r < 0)
+                return r;
+        r = leash_job_adopt_spec(config_built_spec(s), cgroup, flags, ret, err);
+        if (r < 0) {
+                config_built_free(s);
+                return r;
+        }
+        (*ret)->settings = s;
+        return 0;
+}
+
+/* ---- results ---- */
+
+const struct leash_result *leash_job_result(const struct leash_job *j) {
+        return &j->r;
+}
+
+const struct leash_spec *leash_job_spec(const struct leash_job *j) {
+        return &j->spec;
+}
+
+const struct leash_error *leash_job_start_error(const struct leash_job *j) {
+        return &j->start_error;
+}
+
+int leash_job_report(const struct leash_job *j, enum leash_format format, char **ret_text) {
+        if (!j || !ret_text)
+                return -EINVAL;
+        return leash_report_format(&j->spec, &j->r, format, ret_text);
+}
+
+int leash_job_summary(const struct leash_job *j, char **ret_text) {
+        if (!j || !ret_text)
+                return -EINVAL;
+        return leash_report_summary(&j->spec, &j->r, ret_text);
+}
+
+enum leash_reason leash_job_reason(const struct leash_job *j) {
+        return j->r.reason;
+}
+
+int leash_job_exit_code(const struct leash_job *j) {
+        return j->r.exit_code;
+}
+
+int leash_job_status(const struct leash_job *j) {
+        return j->r.status_code;
+}
+
+int leash_job_term_signal(const struct leash_job *j) {
+        return j->r.term_signal;
+}
+
+pid_t leash_job_pid(const struct leash_job *j) {
+        return j->r.pid;
+}
+
+int leash_job_pidfd(const struct leash_job *j) {
+        return j->pidfd;
+}
+
+const char *leash_job_cgroup(const struct leash_job *j) {
+        return j->r.cgroup;
+}
+
+int leash_job_ended(const struct leash_job *j) {
+        return j->state >= JOB_ENDED;
+}
+
+uint64_t leash_job_usage(const struct leash_job *j, enum leash_usage_figure f) {
+        const struct leash_usage *u = &j->r.usage;
+        switch (f) {
+        case LEASH_USAGE_WALL_NS:
+                return u->wall_ns;
+        case LEASH_USAGE_CPU_US:
+                return u->cpu_usage_us;
+        case LEASH_USAGE_CPU_USER_US:
+                return u->cpu_user_us;
+        case LEASH_USAGE_CPU_SYSTEM_US:
+                return u->cpu_system_us;
+        case LEASH_USAGE_MEMORY_PEAK:
+                return u->memory_peak;
+        case LEASH_USAGE_SWAP_PEAK:
+                return u->swap_peak;
+        case LEASH_USAGE_PIDS_PEAK:
+                return u->pids_peak;
+        case LEASH_USAGE_OOM_KILLS:
+                return u->mem_ev_oom_kill;
+        case LEASH_USAGE_IO_READ_BYTES:
+                return u->io_rbytes;
+        case LEASH_USAGE_IO_WRITE_BYTES:
+                return u->io_wbytes;
+        case _LEASH_USAGE_MAX:
+                break;
+        }
+        return LEASH_NULL;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The job object, shared by job.c (its life: create or adopt, start or fork,
+ * finish, results) and supervise.c (its events: deadlines, the grace ladder,
+ * the main process's exit, an adopted cgroup emptying).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "leash.h"
+#include "sandbox.h"
+#include "watchdog.h"
+
+struct config_built;
+
+enum job_state {
+        JOB_CREATED,  /* cgroup made, nothing started */
+        JOB_RUNNING,  /* started, forked into, or adopted */
+        JOB_ENDED,    /* the main process was reaped (or an adopted cgroup emptied) */
+        JOB_FINISHED, /* accounted, cgroup removed */
+};
+
+/* Every deadline of the event loop; one timerfd is armed for the earliest.
+ * A new kind of deadline (a sampling interval) is one more entry and one
+ * case in supervise_due(). */
+enum job_deadline {
+        DEADLINE_WALL,  /* the wall-time limit */
+        DEADLINE_CPU,   /* the next CPU-time check */
+        DEADLINE_GRACE, /* the end of the grace: SIGKILL */
+        _DEADLINE_MAX,
+};
+#define DEADLINE_NEVER UINT64_MAX
+
+struct leash_job {
+        struct leash_spec spec;        /* shallow: strings live in settings, or the caller's */
+        struct config_built *settings; /* owned when made from a leash_config */
+        char **argv;                   /* owned copy for the report */
+        struct sandbox_plan plan;
+        struct leash_result r;
+        enum job_state state;
+        bool adopted, remove_cgroup, has_main;
+        int parent_fd, job_fd, pidfd, timer_fd, events_fd, epoll_fd;
+        char dirname[256];
+        struct watchdog wd;
+        uint64_t start_ns;
+        uint64_t deadline[_DEADLINE_MAX];
+        double cores; /* CPUs the job can use at once: the CPU-time checks' pace */
+        bool soft_sent, killed;
+        enum leash_reason cause; /* a time limit, an interrupt or the caller: OK when none */
+        struct rusage ru;
+        struct leash_error start_error; /* why start/fork failed in the child */
+};
+
+/* supervise.c: from the start of the job (start, fork or adopt). */
+int supervise_begin(struct leash_job *j);
+/* Kills the whole job now (cgroup.kill, and the main process through its pidfd). */
+void supervise_kill_now(struct leash_job *j, const char *why);
+/* Records a signal in the report's log. */
+void supervise_log_signal(struct leash_job *j, int sig, const char *why);
