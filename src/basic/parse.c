@@ -100,11 +100,20 @@ int parse_u64(const char *s, uint64_t *ret) {
 }
 
 int parse_count(const char *s, uint64_t *ret) {
+        uint64_t v;
+        int r;
+
         if (s && strcmp(s, "max") == 0) {
                 *ret = PARSE_MAX;
                 return 0;
         }
-        return parse_u64(s, ret);
+        r = parse_u64(s, &v);
+        if (r < 0)
+                return r;
+        if (v > PARSE_COUNT_MAX)
+                return -ERANGE;
+        *ret = v;
+        return 0;
 }
 
 int parse_size(const char *s, uint64_t *ret) {
@@ -150,7 +159,7 @@ int parse_size(const char *s, uint64_t *ret) {
         r = fixed_scale(&f, mult, &v);
         if (r < 0)
                 return r;
-        if (v == PARSE_MAX)
+        if (v > PARSE_SIZE_MAX)
                 return -ERANGE;
         *ret = v;
         return 0;
@@ -180,9 +189,18 @@ int parse_duration(const char *s, uint64_t *ret_ns) {
         r = parse_fixed(s, &f, &end);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (strcmp(end, units[i].unit) == 0)
-                        return fixed_scale(&f, units[i].ns, ret_ns);
+        for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+                uint64_t v;
+                if (strcmp(end, units[i].unit) != 0)
+                        continue;
+                r = fixed_scale(&f, units[i].ns, &v);
+                if (r < 0)
+                        return r;
+                if (v > PARSE_DURATION_MAX)
+                        return -ERANGE;
+                *ret_ns = v;
+                return 0;
+        }
         return -EINVAL;
 }
 

@@ -14,13 +14,26 @@
 /* The value "max" / unlimited for sizes and counts. */
 #define PARSE_MAX UINT64_MAX
 
+/* Upper bounds of what the parsers accept (-ERANGE above), so that no accepted
+ * value equals a sentinel (PARSE_MAX, LEASH_UNSET = UINT64_MAX - 1) and sums of
+ * deadlines (now + wall time + grace, CPU time scaled by cores) cannot overflow
+ * 64-bit nanoseconds: ten years of 365 days; 2^60 bytes (1048576T); 2^31 - 1
+ * for counts (RLIMIT_NOFILE and pids.max are int-sized in the kernel). */
+#define PARSE_DURATION_MAX (3650ULL * 86400ULL * 1000000000ULL)
+#define PARSE_DURATION_MAX_TEXT "3650d"
+#define PARSE_SIZE_MAX (1ULL << 60)
+#define PARSE_SIZE_MAX_TEXT "1048576T"
+#define PARSE_COUNT_MAX 2147483647ULL
+#define PARSE_COUNT_MAX_TEXT "2147483647"
+
 int parse_u64(const char *s, uint64_t *ret);
 /* Bytes or K/M/G/T (powers of 1024, optional trailing "B" or "iB"); a fraction
- * needs a unit ("1.5G"); "max" gives PARSE_MAX. */
+ * needs a unit ("1.5G"); "max" gives PARSE_MAX; at most PARSE_SIZE_MAX. */
 int parse_size(const char *s, uint64_t *ret);
-/* A count, or "max". */
+/* A count up to PARSE_COUNT_MAX, or "max". */
 int parse_count(const char *s, uint64_t *ret);
-/* 90, 1.5s, 250ms, 100us, 2m, 1h, 1d -> nanoseconds. A bare number is seconds. */
+/* 90, 1.5s, 250ms, 100us, 2m, 1h, 1d -> nanoseconds. A bare number is seconds.
+ * At most PARSE_DURATION_MAX. */
 int parse_duration(const char *s, uint64_t *ret_ns);
 /* "1", "0.5", "2.25" cores -> millionths of a core. */
 int parse_cpus(const char *s, uint64_t *ret_ucores);

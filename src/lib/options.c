@@ -245,7 +245,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
         case LEASH_OPT_SIZE:
                 r = parse_size(value, &v);
                 if (r == -ERANGE)
-                        return fail(err, r, value, "a size that fits in 64 bits");
+                        return fail(err, r, value, "a size of at most " PARSE_SIZE_MAX_TEXT " (or max)");
                 if (r < 0)
                         return fail(err, r, value, "a size: bytes or K/M/G/T (1024-based), or max");
                 if (v == 0 && (o->id == LEASH_OPT_MEMORY || o->id == LEASH_OPT_MEMORY_HIGH))
@@ -255,9 +255,12 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
         case LEASH_OPT_COUNT:
                 r = parse_count(value, &v);
                 if (r == -ERANGE)
-                        return fail(err, r, value, "a count that fits in 64 bits");
+                        return fail(err, r, value, "a count of at most " PARSE_COUNT_MAX_TEXT " (or max)");
                 if (r < 0 || v == 0)
                         return fail(err, -EINVAL, value, "a whole number above 0, or max");
+                /* pids.max refuses more than the kernel's PID_MAX_LIMIT */
+                if (o->id == LEASH_OPT_PIDS && v != PARSE_MAX && v > 4194304)
+                        return fail(err, -ERANGE, value, "at most 4194304 (the kernel's largest pid count), or max");
                 c->limit[o->limit] = v;
                 break;
         case LEASH_OPT_CPUS:
@@ -276,7 +279,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
         case LEASH_OPT_DURATION:
                 r = parse_duration(value, &v);
                 if (r == -ERANGE)
-                        return fail(err, r, value, "a duration that fits in 64-bit nanoseconds");
+                        return fail(err, r, value, "a duration of at most " PARSE_DURATION_MAX_TEXT);
                 if (r < 0)
                         return fail(err, r, value, "a duration such as 90, 1.5s, 250ms, 2m or 1h");
                 if (o->id == LEASH_OPT_GRACE) {

@@ -32,6 +32,23 @@ bad "cpu-time zero" "--cpu-time: '0'" --cpu-time 0 -- true
 bad "wall-time bad unit" "--wall-time: '5x'" --wall-time 5x -- true
 bad "wall-time overflow" "--wall-time: '99999999999h'" -w 99999999999h -- true
 bad "grace negative" "--grace: '-1s'" --grace=-1s -- true
+# issue 10.1: values that fit in 64 bits but overflow deadline arithmetic or
+# equal a sentinel (LEASH_UNSET = 2^64 - 2) are refused with the bound
+big="expected a duration of at most 3650d"
+bad "wall-time 18446744073s (killed the job after 4 ms)" "--wall-time: '18446744073s': $big" -w 18446744073s -- true
+bad "grace 18446744073s (SIGKILL 0.2 ms after the soft signal)" "--grace: '18446744073s': $big" -g 18446744073s -- true
+bad "cpu-time 18446744073s (leash spun)" "--cpu-time: '18446744073s': $big" -t 18446744073s -- true
+bad "wall-time equal to the unset sentinel" "--wall-time: '18446744073709551614ns': $big" -w 18446744073709551614ns -- true
+bad "wall-time 3651d" "--wall-time: '3651d'" -w 3651d -- true
+bad "memory equal to the unset sentinel" "--memory: '18446744073709551614': expected a size of at most 1048576T" \
+        -m 18446744073709551614 -- true
+bad "pids equal to the unset sentinel" "--pids: '18446744073709551614': expected a count of at most 2147483647" \
+        -P 18446744073709551614 -- true
+bad "pids above the kernel's pid limit" "--pids: '5000000': expected at most 4194304" -P 5000000 -- true
+bad "nofile 2^31" "--nofile: '2147483648'" --nofile 2147483648 -- true
+run_leash -q -w 3650d -g 3650d -o "$TMP/big.json" -- true
+check "the largest durations are accepted and reported (wall_time 315360000 s)" \
+        test "$RC/$(jget "$TMP/big.json" limits.wall_time.value)" = 0/315360000.0
 bad "unknown signal" "--signal: 'SIGFOO'" --signal SIGFOO -- true
 bad "KILL as soft signal" "--signal: 'KILL'" -s KILL -- true
 bad "bad format" "--format: 'xml'" -f xml -- true

@@ -30,6 +30,9 @@ static void sizes(void) {
         ok(parse_size("17179869184G", &v) == -ERANGE, "2^34 G overflows");
         ok(parse_size("16777216T", &v) == -ERANGE, "2^24 T overflows");
         ok(parse_size("18446744073709551615", &v) == -ERANGE, "UINT64_MAX is reserved for max");
+        ok(parse_size("18446744073709551614", &v) == -ERANGE, "UINT64_MAX - 1 (LEASH_UNSET) is refused");
+        ok(parse_size("1048576T", &v) == 0 && v == PARSE_SIZE_MAX, "1048576T (2^60) is the largest size");
+        ok(parse_size("1152921504606846977", &v) == -ERANGE, "2^60 + 1 is refused");
         ok(parse_size("1.", &v) == -EINVAL, "dangling point");
         ok(parse_size(".5G", &v) == -EINVAL, "no whole part");
         ok(parse_size("1.0000000001G", &v) == -EINVAL, "more than 9 fraction digits");
@@ -51,8 +54,15 @@ static void durations(void) {
         ok(parse_duration("s", &v) == -EINVAL, "unit only");
         ok(parse_duration("1e3", &v) == -EINVAL, "exponent");
         ok(parse_duration("18446744074s", &v) == -ERANGE, "overflow in ns");
-        ok(parse_duration("213503d", &v) == 0, "213503 days fits in u64 ns");
-        ok(parse_duration("213504d", &v) == -ERANGE, "213504 days does not");
+        ok(parse_duration("213504d", &v) == -ERANGE, "213504 days does not fit in u64 ns");
+        /* issue 10.1: accepted values stay far from the sentinels and from overflow
+         * in now + wall time + grace */
+        ok(parse_duration("3650d", &v) == 0 && v == PARSE_DURATION_MAX, "3650d is the largest duration");
+        ok(parse_duration("3651d", &v) == -ERANGE, "3651d is refused");
+        ok(parse_duration("18446744073s", &v) == -ERANGE, "18446744073s (fits in u64 ns) is refused");
+        ok(parse_duration("18446744073709551614ns", &v) == -ERANGE, "UINT64_MAX - 1 ns (LEASH_UNSET) is refused");
+        ok(PARSE_DURATION_MAX * 3 + 100ULL * 365 * 86400 * 1000000000ULL > PARSE_DURATION_MAX,
+           "three largest durations plus a century of uptime do not wrap");
 }
 
 static void cpus(void) {
@@ -71,6 +81,10 @@ static void counts(void) {
         ok(parse_count("50", &v) == 0 && v == 50, "50");
         ok(parse_count("max", &v) == 0 && v == PARSE_MAX, "max");
         ok(parse_count("5k", &v) == -EINVAL, "no units on counts");
+        ok(parse_count("2147483647", &v) == 0 && v == PARSE_COUNT_MAX, "2^31 - 1 is the largest count");
+        ok(parse_count("2147483648", &v) == -ERANGE, "2^31 is refused");
+        ok(parse_count("18446744073709551614", &v) == -ERANGE, "UINT64_MAX - 1 (LEASH_UNSET) is refused");
+        ok(parse_count("18446744073709551615", &v) == -ERANGE, "UINT64_MAX (max's value) is refused as a number");
         ok(parse_u64("007", &v) == 0 && v == 7, "leading zeros");
         ok(parse_u64("1.0", &v) == -EINVAL, "no fraction in u64");
 }
