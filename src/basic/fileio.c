@@ -100,3 +100,20 @@ int write_string_at(int dirfd, const char *name, const char *s) {
                 return -EIO;
         return 0;
 }
+
+int fd_sanitize_stdio(void) {
+        for (int fd = 0; fd < 3; fd++) {
+                int n;
+                if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+                        continue;
+                /* the lowest free number: fd itself, since those below are open */
+                n = open("/dev/null", O_RDWR | O_NOCTTY);
+                if (n < 0)
+                        return -errno;
+                if (n != fd) {
+                        close(n);
+                        return -EBADF;
+                }
+        }
+        return 0;
+}

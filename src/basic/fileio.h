@@ -18,3 +18,7 @@ int read_file_at_alloc(int dirfd, const char *name, char **ret, size_t *ret_len)
 int write_string_at(int dirfd, const char *name, const char *s);
 /* Reads from an already open fd at offset 0 (pread), NUL-terminated. */
 int read_fd_at0(int fd, char *buf, size_t size, size_t *ret_len);
+/* Opens /dev/null on each of fds 0, 1 and 2 that is closed, so that no file
+ * leash opens later becomes "stderr" and receives its error lines (nor the
+ * job's). */
+int fd_sanitize_stdio(void);

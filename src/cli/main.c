@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../basic/fileio.h"
 #include "../basic/log.h"
 #include "../lib/leash.h"
 #include "../lib/options.h"
@@ -66,6 +67,10 @@ void print_help(FILE *f) {
 int main(int argc, char **argv) {
         const char *cmd = argc > 1 ? argv[1] : NULL;
 
+        /* before anything opens a file (issue 10.4): with fd 2 closed, the
+         * report's file would become stderr and hold leash's error lines */
+        if (fd_sanitize_stdio() < 0)
+                return EXIT_LEASH_FAILED; /* nowhere to say why */
         if (!cmd)
                 return usage_error("no subcommand given: expected run, check or profiles");
         if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
