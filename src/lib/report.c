@@ -17,6 +17,7 @@
 #include "../basic/macro.h"
 #include "../basic/parse.h"
 #include "../basic/time-util.h"
+#include "../basic/utf8.h"
 #include "caps.h"
 #include "leash.h"
 
@@ -71,6 +72,44 @@ static const char *limit_unit(enum leash_limit l) {
         default:
                 return "bytes";
         }
+}
+
+/* Strings from the user or the job (arguments, paths, names) may be any bytes;
+ * a JSON text must be UTF-8. Each byte outside valid UTF-8 becomes U+FFFD (the
+ * exact arguments are kept losslessly in command_base64). */
+static json_object *jstr_len(const char *s, size_t len) {
+        _cleanup_free_ char *copy = s ? strndup(s, len) : NULL, *fixed = NULL;
+
+        if (!copy)
+                return NULL;
+        if (utf8_is_valid(copy))
+                return json_object_new_string(copy);
+        fixed = utf8_replace_invalid(copy);
+        return fixed ? json_object_new_string(fixed) : NULL;
+}
+
+static json_object *jstr(const char *s) {
+        return s ? jstr_len(s, strlen(s)) : NULL;
+}
+
+static json_object *base64(const char *s) {
+        static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        size_t n = strlen(s), o = 0;
+        _cleanup_free_ char *out = malloc(4 * (n / 3 + 1) + 1);
+        const unsigned char *u = (const unsigned char *) s;
+
+        if (!out)
+                return NULL;
+        for (size_t i = 0; i < n; i += 3) {
+                uint32_t v =
+                        (uint32_t) u[i] << 16 | (i + 1 < n ? (uint32_t) u[i + 1] << 8 : 0) | (i + 2 < n ? u[i + 2] : 0);
+                out[o++] = b64[v >> 18 & 63];
+                out[o++] = b64[v >> 12 & 63];
+                out[o++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+                out[o++] = i + 2 < n ? b64[v & 63] : '=';
+        }
+        out[o] = '\0';
+        return json_object_new_string(out);
 }
 
 static json_object *signal_json(int sig) {
@@ -134,16 +173,16 @@ static json_object *sandbox_json(const struct leash_spec *c, const struct leash_
         for (size_t i = 0; i < in->n_env_set; i++) {
                 /* names only: values may be secrets */
                 const char *eq = strchr(in->env_set[i], '=');
-                json_object_array_add(a, json_object_new_string_len(in->env_set[i], eq ? (int) (eq - in->env_set[i])
-                                                                                       : (int) strlen(in->env_set[i])));
+                json_object_array_add(
+                        a, jstr_len(in->env_set[i], eq ? (size_t) (eq - in->env_set[i]) : strlen(in->env_set[i])));
         }
         json_object_object_add(f, "set", a);
         a = json_object_new_array();
         for (size_t i = 0; i < in->n_env_unset; i++)
-                json_object_array_add(a, json_object_new_string(in->env_unset[i]));
+                json_object_array_add(a, jstr(in->env_unset[i]));
         json_object_object_add(f, "unset", a);
         json_object_object_add(o, "environment", f);
-        json_object_object_add(o, "chdir", in->chdir ? json_object_new_string(in->chdir) : NULL);
+        json_object_object_add(o, "chdir", jstr(in->chdir));
         json_object_object_add(o, "stdin", json_object_new_string(in->no_stdin ? "null" : "inherited"));
         json_object_object_add(o, "fds_above_2", json_object_new_string(in->keep_fds ? "inherited" : "closed"));
         return o;
@@ -154,17 +193,25 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         const struct leash_usage *x = &r->usage;
         char buf[64];
         uint64_t cpu_total = LEASH_NULL;
+        bool raw = false;
 
         json_object_object_add(root, "schema", json_object_new_int(1));
         json_object_object_add(root, "leash_version", json_object_new_string(leash_version()));
         a = json_object_new_array();
-        for (char *const *arg = c->argv; arg && *arg; arg++)
-                json_object_array_add(a, json_object_new_string(*arg));
+        for (char *const *arg = c->argv; arg && *arg; arg++) {
+                json_object_array_add(a, jstr(*arg));
+                raw = raw || !utf8_is_valid(*arg);
+        }
         json_object_object_add(root, "command", a);
-        json_object_object_add(root, "cgroup", json_object_new_string(r->cgroup));
-        json_object_object_add(root, "profile", c->profile ? json_object_new_string(c->profile) : NULL);
-        json_object_object_add(root, "profile_source",
-                               c->profile_source ? json_object_new_string(c->profile_source) : NULL);
+        if (raw) { /* only when an argument is not UTF-8: the exact bytes */
+                a = json_object_new_array();
+                for (char *const *arg = c->argv; *arg; arg++)
+                        json_object_array_add(a, base64(*arg));
+                json_object_object_add(root, "command_base64", a);
+        }
+        json_object_object_add(root, "cgroup", jstr(r->cgroup));
+        json_object_object_add(root, "profile", jstr(c->profile));
+        json_object_object_add(root, "profile_source", jstr(c->profile_source));
         format_iso8601(r->started_realtime_ns, buf, sizeof buf);
         json_object_object_add(root, "started", r->started_realtime_ns ? json_object_new_string(buf) : NULL);
         json_object_object_add(root, "pid", r->pid > 0 ? json_object_new_int(r->pid) : NULL);
@@ -191,7 +238,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_object_add(m, "enforced_by",
                                        json_object_new_string(leash_enforcer_to_string(r->enforced[l])));
                 if (r->enforce_note[l])
-                        json_object_object_add(m, "note", json_object_new_string(r->enforce_note[l]));
+                        json_object_object_add(m, "note", jstr(r->enforce_note[l]));
                 json_object_object_add(o, leash_limit_to_string((enum leash_limit) l), m);
         }
         json_object_object_add(root, "limits", o);
@@ -282,16 +329,10 @@ static int kv_walk(json_object *o, const char *prefix, FILE *f) {
                 }
         } else {
                 const char *s = json_object_get_string(o);
-                /* values are one line: a newline inside a command argument is escaped */
+                /* values are one line of printable text: \\ \n \r \t, and \xHH for
+                 * any other control byte (ESC included) */
                 fprintf(f, "%s:", prefix);
-                for (; *s; s++) {
-                        if (*s == '\n')
-                                fputs("\\n", f);
-                        else if (*s == '\\')
-                                fputs("\\\\", f);
-                        else
-                                fputc(*s, f);
-                }
+                utf8_fputs_escaped(s, f);
                 fputc('\n', f);
         }
         return 0;
@@ -302,8 +343,10 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
         char buf[64];
 
         fprintf(f, "command:   ");
-        for (char *const *arg = c->argv; arg && *arg; arg++)
-                fprintf(f, "%s%s", *arg, arg[1] ? " " : "\n");
+        for (char *const *arg = c->argv; arg && *arg; arg++) {
+                utf8_fputs_escaped(*arg, f); /* never ESC or a control byte raw to a terminal */
+                fputc(arg[1] ? ' ' : '\n', f);
+        }
         fprintf(f, "reason:    %s (exit %d", leash_reason_to_string(r->reason), r->exit_code);
         if (r->term_signal)
                 fprintf(f, ", killed by SIG%s", signal_name(r->term_signal));

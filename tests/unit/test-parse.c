@@ -2,8 +2,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "basic/parse.h"
+#include "basic/utf8.h"
 #include "tap.h"
 
 static void sizes(void) {
@@ -128,7 +131,37 @@ static void formats(void) {
         is_str(b, "2s", "format 2s");
 }
 
+static void utf8(void) {
+        char buf[64];
+        size_t len = 0;
+        FILE *f;
+        ok(utf8_is_valid("plain \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "ASCII, 2, 3 and 4-byte sequences");
+        ok(!utf8_is_valid("\xff"), "0xff");
+        ok(!utf8_is_valid("\xc0\xaf"), "overlong slash");
+        ok(!utf8_is_valid("\xe0\x80\xaf"), "overlong in 3 bytes");
+        ok(!utf8_is_valid("\xed\xa0\x80"), "a surrogate");
+        ok(!utf8_is_valid("\xf4\x90\x80\x80"), "above U+10FFFF");
+        ok(!utf8_is_valid("\xe2\x82"), "truncated");
+        {
+                char *r = utf8_replace_invalid("a\xff"
+                                               "b\xe2\x82");
+                is_str(r,
+                       "a\xef\xbf\xbd"
+                       "b\xef\xbf\xbd\xef\xbf\xbd",
+                       "each bad byte becomes U+FFFD");
+                free(r);
+        }
+        f = fmemopen(buf, sizeof buf, "w");
+        utf8_fputs_escaped("\x1b[1m\r\n\t\\\x7f\xc2\x9b\xc3\xa9\xff", f);
+        len = (size_t) ftell(f);
+        fclose(f);
+        buf[len < sizeof buf ? len : sizeof buf - 1] = '\0';
+        is_str(buf, "\\x1b[1m\\r\\n\\t\\\\\\x7f\\xc2\\x9b\xc3\xa9\\xff",
+               "escapes ESC, CR, LF, TAB, \\, DEL, C1, bad bytes");
+}
+
 int main(void) {
+        utf8();
         sizes();
         durations();
         cpus();

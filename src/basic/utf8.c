@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * UTF-8 validation by the table of RFC 3629, section 4: the second byte's
+ * range depends on the first (E0 needs A0-BF against overlongs, ED 80-9F
+ * against surrogates, F0 90-BF, F4 80-8F against values above U+10FFFF).
+ */
+#include "utf8.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t utf8_seq_len(const char *str, size_t n) {
+        const unsigned char *s = (const unsigned char *) str;
+        unsigned char lo = 0x80, hi = 0xbf;
+        size_t len;
+
+        if (n == 0)
+                return 0;
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                len = 2;
+        else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+                len = 3;
+                if (s[0] == 0xe0)
+                        lo = 0xa0;
+                else if (s[0] == 0xed)
+                        hi = 0x9f;
+        } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+                len = 4;
+                if (s[0] == 0xf0)
+                        lo = 0x90;
+                else if (s[0] == 0xf4)
+                        hi = 0x8f;
+        } else
+                return 0;
+        if (n < len || s[1] < lo || s[1] > hi)
+                return 0;
+        for (size_t i = 2; i < len; i++)
+                if (s[i] < 0x80 || s[i] > 0xbf)
+                        return 0;
+        return len;
+}
+
+bool utf8_is_valid(const char *s) {
+        size_t n = strlen(s);
+
+        while (n) {
+                size_t l = utf8_seq_len(s, n);
+                if (!l)
+                        return false;
+                s += l;
+                n -= l;
+        }
+        return true;
+}
+
+char *utf8_replace_invalid(const char *s) {
+        size_t n = strlen(s), o = 0;
+        char *out = malloc(3 * n + 1); /* each bad byte becomes 3 bytes (EF BF BD) */
+
+        if (!out)
+                return NULL;
+        while (n) {
+                size_t l = utf8_seq_len(s, n);
+                if (l) {
+                        memcpy(out + o, s, l);
+                        o += l;
+                } else {
+                        memcpy(out + o, "\xef\xbf\xbd", 3);
+                        o += 3;
+                        l = 1;
+                }
+                s += l;
+                n -= l;
+        }
+        out[o] = '\0';
+        return out;
+}
+
+void utf8_fputs_escaped(const char *s, FILE *f) {
+        size_t n = strlen(s);
+
+        while (n) {
+                const unsigned char c = (unsigned char) *s;
+                size_t l = utf8_seq_len(s, n);
+
+                if (c == '\\')
+                        fputs("\\\\", f);
+                else if (c == '\n')
+                        fputs("\\n", f);
+                else if (c == '\r')
+                        fputs("\\r", f);
+                else if (c == '\t')
+                        fputs("\\t", f);
+                else if (l == 0 || c < 0x20 || c == 0x7f || (l == 2 && c == 0xc2 && (unsigned char) s[1] < 0xa0)) {
+                        /* a control byte, a C1 control, or a byte outside UTF-8: one
+                         * escape per byte (of a C1 control, both bytes) */
+                        for (size_t i = 0; i < (l ? l : 1); i++)
+                                fprintf(f, "\\x%02x", (unsigned char) s[i]);
+                } else
+                        fwrite(s, 1, l, f);
+                s += l ? l : 1;
+                n -= l ? l : 1;
+        }
+}
