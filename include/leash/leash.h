@@ -160,6 +160,11 @@ int leash_job_kill(struct leash_job *j, enum leash_kill how);
  * grace (at once when a ladder already runs); reason
  * LEASH_REASON_INTERRUPTED, exit code 128 + sig. */
 int leash_job_interrupt(struct leash_job *j, int sig);
+/* Sends sig to every process of the job (the main process through its
+ * pidfd, wherever it is), nothing more: no ladder, no reason. `leash run`
+ * passes on what the terminal sends, since the job runs in a session of its
+ * own. Returns how many processes were signalled. */
+int leash_job_signal(struct leash_job *j, int sig);
 
 /* Kills what is left in the cgroup, waits for it to empty, reads the
  * accounting and removes the cgroup (an adopted one only with

@@ -21,6 +21,14 @@
  *     whose flags are filtered. Threads keep working.
  * io_uring can open sockets without socket(2) (IORING_OP_SOCKET), so
  * no-network denies io_uring_setup/enter/register as well.
+ *
+ * Every set also denies ioctl(TIOCSTI) and ioctl(TIOCLINUX): pushing input
+ * into a terminal (or a VT's selection) is how a sandboxed job runs commands
+ * in the shell that started it (bubblewrap's CVE-2017-5226). The job has no
+ * controlling terminal (its own session, spawn.c), but a job that keeps
+ * CAP_SYS_ADMIN may use TIOCSTI on any terminal fd it holds. The request is
+ * compared on its low 32 bits only, as the kernel reads it (an unsigned int):
+ * garbage in the upper half of the register must not walk around the rule.
  */
 #include "filter.h"
 
@@ -35,6 +43,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +61,7 @@ enum {
         COND_CLONE_NS,        /* arg0 has any CLONE_NEW* flag clone(2) accepts */
         COND_UNSHARE_NS,      /* arg0 has any CLONE_NEW* flag, CLONE_NEWTIME too */
         COND_ENOSYS,          /* always, but fails with ENOSYS (clone3) */
+        COND_TTY_INJECT,      /* ioctl: arg1 is TIOCSTI or TIOCLINUX (every set) */
 };
 
 struct rule {
@@ -60,13 +70,10 @@ struct rule {
 };
 
 static const struct rule no_network[] = {
-        {"socket", COND_DOMAIN_NOT_UNIX},
-        {"socketpair", COND_DOMAIN_NOT_UNIX},
-        {"socketcall", COND_ALWAYS},
-        {"io_uring_setup", COND_ALWAYS},
-        {"io_uring_enter", COND_ALWAYS},
-        {"io_uring_register", COND_ALWAYS},
-        {NULL, 0},
+        {"socket", COND_DOMAIN_NOT_UNIX}, {"socketpair", COND_DOMAIN_NOT_UNIX},
+        {"socketcall", COND_ALWAYS},      {"io_uring_setup", COND_ALWAYS},
+        {"io_uring_enter", COND_ALWAYS},  {"io_uring_register", COND_ALWAYS},
+        {"ioctl", COND_TTY_INJECT},       {NULL, 0},
 };
 static const struct rule no_ptrace[] = {
         {"ptrace", COND_ALWAYS},
@@ -75,17 +82,27 @@ static const struct rule no_ptrace[] = {
         {"process_madvise", COND_ALWAYS},
         {"pidfd_getfd", COND_ALWAYS},
         {"kcmp", COND_ALWAYS},
+        {"ioctl", COND_TTY_INJECT},
         {NULL, 0},
 };
 static const struct rule no_namespaces[] = {
-        {"unshare", COND_UNSHARE_NS},   {"clone", COND_CLONE_NS},
-        {"clone3", COND_ENOSYS},        {"setns", COND_ALWAYS},
-        {"mount", COND_ALWAYS},         {"umount", COND_ALWAYS},
-        {"umount2", COND_ALWAYS},       {"pivot_root", COND_ALWAYS},
-        {"fsopen", COND_ALWAYS},        {"fsconfig", COND_ALWAYS},
-        {"fsmount", COND_ALWAYS},       {"fspick", COND_ALWAYS},
-        {"move_mount", COND_ALWAYS},    {"open_tree", COND_ALWAYS},
-        {"mount_setattr", COND_ALWAYS}, {NULL, 0},
+        {"unshare", COND_UNSHARE_NS},
+        {"clone", COND_CLONE_NS},
+        {"clone3", COND_ENOSYS},
+        {"setns", COND_ALWAYS},
+        {"mount", COND_ALWAYS},
+        {"umount", COND_ALWAYS},
+        {"umount2", COND_ALWAYS},
+        {"pivot_root", COND_ALWAYS},
+        {"fsopen", COND_ALWAYS},
+        {"fsconfig", COND_ALWAYS},
+        {"fsmount", COND_ALWAYS},
+        {"fspick", COND_ALWAYS},
+        {"move_mount", COND_ALWAYS},
+        {"open_tree", COND_ALWAYS},
+        {"mount_setattr", COND_ALWAYS},
+        {"ioctl", COND_TTY_INJECT},
+        {NULL, 0},
 };
 static const struct rule no_kernel[] = {
         {"init_module", COND_ALWAYS},
@@ -106,6 +123,7 @@ static const struct rule no_kernel[] = {
         {"add_key", COND_ALWAYS},
         {"request_key", COND_ALWAYS},
         {"keyctl", COND_ALWAYS},
+        {"ioctl", COND_TTY_INJECT},
         {NULL, 0},
 };
 
@@ -130,6 +148,8 @@ static const char *cond_text(int cond) {
                 return "flags include a CLONE_NEW* namespace flag";
         case COND_ENOSYS:
                 return "always, with ENOSYS (flags are in memory; libc falls back to clone)";
+        case COND_TTY_INJECT:
+                return "request is TIOCSTI or TIOCLINUX (terminal input injection; in every set)";
         }
         return NULL;
 }
@@ -263,6 +283,11 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, const struct rule *rul
                 return seccomp_rule_add(ctx, action == SCMP_ACT_LOG ? action : SCMP_ACT_ERRNO(ENOSYS), nr, 0);
         case COND_DOMAIN_NOT_UNIX:
                 return seccomp_rule_add(ctx, action, nr, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+        case COND_TTY_INJECT:
+                r = seccomp_rule_add(ctx, action, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffU, TIOCSTI));
+                if (r < 0)
+                        return r;
+                return seccomp_rule_add(ctx, action, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffU, TIOCLINUX));
         case COND_CLONE_NS:
                 n_flags--; /* CLONE_NEWTIME's bit is CSIGNAL's in clone(2): clone3/unshare only */
                 _fallthrough_;

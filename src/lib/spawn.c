@@ -60,6 +60,8 @@ const char *spawn_step_to_string(enum spawn_step s) {
                 return "set an rlimit for the job";
         case SPAWN_STEP_PDEATHSIG:
                 return "set the job's parent-death signal";
+        case SPAWN_STEP_SESSION:
+                return "start a new session for the job";
         case SPAWN_STEP_EXEC:
                 return "execute the command";
         case SPAWN_STEP_BOUNDING:
@@ -108,6 +110,12 @@ static void child_setup(const struct spawn_params *p, int errfd, pid_t parent, b
                 child_fail(errfd, SPAWN_STEP_PDEATHSIG, errno);
         if (getppid() != parent)
                 _exit(127);
+        /* A session of its own: the job has no controlling terminal, so it
+         * cannot push input into the shell that started leash (TIOCSTI,
+         * bubblewrap's CVE-2017-5226) nor signal that shell's process groups
+         * through it. `leash run` passes on what the terminal sends (leash_job_signal). */
+        if (setsid() < 0)
+                child_fail(errfd, SPAWN_STEP_SESSION, errno);
         for (unsigned i = 0; i < p->n_rlimits; i++) {
                 /* soft = hard = value: the job may not raise it back. An unprivileged
                  * leash asking above its own hard limit fails here, loudly. */

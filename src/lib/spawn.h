@@ -31,6 +31,7 @@ enum spawn_step {
         SPAWN_STEP_CGROUP, /* fallback: moving itself into the job cgroup */
         SPAWN_STEP_RLIMIT,
         SPAWN_STEP_PDEATHSIG,
+        SPAWN_STEP_SESSION, /* setsid: no controlling terminal */
         SPAWN_STEP_EXEC,
         SPAWN_STEP_BOUNDING, /* sandbox.c, in this order */
         SPAWN_STEP_SETGROUPS,

@@ -301,6 +301,18 @@ int leash_job_kill(struct leash_job *j, enum leash_kill how) {
         return arm_timer(j);
 }
 
+int leash_job_signal(struct leash_job *j, int sig) {
+        int n;
+        if (!j || sig < 0 || sig >= _NSIG)
+                return -EINVAL;
+        if (j->state != JOB_RUNNING)
+                return 0;
+        n = cgroupfs_signal_all(j->job_fd, sig, j->pidfd >= 0 ? j->r.pid : 0);
+        if (j->pidfd >= 0 && syscall(SYS_pidfd_send_signal, j->pidfd, sig, NULL, 0) == 0)
+                n = n < 0 ? 1 : n + 1;
+        return n;
+}
+
 int leash_job_interrupt(struct leash_job *j, int sig) {
         if (!j || sig <= 0 || sig >= _NSIG)
                 return -EINVAL;
