@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Every call of <leash/leash.h>, through libleash.so.0, on this host's
+ * cgroup2 under the test parent given as argv[1] (tests/api/run.sh makes it
+ * and checks that nothing is left behind). TAP.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <leash/leash.h>
+
+#include "json-get.h"
+#include "tap.h"
+
+static const char *parent;
+static bool has_memory; /* the memory controller reaches the test parent */
+
+static struct leash_config *config(const char *name, ...) {
+        struct leash_config *c = NULL;
+        struct leash_error err = {0};
+        va_list ap;
+        const char *k;
+
+        if (leash_config_new(&c) < 0)
+                abort();
+        if (leash_config_set(c, "cgroup-parent", parent, &err) < 0 || leash_config_set(c, "name", name, &err) < 0)
+                abort();
+        va_start(ap, name);
+        while ((k = va_arg(ap, const char *))) {
+                const char *v = va_arg(ap, const char *);
+                if (leash_config_set(c, k, v, &err) < 0) {
+                        printf("# %s=%s: %s\n", k, v, err.detail);
+                        abort();
+                }
+        }
+        va_end(ap);
+        return c;
+}
+
+static struct leash_job *job(struct leash_config *c) {
+        struct leash_job *j = NULL;
+        struct leash_error err = {0};
+        int r = leash_job_new(c, &j, &err);
+        if (r < 0) {
+                printf("# leash_job_new: %s: %s: %s\n", err.step, err.detail, strerror(-r));
+                abort();
+        }
+        return j;
+}
+
+static json_object *report(struct leash_job *j) {
+        char *text = NULL;
+        json_object *o;
+        if (leash_job_report(j, LEASH_FORMAT_JSON, &text) < 0)
+                return NULL;
+        o = json_tokener_parse(text);
+        free(text);
+        return o;
+}
+
+static const char *signal_at(json_object *rep, size_t i, const char **why) {
+        json_object *a = get(rep, "signals"), *e, *s, *w;
+        if (!a || i >= json_object_array_length(a))
+                return NULL;
+        e = json_object_array_get_idx(a, i);
+        if (!json_object_object_get_ex(e, "signal", &s) || !json_object_object_get_ex(e, "why", &w))
+                return NULL;
+        *why = json_object_get_string(w);
+        return json_object_get_string(s);
+}
+
+static bool dir_exists(const char *p) {
+        struct stat st;
+        return stat(p, &st) == 0;
+}
+
+static double now(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* run a forked function to its end; returns the finished job */
+static struct leash_job *run_fn(struct leash_config *c, int (*fn)(void *), void *arg) {
+        struct leash_job *j = job(c);
+        struct leash_error err = {0};
+        pid_t pid;
+
+        fflush(stdout);
+        pid = leash_job_fork(j, &err);
+        if (pid == 0)
+                _exit(fn(arg));
+        ok(pid > 0, "fork into the job: pid %d", (int) pid);
+        ok(leash_job_wait(j) == 0, "wait");
+        ok(leash_job_finish(j, &err) == 0, "finish");
+        return j;
+}
+
+static int fn_exit7(void *arg) {
+        /* in the job cgroup already: /proc/self/cgroup names it */
+        char buf[512] = "";
+        int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        (void) n;
+        return strstr(buf, (const char *) arg) ? 7 : 1;
+}
+
+static int ready_fd = -1; /* written once SIGXCPU is ignored */
+static int fn_spin_ignoring(void *arg) {
+        volatile unsigned long x = 0;
+        signal(SIGXCPU, SIG_IGN);
+        if (ready_fd >= 0 && write(ready_fd, "r", 1) != 1)
+                return 1;
+        for (;;)
+                x++;
+        return 0;
+}
+
+static int fn_sleep(void *arg) {
+        sleep(30);
+        return 0;
+}
+
+static int fn_alloc(void *arg) {
+        size_t n = (size_t) 512 << 20;
+        char *p = malloc(n);
+        if (!p)
+                return 2;
+        for (size_t i = 0; i < n; i += 4096)
+                p[i] = 1;
+        return 0;
+}
+
+/* gone or a zombie (killed, its reaper has not waited for it yet) */
+static bool gone(pid_t pid) {
+        char path[64], buf[512];
+        ssize_t n;
+        int fd;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return true;
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return true;
+        buf[n] = '\0';
+        return strstr(buf, ") Z ") || strstr(buf, ") X ");
+}
+
+static int grandchild_fd = -1;
+static int fn_grandchild(void *arg) {
+        pid_t g = fork();
+        if (g == 0) {
+                setsid();
+                signal(SIGHUP, SIG_IGN);
+                sleep(60);
+                _exit(0);
+        }
+        if (write(grandchild_fd, &g, sizeof g) != sizeof g)
+                return 1;
+        return 0;
+}
+
+static void test_config(void) {
+        struct leash_config *c = NULL;
+        struct leash_error err = {0};
+        char *v = NULL;
+
+        ok(leash_config_new(&c) == 0, "leash_config_new");
+        ok(leash_config_set(c, "memory", "2G", &err) == 0, "set memory=2G");
+        ok(leash_config_set(c, "no-such-key", "1", &err) == -ENOENT, "an unknown key: -ENOENT");
+        memset(&err, 0, sizeof err);
+        ok(leash_config_set(c, "memory", "2Q", &err) == -EINVAL && strstr(err.detail, "2Q"),
+           "a bad size: -EINVAL naming the value (%s)", err.detail);
+        ok(leash_config_set(c, "report", "/tmp/x", &err) == -EINVAL, "report is the CLI's, not a job setting");
+        ok(leash_config_set(c, "strict", NULL, &err) == 0, "a flag without a value");
+        ok(leash_config_set_paths(c, "/nonexistent-leash-config", NULL) == 0, "set_paths");
+        ok(leash_config_set_paths(c, "relative", NULL) == -EINVAL, "set_paths refuses a relative path");
+        ok(leash_config_get(c, "memory", &v, &err) == 0 && v && strcmp(v, "2G") == 0, "get memory: %s", v ? v : "?");
+        free(v);
+        v = NULL;
+        ok(leash_config_set(c, "profile", "no-such-profile", &err) == 0, "set profile");
+        ok(leash_config_get(c, "memory", &v, &err) < 0, "an unknown profile fails when it is applied");
+        free(v);
+        leash_config_free(c);
+        leash_config_free(NULL);
+}
+
+static void test_start(void) {
+        struct leash_config *c = config("api-start", NULL);
+        struct leash_job *j = job(c);
+        struct leash_error err = {0};
+        char a0[] = "sh", a1[] = "-c", a2[] = "exit 5", *argv[] = {a0, a1, a2, NULL};
+        char cg[4096];
+
+        snprintf(cg, sizeof cg, "%s", leash_job_cgroup(j));
+        ok(dir_exists(cg), "leash_job_new made the cgroup (%s)", cg);
+        ok(leash_job_ended(j) == 0, "not ended before it starts");
+        ok(leash_job_wait(j) == -EINVAL, "wait refuses a job with nothing running");
+        ok(leash_job_start(j, argv, &err) == 0, "leash_job_start");
+        ok(leash_job_pid(j) > 0 && leash_job_pidfd(j) >= 0, "pid and pidfd");
+        ok(leash_job_start(j, argv, &err) == -EBUSY, "a second start: -EBUSY");
+        ok(leash_job_wait(j) == 0 && leash_job_ended(j), "wait");
+        ok(leash_job_finish(j, &err) == 0, "finish");
+        ok(!dir_exists(cg), "finish removed the cgroup");
+        is_u64(leash_job_status(j), 5, "status 5");
+        is_u64(leash_job_exit_code(j), 5, "exit code 5");
+        is_str(leash_reason_to_string(leash_job_reason(j)), "exit", "reason exit");
+        ok(leash_job_usage(j, LEASH_USAGE_WALL_NS) > 0, "wall time counted");
+        ok(leash_job_finish(j, &err) == 0, "finish twice is harmless");
+        leash_job_free(j);
+
+        j = job(c);
+        {
+                char n0[] = "/nonexistent/cmd", *nargv[] = {n0, NULL};
+                ok(leash_job_start(j, nargv, &err) == -ENOENT && leash_job_ended(j), "start of a missing command");
+                ok(leash_job_finish(j, &err) == 0 && leash_job_exit_code(j) == 127, "exit code 127");
+                is_str(leash_reason_to_string(leash_job_reason(j)), "exec_error", "reason exec_error");
+        }
+        leash_job_free(j);
+
+        /* free without finish: killed, removed */
+        j = job(c);
+        {
+                char s0[] = "sleep", s1[] = "30", *sargv[] = {s0, s1, NULL};
+                ok(leash_job_start(j, sargv, &err) == 0, "start sleep 30");
+                snprintf(cg, sizeof cg, "%s", leash_job_cgroup(j));
+                leash_job_free(j);
+                ok(!dir_exists(cg), "free of a running job kills it and removes its cgroup");
+        }
+        leash_config_free(c);
+}
+
+static void test_fork(void) {
+        struct leash_config *c = config("api-fork", NULL);
+        struct leash_job *j;
+        json_object *rep;
+        const char *why = "", *s;
+        char name[64];
+        double t;
+        int p[2];
+        pid_t g;
+
+        j = job(c);
+        snprintf(name, sizeof name, "%s", strrchr(leash_job_cgroup(j), '/') + 1);
+        leash_job_free(j);
+        j = run_fn(c, fn_exit7, name);
+        is_u64(leash_job_status(j), 7, "the forked function ran inside a job cgroup and returned 7");
+        leash_job_free(j);
+        leash_config_free(c);
+
+        /* CPU time: SIGXCPU, ignored, SIGKILL after the grace */
+        c = config("api-cpu", "cpu-time", "300ms", "grace", "200ms", NULL);
+        t = now();
+        j = run_fn(c, fn_spin_ignoring, NULL);
+        is_str(leash_reason_to_string(leash_job_reason(j)), "cpu_time", "a function spinning past cpu-time: cpu_time");
+        is_u64(leash_job_exit_code(j), 124, "exit code 124");
+        ok(leash_job_usage(j, LEASH_USAGE_CPU_US) >= 300000, "it used at least the limit: %.3f s",
+           (double) leash_job_usage(j, LEASH_USAGE_CPU_US) / 1e6);
+        rep = report(j);
+        s = signal_at(rep, 0, &why);
+        ok(s && strcmp(s, "XCPU") == 0 && strcmp(why, "cpu_time") == 0, "first SIGXCPU (cpu_time)");
+        s = signal_at(rep, 1, &why);
+        ok(s && strcmp(s, "KILL") == 0 && strcmp(why, "grace") == 0, "then SIGKILL after the grace");
+        is_u64(leash_job_term_signal(j), SIGKILL, "killed by SIGKILL");
+        ok(now() - t < 20, "ended in bounded time");
+        json_object_put(rep);
+        leash_job_free(j);
+        leash_config_free(c);
+
+        /* wall time */
+        c = config("api-wall", "wall-time", "300ms", "grace", "100ms", NULL);
+        j = run_fn(c, fn_sleep, NULL);
+        is_str(leash_reason_to_string(leash_job_reason(j)), "wall_time", "a function sleeping past wall-time");
+        ok(leash_job_usage(j, LEASH_USAGE_WALL_NS) >= 300000000ULL, "not before the limit");
+        leash_job_free(j);
+        leash_config_free(c);
+
+        /* memory */
+        c = config("api-mem", "memory", "64M", NULL);
+        j = run_fn(c, fn_alloc, NULL);
+        if (has_memory)
+                is_str(leash_reason_to_string(leash_job_reason(j)), "memory",
+                       "a function allocating past memory: OOM, reason memory");
+        else
+                ok(leash_job_status(j) == 2, "no memory controller: RLIMIT_AS refuses the allocation (status %d)",
+                   leash_job_status(j));
+        leash_job_free(j);
+        leash_config_free(c);
+
+        /* a grandchild that tries to outlive the function */
+        c = config("api-gc", NULL);
+        if (pipe2(p, O_CLOEXEC) < 0)
+                abort();
+        grandchild_fd = p[1];
+        j = run_fn(c, fn_grandchild, NULL);
+        close(p[1]);
+        ok(read(p[0], &g, sizeof g) == sizeof g && g > 0, "the grandchild was made (%d)", (int) g);
+        close(p[0]);
+        ok(gone(g), "the grandchild did not outlive the job");
+        rep = report(j);
+        ok(rep && json_object_get_int(get(rep, "usage.leftovers_killed")) == 1, "reported as one leftover killed");
+        json_object_put(rep);
+        leash_job_free(j);
+        leash_config_free(c);
+}
+
+static void test_kill(void) {
+        struct leash_config *c = config("api-kill", "grace", "200ms", NULL);
+        struct leash_error err = {0};
+        struct leash_job *j = job(c);
+        char s0[] = "sleep", s1[] = "30", *argv[] = {s0, s1, NULL};
+        json_object *rep;
+        const char *why = "", *s;
+
+        ok(leash_job_start(j, argv, &err) == 0, "start sleep 30");
+        ok(leash_job_kill(j, LEASH_KILL_NOW) == 0, "kill now");
+        ok(leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0, "ends");
+        is_str(leash_reason_to_string(leash_job_reason(j)), "killed", "reason killed");
+        is_u64(leash_job_term_signal(j), SIGKILL, "by SIGKILL");
+        leash_job_free(j);
+
+        j = job(c);
+        {
+                int p[2];
+                char ch;
+                if (pipe2(p, O_CLOEXEC) < 0)
+                        abort();
+                ready_fd = p[1];
+                fflush(stdout);
+                ok(leash_job_fork(j, &err) != 0 || (fn_spin_ignoring(NULL), 0), "fork a function ignoring SIGXCPU");
+                close(p[1]);
+                ready_fd = -1;
+                ok(read(p[0], &ch, 1) == 1, "it ignores SIGXCPU now");
+                close(p[0]);
+        }
+        ok(leash_job_kill(j, LEASH_KILL_LADDER) == 0, "kill by the ladder");
+        ok(leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0, "ends");
+        rep = report(j);
+        s = signal_at(rep, 0, &why);
+        ok(s && strcmp(s, "XCPU") == 0 && strcmp(why, "killed") == 0, "the soft signal first");
+        s = signal_at(rep, 1, &why);
+        ok(s && strcmp(s, "KILL") == 0 && strcmp(why, "grace") == 0, "SIGKILL after the grace");
+        json_object_put(rep);
+        leash_job_free(j);
+
+        j = job(c);
+        ok(leash_job_start(j, argv, &err) == 0, "start sleep 30");
+        ok(leash_job_interrupt(j, SIGTERM) == 0 && leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0,
+           "interrupt");
+        is_str(leash_reason_to_string(leash_job_reason(j)), "interrupted", "reason interrupted");
+        is_u64(leash_job_exit_code(j), 128 + SIGTERM, "exit code 143");
+        leash_job_free(j);
+        leash_config_free(c);
+}
+
+/* dispatch from the caller's own loop, two jobs at once */
+static void test_fd_dispatch(void) {
+        struct leash_config *c = config("api-fd", NULL);
+        struct leash_error err = {0};
+        struct leash_job *a = job(c), *b = job(c);
+        char s0[] = "sleep", s1[] = "0.3", s2[] = "0.1", *av[] = {s0, s1, NULL}, *bv[] = {s0, s2, NULL};
+        int ep = epoll_create1(EPOLL_CLOEXEC), left = 2, first = -1;
+        struct epoll_event ev = {.events = EPOLLIN};
+
+        ok(leash_job_start(a, av, &err) == 0 && leash_job_start(b, bv, &err) == 0, "two jobs started");
+        ok(leash_job_fd(a) >= 0 && leash_job_fd(a) == leash_job_fd(a), "leash_job_fd is stable");
+        ev.data.u32 = 0;
+        epoll_ctl(ep, EPOLL_CTL_ADD, leash_job_fd(a), &ev);
+        ev.data.u32 = 1;
+        epoll_ctl(ep, EPOLL_CTL_ADD, leash_job_fd(b), &ev);
+        ok(leash_job_dispatch(a) == 0, "dispatch with nothing due: 0");
+        while (left > 0) {
+                struct epoll_event out[2];
+                int n = epoll_wait(ep, out, 2, 10000);
+                if (n <= 0)
+                        break;
+                for (int i = 0; i < n; i++) {
+                        struct leash_job *j = out[i].data.u32 ? b : a;
+                        if (leash_job_dispatch(j) == 1) {
+                                epoll_ctl(ep, EPOLL_CTL_DEL, leash_job_fd(j), NULL);
+                                if (first < 0)
+                                        first = (int) out[i].data.u32;
+                                left--;
+                        }
+                }
+        }
+        ok(left == 0, "both ended through fd + dispatch");
+        ok(first == 1, "the shorter one first");
+        ok(leash_job_finish(a, &err) == 0 && leash_job_finish(b, &err) == 0, "both finished");
+        ok(leash_job_reason(a) == LEASH_REASON_OK && leash_job_reason(b) == LEASH_REASON_OK, "both ok");
+        close(ep);
+        leash_job_free(a);
+        leash_job_free(b);
+        leash_config_free(c);
+}
+
+static int fn_true(void *arg) {
+        return 0;
+}
+
+struct thread_arg {
+        int ok, failed;
+};
+
+static void *thread_main(void *p) {
+        struct thread_arg *t = p;
+        struct leash_config *c = config("api-thread", "wall-time", "10s", NULL);
+        for (int i = 0; i < 20; i++) {
+                struct leash_job *j = job(c);
+                struct leash_error err = {0};
+                pid_t pid = leash_job_fork(j, &err);
+                if (pid == 0)
+                        _exit(fn_true(NULL));
+                if (pid > 0 && leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0 &&
+                    leash_job_reason(j) == LEASH_REASON_OK)
+                        t->ok++;
+                else
+                        t->failed++;
+                leash_job_free(j);
+        }
+        leash_config_free(c);
+        return NULL;
+}
+
+static void test_threads(void) {
+        pthread_t th[2];
+        struct thread_arg a[2] = {{0}};
+
+        fflush(stdout);
+        for (int i = 0; i < 2; i++)
+                pthread_create(&th[i], NULL, thread_main, &a[i]);
+        for (int i = 0; i < 2; i++)
+                pthread_join(th[i], NULL);
+        ok(a[0].ok == 20 && a[1].ok == 20, "two threads, 20 jobs each at once: %d + %d ok", a[0].ok, a[1].ok);
+}
+
+/* the host's own state: signal mask, SIGCHLD, waitpid(-1) */
+static void test_no_hidden_state(void) {
+        struct leash_config *c = config("api-state", NULL);
+        struct leash_error err = {0};
+        struct leash_job *j = job(c);
+        sigset_t before, after;
+        struct sigaction chld_before, chld_after;
+        int st;
+        pid_t pid, w;
+
+        sigemptyset(&before);
+        sigemptyset(&after);
+        sigprocmask(SIG_SETMASK, NULL, &before);
+        sigaction(SIGCHLD, NULL, &chld_before);
+        fflush(stdout);
+        pid = leash_job_fork(j, &err);
+        if (pid == 0) {
+                usleep(200000);
+                _exit(3);
+        }
+        usleep(400000);
+        w = waitpid(-1, &st, WNOHANG);
+        ok(w <= 0, "a host's waitpid(-1) reaps neither the job nor its watchdog (%d)", (int) w);
+        ok(leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0 && leash_job_status(j) == 3,
+           "the job's status is still leash's to read");
+        sigprocmask(SIG_SETMASK, NULL, &after);
+        sigaction(SIGCHLD, NULL, &chld_after);
+        {
+                bool same = true;
+                for (int sig = 1; sig < SIGRTMIN; sig++)
+                        same = same && sigismember(&before, sig) == sigismember(&after, sig);
+                ok(same, "the caller's signal mask is untouched");
+        }
+        ok(chld_before.sa_handler == chld_after.sa_handler, "SIGCHLD's disposition is untouched");
+        leash_job_free(j);
+        leash_config_free(c);
+}
+
+/* adopt: a cgroup the caller made, with no main process */
+static void test_adopt(void) {
+        struct leash_config *c = config("api-adopt", "wall-time", "300ms", "grace", "100ms", NULL);
+        struct leash_error err = {0};
+        struct leash_job *j = NULL;
+        char cg[4096], procs[4200], pidtxt[32];
+        pid_t sleeper;
+        int fd;
+
+        for (int round = 0; round < 2; round++) {
+                snprintf(cg, sizeof cg, "%s/adopted-%d", parent, round);
+                ok(mkdir(cg, 0755) == 0, "the caller makes %s", cg);
+                sleeper = fork();
+                if (sleeper == 0) {
+                        execlp("sleep", "sleep", round == 0 ? "30" : "0.2", (char *) NULL);
+                        _exit(127);
+                }
+                snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+                snprintf(pidtxt, sizeof pidtxt, "%d", (int) sleeper);
+                fd = open(procs, O_WRONLY | O_CLOEXEC);
+                ok(fd >= 0 && write(fd, pidtxt, strlen(pidtxt)) > 0, "a process put in it");
+                close(fd);
+                ok(leash_job_adopt(c, cg, LEASH_ADOPT_REMOVE, &j, &err) == 0, "leash_job_adopt");
+                ok(leash_job_pid(j) == 0 && leash_job_pidfd(j) < 0, "no main process");
+                ok(leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0, "wait and finish");
+                if (round == 0)
+                        is_str(leash_reason_to_string(leash_job_reason(j)), "wall_time",
+                               "the wall-time ladder ends an adopted cgroup");
+                else
+                        is_str(leash_reason_to_string(leash_job_reason(j)), "ok", "it ends when the cgroup empties");
+                ok(!dir_exists(cg), "LEASH_ADOPT_REMOVE: removed");
+                waitpid(sleeper, NULL, 0);
+                leash_job_free(j);
+        }
+        ok(leash_job_adopt(c, "/no/such/cgroup/here", 0, &j, &err) < 0, "adopting a missing cgroup fails (%s)",
+           err.step ? err.step : "?");
+        leash_config_free(c);
+}
+
+int main(int argc, char **argv) {
+        char path[4200], buf[256] = "";
+        int fd;
+
+        if (argc < 2)
+                return 2;
+        parent = argv[1];
+        snprintf(path, sizeof path, "%s/cgroup.controllers", parent);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                ssize_t n = read(fd, buf, sizeof buf - 1);
+                if (n > 0)
+                        buf[n] = '\0';
+                close(fd);
+        }
+        has_memory = strstr(buf, "memory") != NULL;
+        printf("# libleash %s, memory controller: %s\n", leash_version(), has_memory ? "yes" : "no");
+        test_config();
+        test_start();
+        test_fork();
+        test_kill();
+        test_fd_dispatch();
+        test_threads();
+        test_no_hidden_state();
+        test_adopt();
+        return tap_done();
+}
