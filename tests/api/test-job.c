@@ -361,6 +361,14 @@ static void test_kill(void) {
 
         j = job(c);
         ok(leash_job_start(j, argv, &err) == 0, "start sleep 30");
+        ok(leash_job_signal(j, SIGUSR1) >= 1, "leash_job_signal reaches the main process");
+        ok(leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0, "ends");
+        is_u64(leash_job_term_signal(j), SIGUSR1, "by that signal, and nothing more");
+        is_str(leash_reason_to_string(leash_job_reason(j)), "signal", "reason signal");
+        leash_job_free(j);
+
+        j = job(c);
+        ok(leash_job_start(j, argv, &err) == 0, "start sleep 30");
         ok(leash_job_interrupt(j, SIGTERM) == 0 && leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0,
            "interrupt");
         is_str(leash_reason_to_string(leash_job_reason(j)), "interrupted", "reason interrupted");
