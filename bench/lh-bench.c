@@ -25,10 +25,8 @@
  *        (CLOCK_PROCESS_CPUTIME_ID) over REPS reads; the psutil walk is
  *        SCRIPT run by PYTHON on the root pid, timed by itself the same way.
  *        The two alternate ROUNDS times; medians of the per-round figures.
- *   floor CMD... the physical floor of a cgroup launcher: mkdir a cgroup under
- *                $LH_BENCH_CGROUP (default the cgroup2 root's leash/), clone3
- *                CMD into it, wait, read its cpu.stat, rmdir. Nothing else.
- *   floor-nocg CMD...   the same without the cgroup: fork, exec, wait.
+ *   (the physical floor of a cgroup launcher is bench/lh-floor.c: a
+ *   program of its own, so that it can be linked the least costly way)
  *   stats        reads numbers (one per line) on stdin; prints n, median,
  *                p99, min, max.
  *
@@ -538,59 +536,6 @@ static int mode_sample(int argc, char **argv) {
         return 0;
 }
 
-/* --- the physical floor of a cgroup launcher -------------------------------- */
-
-/* What any launcher that puts a job in a fresh cgroup must do, and nothing
- * more: mkdir the cgroup, clone3 the job into it, exec, wait, read cpu.stat,
- * rmdir. No options, no watchdog, no report, no sweep. */
-static int mode_floor(int argc, char **argv, bool with_cgroup) {
-        const char *parent = getenv("LH_BENCH_CGROUP");
-        char cg[512], buf[1024];
-        struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD};
-        int fd, sfd;
-        pid_t pid;
-        siginfo_t si;
-
-        if (argc < 2)
-                return fprintf(stderr, "usage: lh-bench floor CMD...\n"), 2;
-        if (!with_cgroup) { /* the same without the cgroup: fork, exec, wait */
-                pid = fork();
-                if (pid == 0) {
-                        execv(argv[1], argv + 1);
-                        _exit(127);
-                }
-                if (pid < 0 || waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
-                        die("fork");
-                return si.si_code == CLD_EXITED ? si.si_status : 1;
-        }
-        if (!parent)
-                parent = "/sys/fs/cgroup/unified/leash";
-        snprintf(cg, sizeof cg, "%s/floor@%d", parent, (int) getpid());
-        if (mkdir(cg, 0755) < 0)
-                die(cg);
-        fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                die(cg);
-        args.cgroup = (uint64_t) fd;
-        pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
-        if (pid == 0) {
-                execv(argv[1], argv + 1);
-                _exit(127);
-        }
-        if (pid < 0)
-                die("clone3");
-        if (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
-                die("waitid");
-        sfd = openat(fd, "cpu.stat", O_RDONLY | O_CLOEXEC);
-        if (sfd < 0 || read(sfd, buf, sizeof buf) <= 0)
-                die("cpu.stat");
-        close(sfd);
-        close(fd);
-        if (rmdir(cg) < 0)
-                die(cg);
-        return si.si_code == CLD_EXITED ? si.si_status : 1;
-}
-
 int main(int argc, char **argv) {
         const char *m = argc > 1 ? argv[1] : "";
 
@@ -600,10 +545,6 @@ int main(int argc, char **argv) {
                 return mode_tput(argc - 1, argv + 1);
         if (strcmp(m, "sample") == 0)
                 return mode_sample(argc - 1, argv + 1);
-        if (strcmp(m, "floor") == 0)
-                return mode_floor(argc - 1, argv + 1, true);
-        if (strcmp(m, "floor-nocg") == 0)
-                return mode_floor(argc - 1, argv + 1, false);
         if (strcmp(m, "stats") == 0)
                 return mode_stats();
         if (strcmp(m, "job-wall") == 0)
@@ -612,6 +553,6 @@ int main(int argc, char **argv) {
                 return job_spin(argc - 1, argv + 1);
         if (strcmp(m, "job-children") == 0)
                 return job_children(argc - 1, argv + 1);
-        fprintf(stderr, "usage: lh-bench ab|tput|sample|floor|floor-nocg|stats|job-wall|job-spin|job-children ...\n");
+        fprintf(stderr, "usage: lh-bench ab|tput|sample|stats|job-wall|job-spin|job-children ...\n");
         return 2;
 }

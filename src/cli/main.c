@@ -12,6 +12,7 @@
 #include "../lib/leash.h"
 #include "../lib/options.h"
 #include "cli.h"
+#include "git-revision.h"
 
 int usage_error(const char *fmt, ...) {
         char line[1024];
@@ -64,6 +65,15 @@ void print_help(FILE *f) {
                    "See leash(1) for the report format, leash.ini(5) for profiles.\n");
 }
 
+/* Line 1 is "leash VERSION" (scripts read it); then where the build came from
+ * and what it contains. */
+static void print_version(FILE *f) {
+        fprintf(f, "leash %s\n", leash_version());
+        if (*LEASH_GIT_REVISION)
+                fprintf(f, "revision: git %s\n", LEASH_GIT_REVISION);
+        fprintf(f, "built: %s; binary %s\n", LEASH_BUILT_PARTS, LEASH_LINKAGE);
+}
+
 int main(int argc, char **argv) {
         const char *cmd = argc > 1 ? argv[1] : NULL;
 
@@ -78,7 +88,7 @@ int main(int argc, char **argv) {
                 return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
         }
         if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-                printf("leash %s\n", leash_version());
+                print_version(stdout);
                 return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
         }
         if (strcmp(cmd, "run") == 0)

@@ -76,6 +76,15 @@ check "unknown subcommand: 125 and says so" grep -q "unknown subcommand 'frob'" 
 check "--help to stdout, exit 0, lists every option" bash -c "[ $rc = 0 ] && grep -q -- '--cpu-time DURATION' '$TMP/h' && grep -q -- '--strict' '$TMP/h'"
 "$LEASH" --version >"$TMP/v"; rc=$?
 check "--version" bash -c "[ $rc = 0 ] && grep -q '^leash [0-9]' '$TMP/v'"
+check "--version names the parts built and the linkage" \
+        grep -Eq '^built: seccomp=(yes|no) caps=(yes|no) python=(yes|no) slurm=(yes|no); binary (static-pie|dynamic)$' "$TMP/v"
+if [ -e "$(dirname "$0")/../../.git" ] && command -v git >/dev/null; then
+        rev=$(git -C "$(dirname "$0")/../.." rev-parse --short=12 HEAD)
+        check "--version names the git revision ($rev)" grep -q "^revision: git $rev" "$TMP/v"
+else
+        SKIP_WHY="not a build from a git checkout"
+        skip "--version names the git revision"
+fi
 
 # options after the command belong to the command
 run_leash -- echo --memory 12Q
