@@ -499,39 +499,6 @@ int cgroupfs_remove(int parent_fd, const char *dirname, int job_fd) {
         return -EBUSY;
 }
 
-int cgroupfs_sweep_stale(int parent_fd) {
-        _cleanup_close_ int dfd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d;
-        struct dirent *de;
-        int removed = 0;
-
-        if (dfd < 0)
-                return negative_errno();
-        d = fdopendir(TAKE_FD(dfd));
-        if (!d)
-                return negative_errno();
-        while ((de = readdir(d))) {
-                char *at, *end;
-                long pid;
-                _cleanup_close_ int jfd = -1;
-
-                if (de->d_type != DT_DIR || !(at = strrchr(de->d_name, '@')))
-                        continue;
-                pid = strtol(at + 1, &end, 10);
-                if (end == at + 1 || (*end && *end != '.') || pid <= 0)
-                        continue;
-                if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
-                        continue; /* its leash (or a process with its pid) lives */
-                jfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (jfd < 0)
-                        continue;
-                if (cgroupfs_remove(dirfd(d), de->d_name, jfd) == 0)
-                        removed++;
-        }
-        closedir(d);
-        return removed;
-}
-
 bool cgroupfs_probe_clone_into_cgroup(void) {
         struct clone_args args = {
                 .flags = CLONE_INTO_CGROUP,

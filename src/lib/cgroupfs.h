@@ -69,8 +69,6 @@ int cgroupfs_wait_empty(int job_fd, int timeout_ms);
 /* rmdir, killing and waiting once more if it is still busy; cgroups the job
  * made inside its own are removed first, depth-first. */
 int cgroupfs_remove(int parent_fd, const char *dirname, int job_fd);
-/* Kills and removes job cgroups of this parent whose leash has died. */
-int cgroupfs_sweep_stale(int parent_fd);
 
 /* clone3(CLONE_INTO_CGROUP) understood by this kernel? (no process made) */
 bool cgroupfs_probe_clone_into_cgroup(void);

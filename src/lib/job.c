@@ -42,6 +42,7 @@
 #include "config.h"
 #include "host.h"
 #include "spawn.h"
+#include "sweep.h"
 
 static int fail(struct leash_error *err, const char *step, const char *detail, int r) {
         if (err) {
@@ -170,7 +171,7 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
         r = check_strict(j, err);
         if (r < 0)
                 goto fail;
-        (void) cgroupfs_sweep_stale(j->parent_fd);
+        (void) sweep_stale(j->parent_fd); /* sweep.c: only what leash made and marked */
 
         if (spec->name)
                 snprintf(name, sizeof name, "%s", spec->name);
@@ -181,6 +182,7 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
                 fail(err, "create the job cgroup", parent, r);
                 goto fail;
         }
+        (void) sweep_mark(j->job_fd);
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s/%s", parent, j->dirname);
         r = job_arm(j, err);
         if (r < 0) {

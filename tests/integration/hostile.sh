@@ -78,4 +78,86 @@ else
         pty_check "control: without leash passing it on, a job in its own session misses Ctrl-C" "wait-signal: EAGAIN"
 fi
 
+# --- 9.3 the sweep: only cgroups leash made and marked -----------------------------
+# A pid that is dead now: the sweep may judge a cgroup named after it stale.
+dead_pid() { sleep 0 & local p=$!; wait $p; echo $p; }
+# foreign NAME: a cgroup under the parent with a process in it (its pid in $FPID_NAME)
+foreign() {
+        mkdir "$PARENT/$1" || return 1
+        sleep 120 &
+        echo $! >"$PARENT/$1/cgroup.procs"
+        eval "FP_${2}=$!"
+}
+unforeign() { # kill what foreign() made
+        local d=$1 pid=$2
+        kill -9 "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        rmdir "$PARENT/$d" 2>/dev/null
+        true
+}
+MARK=user.leash
+$ROOT && MARK=trusted.leash
+NS=$(stat -L -c %i /proc/self/ns/pid)
+setmark() { /usr/bin/python3 -c 'import os,sys; os.setxattr(sys.argv[1], sys.argv[2], sys.argv[3].encode())' "$@"; }
+D=$(dead_pid)
+if kill -0 "$D" 2>/dev/null; then D=$(dead_pid); fi
+foreign "user@$D.service" A
+foreign "x@$D" B
+foreign "x@$D.1" C
+foreign "y@$D" E
+if setmark "$PARENT/x@$D.1" $MARK "pid=$D pidns=1" 2>"$TMP/xattr" && setmark "$PARENT/y@$D" $MARK "pid=$D pidns=$NS" 2>>"$TMP/xattr"; then
+        run_leash -q -- true
+        check "sweep: the run itself succeeds" test "$RC" = 0
+        check "sweep: a user@$D.service-like cgroup survives (no mark)" test -d "$PARENT/user@$D.service"
+        check "sweep: its process lives" kill -0 "$FP_A"
+        check "sweep: a fake x@$D (exact grammar, dead pid, no mark) survives" test -d "$PARENT/x@$D"
+        check "sweep: its process lives" kill -0 "$FP_B"
+        check "sweep: a cgroup marked by a leash of another pid namespace survives" test -d "$PARENT/x@$D.1"
+        check "sweep: its process lives" kill -0 "$FP_C"
+        check "control: the same cgroup with this namespace's $MARK is swept" test ! -d "$PARENT/y@$D"
+        check "control: its process was killed" pid_gone "$FP_E" 2000
+        # the mark leash writes itself, read while the job runs
+        "$LEASH" run --cgroup-parent "$PARENT" -q -n marked -- sh -c "sed -n 's/^0:://p' /proc/self/cgroup >$TMP/cg.tmp; mv $TMP/cg.tmp $TMP/cg; sleep 2" &
+        bg=$!
+        for _ in $(seq 100); do [ -s "$TMP/cg" ] && break; sleep 0.05; done
+        cg="$CG2$(cat "$TMP/cg")"
+        m=$(/usr/bin/python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())' "$cg" $MARK 2>&1)
+        check "leash marks its job cgroup $(basename "$cg"): $MARK = '$m'" test "$m" = "pid=$bg pidns=$NS"
+        wait $bg
+        if $ROOT; then
+                # a root job without CAP_SYS_ADMIN can neither forge nor read the trusted mark
+                run_leash -q -- /usr/bin/python3 -c 'import os,sys
+d = sys.argv[1]
+try: os.setxattr(d, "trusted.leash", b"pid=1 pidns=1"); print("set: ok")
+except OSError as e: print("set:", e.errno)' "$PARENT"
+                check "a root job cannot forge trusted.leash (EPERM)" test "$OUT" = "set: 1"
+        fi
+else
+        SKIP_WHY="cgroupfs keeps no $MARK xattrs here: $(head -1 "$TMP/xattr")"
+        skip "sweep: foreign cgroups survive, marked ones are swept"
+fi
+unforeign "user@$D.service" "$FP_A"
+unforeign "x@$D" "$FP_B"
+unforeign "x@$D.1" "$FP_C"
+unforeign "y@$D" "$FP_E"
+
+# A live leash in another pid namespace, whose pid is dead in ours, shares the parent.
+if $ROOT && command -v unshare >/dev/null && unshare --pid --fork --mount-proc true 2>/dev/null; then
+        N=20000
+        while [ -e /proc/$((N + 1)) ]; do N=$((N + 7)); done
+        unshare --pid --fork --mount-proc sh -c "echo $N >/proc/sys/kernel/ns_last_pid; exec 3>&-; $LEASH run --cgroup-parent $PARENT -q -n other -o $TMP/other.json -- sleep 3" &
+        OTHER=$!
+        for _ in $(seq 100); do [ -d "$PARENT/other@$((N + 1))" ] && break; sleep 0.05; done
+        check "another pid namespace: its job cgroup other@$((N + 1)) exists, pid $((N + 1)) dead here" \
+                sh -c "test -d '$PARENT/other@$((N + 1))' && ! kill -0 $((N + 1)) 2>/dev/null"
+        run_leash -q -- true
+        check "another pid namespace: our sweep leaves its job cgroup alone" test -d "$PARENT/other@$((N + 1))"
+        wait $OTHER
+        check "another pid namespace: its job ran to the end (exit 0, reason ok)" \
+                test "$?/$(jget "$TMP/other.json" reason)" = 0/ok
+else
+        SKIP_WHY="needs root and unshare(1) with pid namespaces"
+        skip "sweep: a live leash in another pid namespace"
+fi
+
 finish

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The stale-cgroup sweep, and the mark that makes it safe.
+ *
+ * A job cgroup outlives its leash when leash and its watchdog die together;
+ * the next leash under the same parent removes it. The parent is shared with
+ * things that are not leash's (systemd's user@1000.service under a user
+ * slice, leash instances in another pid namespace, whatever an admin or a
+ * job made), so a name alone proves nothing: a cgroup is swept only when
+ *
+ *   1. its name is exactly leash's grammar, NAME@PID or NAME@PID.N, with NAME
+ *      a valid job name, PID and N decimal without leading zeros;
+ *   2. it carries the mark leash writes right after mkdir, an extended
+ *      attribute "pid=PID pidns=INODE": the creator's pid and the inode of its
+ *      pid namespace (/proc/self/ns/pid), and the PID matches the name's;
+ *   3. that namespace is the sweeper's own (a pid of another namespace says
+ *      nothing about liveness here), and kill(PID, 0) says ESRCH.
+ *
+ * Which attribute: a leash with CAP_SYS_ADMIN writes trusted.leash, which
+ * only CAP_SYS_ADMIN can write or read; a job that has dropped it (the
+ * default for root jobs) cannot forge it, even as uid 0 on a root-owned
+ * directory. An unprivileged leash can only write user.leash, which anyone
+ * allowed to write the directory can forge; it is honoured only on a
+ * directory owned by the sweeper's own uid, by a sweeper that is not root:
+ * forging it gains a job nothing it could not do to that cgroup already.
+ * A root sweeper honours trusted.leash only. cgroupfs keeps trusted.* xattrs
+ * since kernfs gained them (3.x) and user.* since 5.7; where the kernel keeps
+ * none, no mark is written and nothing is ever swept (the watchdog remains).
+ */
+#include "sweep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "../basic/macro.h"
+#include "../basic/parse.h"
+#include "cgroupfs.h"
+
+#define MARK_TRUSTED "trusted.leash"
+#define MARK_USER "user.leash"
+
+static int own_pidns(unsigned long long *ret) {
+        struct stat st;
+        if (stat("/proc/self/ns/pid", &st) < 0)
+                return negative_errno();
+        *ret = (unsigned long long) st.st_ino;
+        return 0;
+}
+
+int sweep_mark(int job_fd) {
+        unsigned long long ns;
+        char v[64];
+        int n, r = own_pidns(&ns);
+
+        if (r < 0)
+                return r;
+        n = snprintf(v, sizeof v, "pid=%d pidns=%llu", (int) getpid(), ns);
+        if (geteuid() == 0 && fsetxattr(job_fd, MARK_TRUSTED, v, (size_t) n, 0) == 0)
+                return 0;
+        if (geteuid() == 0 && errno != EPERM)
+                return negative_errno(); /* EOPNOTSUPP: no xattrs here */
+        if (fsetxattr(job_fd, MARK_USER, v, (size_t) n, 0) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* "123" -> 123; no sign, no leading zero, no overflow */
+static bool parse_decimal(const char *s, size_t len, long *ret) {
+        long v = 0;
+        if (len == 0 || len > 9 || (s[0] == '0' && len > 1))
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return false;
+                v = v * 10 + (s[i] - '0');
+        }
+        *ret = v;
+        return true;
+}
+
+bool sweep_name_parse(const char *dirname, pid_t *ret_pid) {
+        const char *at = strrchr(dirname, '@'), *dot;
+        char name[80];
+        long pid, n;
+
+        if (!at || (size_t) (at - dirname) >= sizeof name)
+                return false;
+        memcpy(name, dirname, (size_t) (at - dirname));
+        name[at - dirname] = '\0';
+        if (!job_name_is_valid(name))
+                return false;
+        dot = strchr(at + 1, '.');
+        if (!parse_decimal(at + 1, dot ? (size_t) (dot - at - 1) : strlen(at + 1), &pid) || pid <= 0)
+                return false;
+        if (dot && (!parse_decimal(dot + 1, strlen(dot + 1), &n) || n < 1 || n > 999))
+                return false;
+        *ret_pid = (pid_t) pid;
+        return true;
+}
+
+/* The mark of a job cgroup as this sweeper may trust it: 0 and the pid and
+ * namespace it names, -ENODATA when there is none it may trust. */
+static int read_mark(int fd, pid_t *ret_pid, unsigned long long *ret_ns) {
+        char v[65], tail;
+        struct stat st;
+        ssize_t n;
+        int pid;
+
+        n = fgetxattr(fd, MARK_TRUSTED, v, sizeof v - 1);
+        if (n < 0 && geteuid() != 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid())
+                n = fgetxattr(fd, MARK_USER, v, sizeof v - 1);
+        if (n < 0)
+                return -ENODATA;
+        v[n] = '\0';
+        if (sscanf(v, "pid=%d pidns=%llu%c", &pid, ret_ns, &tail) != 2 || pid <= 0)
+                return -ENODATA;
+        *ret_pid = pid;
+        return 0;
+}
+
+int sweep_stale(int parent_fd) {
+        _cleanup_close_ int dfd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        unsigned long long ns;
+        DIR *d;
+        struct dirent *de;
+        int removed = 0, r;
+
+        if (dfd < 0)
+                return negative_errno();
+        r = own_pidns(&ns);
+        if (r < 0)
+                return r; /* cannot tell namespaces apart: sweep nothing */
+        d = fdopendir(TAKE_FD(dfd));
+        if (!d)
+                return negative_errno();
+        while ((de = readdir(d))) {
+                _cleanup_close_ int jfd = -1;
+                unsigned long long mark_ns;
+                pid_t pid, mark_pid;
+
+                if (de->d_type != DT_DIR || !sweep_name_parse(de->d_name, &pid))
+                        continue;
+                jfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                if (jfd < 0 || read_mark(jfd, &mark_pid, &mark_ns) < 0)
+                        continue; /* not made by leash, as far as we can trust */
+                if (mark_pid != pid || mark_ns != ns)
+                        continue; /* renamed, or a leash of another pid namespace */
+                if (kill(pid, 0) == 0 || errno != ESRCH)
+                        continue; /* its leash (or a process with its pid) lives */
+                if (cgroupfs_remove(dirfd(d), de->d_name, jfd) == 0)
+                        removed++;
+        }
+        closedir(d);
+        return removed;
+}
