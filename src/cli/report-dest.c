@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The report destination. When leash is root and the job is not trusted,
+ * every directory the job can write is the job's: it can plant a symlink
+ * where the report will go, or create the temporary name leash would use.
+ * So everything is decided before the job starts and done afterwards through
+ * descriptors opened then:
+ *
+ * - The path is walked component by component with openat(O_PATH |
+ *   O_NOFOLLOW) (no realpath: a name resolved once and opened later can be
+ *   swapped in between). A symlink is read through the descriptor of the
+ *   symlink itself and spliced into the rest of the path; as root, it is
+ *   followed only if root owns it (stricter than fs.protected_symlinks, which
+ *   also trusts the directory's owner: here that may be the job).
+ * - As root, the report is written only into a directory root owns, and an
+ *   existing regular file in its place must be root's: leash never replaces
+ *   another user's file.
+ * - A regular file is an O_TMPFILE in the held directory, linked at the end
+ *   under an unpredictable name (getrandom) and renamed over the final name
+ *   with renameat relative to the same descriptor: a symlink planted at the
+ *   final name meanwhile is replaced, never followed. Without O_TMPFILE, the
+ *   unpredictable name is created with O_EXCL before the job starts.
+ * - A FIFO, terminal or socket is opened before the job starts (O_NONBLOCK,
+ *   so a FIFO without a reader is an error rather than a hang); "fd:N" and
+ *   every spelling of a descriptor leash holds mean that descriptor.
+ *
+ * Every problem is found before the job starts: 125, nothing created.
+ */
+#include "report-dest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../basic/log.h"
+#include "../basic/macro.h"
+#include "../basic/parse.h"
+#include "cli.h"
+
+#define MAX_SYMLINKS 40
+#define PATH_BUF 8192
+
+/* path without empty and "." components: "/dev//./stdout" -> "/dev/stdout" */
+static void normalize(const char *path, char *out, size_t size) {
+        size_t o = 0;
+
+        out[0] = '\0';
+        for (const char *p = path; *p;) {
+                const char *e = strchrnul(p, '/');
+                size_t l = (size_t) (e - p);
+                if (l > 0 && !(l == 1 && p[0] == '.') && o + l + 2 < size) {
+                        if (o > 0 || path[0] == '/')
+                                out[o++] = '/';
+                        memcpy(out + o, p, l);
+                        o += l;
+                }
+                p = *e ? e + 1 : e;
+        }
+        out[o] = '\0';
+}
+
+int report_fd_of(const char *path, int *ret_fd) {
+        char n[PATH_BUF], pid_prefix[64];
+        const char *prefixes[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", pid_prefix};
+        uint64_t v;
+
+        if (strncmp(path, "fd:", 3) == 0) {
+                if (parse_u64(path + 3, &v) < 0 || v > 1024 * 1024)
+                        return -EINVAL;
+                *ret_fd = (int) v;
+                return 1;
+        }
+        normalize(path, n, sizeof n);
+        if (strcmp(n, "/dev/stdout") == 0 || strcmp(n, "/dev/stderr") == 0) {
+                *ret_fd = strcmp(n, "/dev/stdout") == 0 ? 1 : 2;
+                return 1;
+        }
+        snprintf(pid_prefix, sizeof pid_prefix, "/proc/%d/fd/", (int) getpid());
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
+                size_t l = strlen(prefixes[i]);
+                if (strncmp(n, prefixes[i], l) != 0)
+                        continue;
+                if (parse_u64(n + l, &v) < 0 || v > 1024 * 1024)
+                        return -EINVAL;
+                *ret_fd = (int) v;
+                return 1;
+        }
+        return 0;
+}
+
+static int random_name(char *buf, size_t size) {
+        uint64_t r;
+
+        if (getrandom(&r, sizeof r, 0) != (ssize_t) sizeof r)
+                return -errno ? -errno : -EIO;
+        snprintf(buf, size, ".leash-report-%016llx", (unsigned long long) r);
+        return 0;
+}
+
+/* Walks path from / or the working directory. On success *ret_dirfd is an
+ * O_PATH descriptor of the directory that holds the final component, and
+ * *ret_name that component (which may not exist). why gets the reason of a
+ * failure (with errno set for %m-less callers). */
+static int resolve(const char *path, bool as_root, int *ret_dirfd, char **ret_name, char *why, size_t whysize) {
+        _cleanup_free_ char *rest = malloc(PATH_BUF), *target = malloc(PATH_BUF);
+        _cleanup_close_ int cur = -1;
+        unsigned hops = 0;
+        char *p;
+
+        if (!rest || !target)
+                return -ENOMEM;
+        if (strlen(path) >= PATH_BUF) {
+                snprintf(why, whysize, "the path is too long");
+                return -ENAMETOOLONG;
+        }
+        strcpy(rest, path);
+        cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (cur < 0) {
+                snprintf(why, whysize, "cannot open %s: %s", path[0] == '/' ? "/" : "the working directory",
+                         strerror(errno));
+                return -errno;
+        }
+        p = rest;
+        for (;;) {
+                _cleanup_close_ int fd = -1;
+                struct stat st;
+                char comp[256];
+                const char *e;
+                size_t l;
+                bool last;
+                ssize_t n;
+
+                while (*p == '/')
+                        p++;
+                e = strchrnul(p, '/');
+                l = (size_t) (e - p);
+                if (l >= sizeof comp) {
+                        snprintf(why, whysize, "a component is too long");
+                        return -ENAMETOOLONG;
+                }
+                memcpy(comp, p, l);
+                comp[l] = '\0';
+                p += l;
+                while (*p == '/')
+                        p++;
+                last = !*p;
+                if (l == 0 || strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
+                        if (last) {
+                                snprintf(why, whysize, "it names a directory: expected a file");
+                                return -EISDIR;
+                        }
+                        if (strcmp(comp, "..") == 0) {
+                                int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                if (up < 0)
+                                        return -errno;
+                                close(cur);
+                                cur = up;
+                        }
+                        continue;
+                }
+                fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 && errno == ENOENT && last) {
+                        *ret_name = strdup(comp);
+                        if (!*ret_name)
+                                return -ENOMEM;
+                        *ret_dirfd = TAKE_FD(cur);
+                        return 0;
+                }
+                if (fd < 0 || fstat(fd, &st) < 0) {
+                        int r = -errno;
+                        snprintf(why, whysize, "cannot open '%s': %s", comp, strerror(errno));
+                        return r;
+                }
+                if (S_ISLNK(st.st_mode)) {
+                        if (as_root && st.st_uid != 0) {
+                                snprintf(why, whysize,
+                                         "'%s' is a symlink owned by uid %u: as root, leash follows only "
+                                         "symlinks root owns in a report path",
+                                         comp, (unsigned) st.st_uid);
+                                return -EPERM;
+                        }
+                        if (++hops > MAX_SYMLINKS) {
+                                snprintf(why, whysize, "too many levels of symbolic links");
+                                return -ELOOP;
+                        }
+                        /* the target of this very symlink, not of a name looked up again */
+                        n = readlinkat(fd, "", target, PATH_BUF - 1);
+                        if (n <= 0) {
+                                snprintf(why, whysize, "cannot read the symlink '%s'", comp);
+                                return n < 0 ? -errno : -EINVAL;
+                        }
+                        target[n] = '\0';
+                        if ((size_t) n + 2 + strlen(p) >= PATH_BUF) {
+                                snprintf(why, whysize, "the path is too long");
+                                return -ENAMETOOLONG;
+                        }
+                        if (*p)
+                                strcat(strcat(target, "/"), p);
+                        strcpy(rest, target);
+                        p = rest;
+                        if (rest[0] == '/') {
+                                int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                if (root < 0)
+                                        return -errno;
+                                close(cur);
+                                cur = root;
+                        }
+                        continue;
+                }
+                if (last) {
+                        *ret_name = strdup(comp);
+                        if (!*ret_name)
+                                return -ENOMEM;
+                        *ret_dirfd = TAKE_FD(cur);
+                        return 0;
+                }
+                if (!S_ISDIR(st.st_mode)) {
+                        snprintf(why, whysize, "'%s' is not a directory", comp);
+                        return -ENOTDIR;
+                }
+                close(cur);
+                cur = TAKE_FD(fd);
+        }
+}
+
+static int prepare_fd(const char *path, int fd, struct report_dest *d) {
+        struct stat st;
+        int fl = fcntl(fd, F_GETFL);
+
+        if (fl < 0)
+                return usage_error("--report: '%s': descriptor %d is not open", path, fd);
+        if ((fl & O_ACCMODE) == O_RDONLY)
+                return usage_error("--report: '%s': descriptor %d is open read-only", path, fd);
+        if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+                struct pollfd p = {.fd = fd, .events = POLLOUT};
+                if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+                        return usage_error("--report: '%s': descriptor %d is a pipe with no reader", path, fd);
+        }
+        d->fd = fd;
+        return 0;
+}
+
+/* A FIFO, terminal, socket...: opened now and written in place. */
+static int prepare_special(struct report_dest *d) {
+        int fd = openat(d->dirfd, d->name, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+
+        if (fd < 0) {
+                if (errno == ENXIO)
+                        return usage_error("--report: '%s': no one reads it (a FIFO without a reader, or a socket)",
+                                           d->path);
+                return usage_error("--report: cannot open '%s': %m", d->path);
+        }
+        d->fd = fd;
+        d->own_fd = true;
+        /* blocking writes from now on: a FIFO reader may be slower than leash */
+        if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+                int fl = fcntl(fd, F_GETFL);
+                if (fl >= 0)
+                        (void) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+        }
+        return 0;
+}
+
+static int prepare_file(struct report_dest *d, const struct stat *old) {
+        char name[64];
+        int fd;
+
+        fd = openat(d->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+                d->tmpfile = true;
+        } else if (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) {
+                /* no O_TMPFILE on this filesystem: an unpredictable name, O_EXCL */
+                for (int i = 0; i < 16; i++) {
+                        int r = random_name(name, sizeof name);
+                        if (r < 0)
+                                return usage_error("--report: cannot make a temporary name: %s", strerror(-r));
+                        fd = openat(d->dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+                        if (fd >= 0 || errno != EEXIST)
+                                break;
+                }
+                if (fd >= 0) {
+                        d->tmp_name = strdup(name);
+                        if (!d->tmp_name) {
+                                (void) unlinkat(d->dirfd, name, 0);
+                                close(fd);
+                                return usage_error("out of memory");
+                        }
+                }
+        }
+        if (fd < 0)
+                return usage_error("--report: cannot create '%s': %m", d->path);
+        d->fd = fd;
+        d->own_fd = true;
+        /* a replaced file keeps its permissions (root's file, as root) */
+        if (old)
+                (void) fchmod(fd, old->st_mode & 07777);
+        return 0;
+}
+
+int report_prepare(const char *path, struct report_dest *d) {
+        bool as_root = geteuid() == 0;
+        char why[512] = "";
+        struct stat st;
+        int r, fd;
+
+        memset(d, 0, sizeof *d);
+        d->fd = d->dirfd = -1;
+        d->path = path;
+        r = report_fd_of(path, &fd);
+        if (r < 0)
+                return usage_error("--report: '%s': expected a path or fd:N", path);
+        if (r > 0)
+                return prepare_fd(path, fd, d);
+
+        r = resolve(path, as_root, &d->dirfd, &d->name, why, sizeof why);
+        if (r < 0) {
+                if (!why[0])
+                        snprintf(why, sizeof why, "%s", strerror(-r));
+                if (r == -ENOENT)
+                        return usage_error("--report: '%s': no such directory (%s)", path, why);
+                return usage_error("--report: '%s': %s", path, why);
+        }
+        if (as_root && fstat(d->dirfd, &st) == 0 && st.st_uid != 0)
+                return usage_error("--report: '%s': its directory is owned by uid %u: as root, leash writes a "
+                                   "report only into a directory root owns",
+                                   path, (unsigned) st.st_uid);
+        if (fstatat(d->dirfd, d->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno != ENOENT)
+                        return usage_error("--report: cannot look at '%s': %m", path);
+                return prepare_file(d, NULL);
+        }
+        if (S_ISDIR(st.st_mode))
+                return usage_error("--report: '%s' is a directory: expected a file", path);
+        if (S_ISLNK(st.st_mode)) /* it was not a symlink a moment ago */
+                return usage_error("--report: '%s' changed while it was checked", path);
+        if (!S_ISREG(st.st_mode))
+                return prepare_special(d);
+        if (as_root && st.st_uid != 0)
+                return usage_error("--report: '%s' is owned by uid %u: as root, leash does not replace another "
+                                   "user's file",
+                                   path, (unsigned) st.st_uid);
+        if (faccessat(d->dirfd, d->name, W_OK, AT_EACCESS) < 0)
+                return usage_error("--report: cannot write '%s': %m", path);
+        return prepare_file(d, &st);
+}
+
+static int write_all(int fd, const char *s) {
+        size_t len = strlen(s);
+        while (len) {
+                ssize_t n = write(fd, s, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                s += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* dirfd/name is our file (same inode as fd), not something put there */
+static bool is_ours(int dirfd, const char *name, int fd) {
+        struct stat a, b;
+        return fstatat(dirfd, name, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+               a.st_ino == b.st_ino;
+}
+
+/* Links the file under an unpredictable name in dirfd (retrying on a name
+ * taken), renames it over the final name, and checks what landed there. */
+static int link_and_rename(struct report_dest *d) {
+        char tmp[64], proc[64];
+        int r;
+
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", d->fd);
+        for (int attempt = 0; attempt < 16; attempt++) {
+                r = random_name(tmp, sizeof tmp);
+                if (r < 0)
+                        return r;
+                if (linkat(d->fd, "", d->dirfd, tmp, AT_EMPTY_PATH) < 0 &&
+                    linkat(AT_FDCWD, proc, d->dirfd, tmp, AT_SYMLINK_FOLLOW) < 0) {
+                        if (errno == EEXIST)
+                                continue;
+                        return negative_errno();
+                }
+                if (renameat(d->dirfd, tmp, d->dirfd, d->name) < 0) {
+                        r = negative_errno();
+                        if (is_ours(d->dirfd, tmp, d->fd))
+                                (void) unlinkat(d->dirfd, tmp, 0);
+                        if (r == -ENOENT) /* the name was taken away before the rename: again */
+                                continue;
+                        return r;
+                }
+                if (is_ours(d->dirfd, d->name, d->fd))
+                        return 0;
+                /* something else was renamed into place: try again */
+        }
+        return -EBUSY;
+}
+
+int report_commit(struct report_dest *d, const char *text) {
+        int r;
+
+        /* a reader that went away must not kill leash before it exits with the job's status */
+        signal(SIGPIPE, SIG_IGN);
+        r = write_all(d->fd, text);
+        if (r < 0)
+                return r;
+        if (d->tmpfile)
+                return link_and_rename(d);
+        if (d->tmp_name) {
+                if (is_ours(d->dirfd, d->tmp_name, d->fd) && renameat(d->dirfd, d->tmp_name, d->dirfd, d->name) == 0 &&
+                    is_ours(d->dirfd, d->name, d->fd)) {
+                        free(d->tmp_name);
+                        d->tmp_name = NULL;
+                        return 0;
+                }
+                /* the name was tampered with: link the file we hold under a new one */
+                r = link_and_rename(d);
+                if (r == 0 && is_ours(d->dirfd, d->tmp_name, d->fd))
+                        (void) unlinkat(d->dirfd, d->tmp_name, 0);
+                free(d->tmp_name);
+                d->tmp_name = NULL;
+                return r;
+        }
+        return 0;
+}
+
+void report_close(struct report_dest *d) {
+        if (d->tmp_name && d->fd >= 0 && is_ours(d->dirfd, d->tmp_name, d->fd))
+                (void) unlinkat(d->dirfd, d->tmp_name, 0); /* never committed */
+        if (d->own_fd && d->fd >= 0)
+                close(d->fd);
+        if (d->dirfd >= 0)
+                close(d->dirfd);
+        d->fd = d->dirfd = -1;
+        free(d->name);
+        free(d->tmp_name);
+        d->name = d->tmp_name = NULL;
+}
