@@ -90,7 +90,7 @@ check "report-dir: it is the job's report" test "$(jget "$TMP/reports/$f" profil
 run_leash --name rd-job -f kv -- true
 check "report-dir: --format kv gives a .kv file" bash -c "ls '$TMP/reports' | grep -qE '^rd-job-[0-9]+\.kv\$'"
 rm -rf "$TMP/reports"
-bad "report-dir that does not exist: refused before the job" "--report: cannot write in the directory" --name rd-job
+bad "report-dir that does not exist: refused before the job" "no such directory" --name rd-job
 sed -i '/^report-dir/d' "$CONF/leash.ini"
 
 # --- profiles show / list / check ---------------------------------------------------
