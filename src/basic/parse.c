@@ -236,10 +236,15 @@ int parse_signal(const char *s, int *ret) {
         }
         if (strncasecmp(s, "SIG", 3) == 0)
                 s += 3;
-        if (strncasecmp(s, "RTMIN+", 6) == 0) {
-                if (parse_u64(s + 6, &n) < 0 || n > (uint64_t) (SIGRTMAX - SIGRTMIN))
+        /* RTMIN, RTMIN+N, RTMAX, RTMAX-N, as kill(1) spells them */
+        if (strcasecmp(s, "RTMIN") == 0 || strcasecmp(s, "RTMAX") == 0) {
+                *ret = strcasecmp(s, "RTMIN") == 0 ? SIGRTMIN : SIGRTMAX;
+                return 0;
+        }
+        if (strncasecmp(s, "RTMIN+", 6) == 0 || strncasecmp(s, "RTMAX-", 6) == 0) {
+                if (!(s[6] >= '0' && s[6] <= '9') || parse_u64(s + 6, &n) < 0 || n > (uint64_t) (SIGRTMAX - SIGRTMIN))
                         return -EINVAL;
-                *ret = SIGRTMIN + (int) n;
+                *ret = (s[3] == 'I' || s[3] == 'i') ? SIGRTMIN + (int) n : SIGRTMAX - (int) n;
                 return 0;
         }
         for (int sig = 1; sig < SIGRTMIN; sig++) {
@@ -250,6 +255,16 @@ int parse_signal(const char *s, int *ret) {
                 }
         }
         return -EINVAL;
+}
+
+bool path_has_dotdot(const char *path) {
+        for (const char *p = path; *p;) {
+                const char *e = strchrnul(p, '/');
+                if (e - p == 2 && p[0] == '.' && p[1] == '.')
+                        return true;
+                p = *e ? e + 1 : e;
+        }
+        return false;
 }
 
 bool job_name_is_valid(const char *s) {

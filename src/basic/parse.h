@@ -37,13 +37,15 @@ int parse_count(const char *s, uint64_t *ret);
 int parse_duration(const char *s, uint64_t *ret_ns);
 /* "1", "0.5", "2.25" cores -> millionths of a core. */
 int parse_cpus(const char *s, uint64_t *ret_ucores);
-/* "XCPU", "SIGXCPU", "xcpu", "24", "RTMIN+2" -> signal number. */
+/* "XCPU", "SIGXCPU", "xcpu", "24", "RTMIN+2", "RTMAX-1" -> signal number. */
 int parse_signal(const char *s, int *ret);
 /* "XCPU" for SIGXCPU; "RTMIN+2"; a static buffer-free answer or NULL. */
 const char *signal_name(int sig);
 /* Job names end up in a cgroup directory name: [A-Za-z0-9_.-], 1..64, no
  * leading dot. */
 bool job_name_is_valid(const char *s);
+/* Some component of the path is "..". */
+bool path_has_dotdot(const char *path);
 
 /* Formatting helpers for messages and reports. */
 void format_size(uint64_t v, char *buf, size_t size);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../basic/log.h"
+#include "../basic/parse.h"
 #include "../lib/host.h"
 #include "../lib/leash.h"
 #include "cli.h"
@@ -38,13 +39,19 @@ int cmd_check(int argc, char **argv) {
                 else if (c == 'h') {
                         printf("Usage: leash check [--cgroup-parent PATH]\n");
                         return 0;
-                } else
+                } else if (optopt == 'p')
+                        return usage_error("check: option '--cgroup-parent' needs a value (PATH)");
+                else
                         return usage_error("check: unknown option '%s'", argv[optind - 1]);
         }
         if (optind < argc)
                 return usage_error("check: unexpected argument '%s'", argv[optind]);
+        if (parent && (!*parent || path_has_dotdot(parent)))
+                return usage_error("check: --cgroup-parent: '%s': expected a path without '..'", parent);
 
         r = leash_host_probe(parent, &h, &err);
+        if (r >= 0 && h.parent_error && err.step && strcmp(err.step, "--cgroup-parent") == 0)
+                return usage_error("check: %s: %s", err.step, err.detail);
         printf("cgroup mode:        %s\n", modes[h.mode]);
         for (int i = 0; i < CTL_COUNT; i++)
                 if (h.v1_mount[i][0])
@@ -59,7 +66,9 @@ int cmd_check(int argc, char **argv) {
         printf("leash's cgroup:     %s\n", h.own_cgroup[0] ? h.own_cgroup : "(unknown)");
         printf("job cgroups under:  %s\n", h.parent[0] ? h.parent : "(none)");
         if (h.parent_error)
-                printf("  cannot create job cgroups there: %s\n", strerror(h.parent_error));
+                printf("  cannot create job cgroups there: %s%s%s\n",
+                       err.step && err.error == h.parent_error ? err.step : "",
+                       err.step && err.error == h.parent_error ? ": " : "", strerror(h.parent_error));
         else
                 printf("  may create job cgroups: yes%s\n",
                        h.parent_missing ? " (the directory is made by the first run)" : "");
@@ -83,11 +92,15 @@ int cmd_check(int argc, char **argv) {
                 if (h.enforce_note[l])
                         printf("               %s\n", h.enforce_note[l]);
         }
-        if (h.parent_error)
-                degraded = true;
         print_sandbox_check();
         if (!h.clone_into_cgroup)
                 printf("note: no clone3(CLONE_INTO_CGROUP): jobs start with fork and move themselves in\n");
+        if (h.parent_error) {
+                /* not a degraded run: no run at all */
+                printf("verdict:            NOTHING CAN RUN: leash cannot create job cgroups under %s (%s)\n",
+                       h.parent[0] ? h.parent : "any cgroup", strerror(h.parent_error));
+                return EXIT_LEASH_FAILED;
+        }
         printf("verdict:            %s\n",
                degraded ? "DEGRADED: some limits cannot be enforced by cgroup here (see above)"
                         : "ok: every limit is enforceable");

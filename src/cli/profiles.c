@@ -254,7 +254,8 @@ int cmd_profiles(int argc, char **argv) {
         opterr = 0;
         optind = 1;
         argc--, argv++;
-        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        /* no '+': options may follow the name, as GNU tools accept (show NAME --profile-file P) */
+        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 if (c == 'h') {
                         profiles_usage(stdout);
                         return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;

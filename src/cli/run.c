@@ -37,8 +37,10 @@ static int parse_run_options(int argc, char **argv, struct leash_settings *s, st
                 const struct leash_option *o = &leash_options[i];
                 if (o->flags & LEASH_OPT_NO_CLI)
                         continue;
-                longopts[n++] = (struct option){o->name, o->type == LEASH_OPT_FLAG ? no_argument : required_argument,
-                                                NULL, 256 + (int) i};
+                /* a flag takes an optional value: --strict=false undoes a profile's strict = true */
+                longopts[n++] =
+                        (struct option){o->name, o->type == LEASH_OPT_FLAG ? optional_argument : required_argument,
+                                        NULL, 256 + (int) i};
                 if (o->short_opt) {
                         size_t l = strlen(shortopts);
                         shortopts[l] = o->short_opt;
@@ -74,9 +76,9 @@ static int parse_run_options(int argc, char **argv, struct leash_settings *s, st
                 o = c >= 256 ? &leash_options[c - 256] : leash_option_by_short(c);
                 if (!o)
                         return usage_error("unknown option");
-                if (leash_option_set(s, o, o->type == LEASH_OPT_FLAG ? NULL : optarg, "command line", &err) < 0)
+                if (leash_option_set(s, o, optarg, "command line", &err) < 0)
                         return usage_error("--%s: %s", o->name, err.detail[0] ? err.detail : strerror(err.error));
-                args[(*n_args)++] = (struct cli_arg){o, o->type == LEASH_OPT_FLAG ? NULL : optarg};
+                args[(*n_args)++] = (struct cli_arg){o, optarg};
         }
         *ret_optind = optind;
         return 0;

@@ -16,6 +16,7 @@
  */
 #include "host.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libcgroup.h>
@@ -191,8 +192,19 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
                 size_t ml = strlen(mount);
                 if (strncmp(requested, mount, ml) == 0 && (requested[ml] == '/' || !requested[ml]))
                         snprintf(path, sizeof path, "%s", requested);
-                else
-                        snprintf(path, sizeof path, "%s/%s", mount, requested + (requested[0] == '/'));
+                else if (requested[0] == '/') {
+                        /* an absolute path elsewhere is a mistake, not a path to re-root */
+                        if (err) {
+                                err->step = "--cgroup-parent";
+                                snprintf(err->detail, sizeof err->detail,
+                                         "'%s': not under the cgroup2 mount %s (give a path under it, or one "
+                                         "relative to it)",
+                                         requested, mount);
+                                err->error = EINVAL;
+                        }
+                        return -EINVAL;
+                } else
+                        snprintf(path, sizeof path, "%s/%s", mount, requested);
                 if (statfs(path, &sfs) < 0)
                         return fill_err(err, "open the cgroup parent", path, negative_errno());
                 if (sfs.f_type != CGROUP2_SUPER_MAGIC)
@@ -253,8 +265,30 @@ static void probe_v1_mounts(struct leash_host *h) {
         }
 }
 
+/* The root cgroup never has cgroup.kill (nor the *.peak files): when the
+ * places probed above are all the root, a child of the root tells. */
+static bool any_child_has(const char *root, const char *file) {
+        DIR *d = opendir(root);
+        struct dirent *e;
+        bool found = false, looked = false;
+
+        if (!d)
+                return false;
+        while (!looked && (e = readdir(d))) {
+                char p[8400];
+                if (e->d_type != DT_DIR || e->d_name[0] == '.')
+                        continue;
+                snprintf(p, sizeof p, "%s/%s/%s", root, e->d_name, file);
+                found = access(p, F_OK) == 0;
+                looked = true; /* one child answers for all */
+        }
+        closedir(d);
+        return found;
+}
+
 int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct leash_error *err) {
         unsigned v1 = 0, avail = 0;
+        struct stat st;
         struct leash_spec c;
         int r, fd;
 
@@ -282,7 +316,9 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
                 char feat[8200];
 
                 h->parent_missing = !exists;
-                if (access(dir, W_OK) < 0)
+                if (exists && stat(h->parent, &st) == 0 && !S_ISDIR(st.st_mode))
+                        h->parent_error = ENOTDIR; /* a cgroup file, not a cgroup */
+                else if (access(dir, W_OK) < 0)
                         h->parent_error = errno;
                 fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (fd >= 0) {
@@ -305,6 +341,8 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
                 fd = open(feat, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (fd >= 0) {
                         h->cgroup_kill = faccessat(fd, "cgroup.kill", F_OK, 0) == 0 || h->cgroup_kill;
+                        if (!h->cgroup_kill)
+                                h->cgroup_kill = any_child_has(h->cgroup2_mount, "cgroup.kill");
                         h->memory_peak = (avail & CTL_MEMORY) && faccessat(fd, "memory.peak", F_OK, 0) == 0;
                         h->pids_peak = (avail & CTL_PIDS) && faccessat(fd, "pids.peak", F_OK, 0) == 0;
                         close(fd);

@@ -304,6 +304,26 @@ static void spawn_params_fill(const struct leash_job *j, struct spawn_params *sp
         add_rlimit(sp, RLIMIT_CORE, c->limit[LEASH_LIMIT_CORE]);
 }
 
+/* "RLIMIT_NOFILE = 5000000 (--nofile)": which rlimit the child could not set */
+static void rlimit_detail(const struct spawn_failure *sf, char *buf, size_t size) {
+        static const struct {
+                int resource;
+                const char *name, *option;
+        } names[] = {
+                {RLIMIT_AS, "RLIMIT_AS", "--memory, without a memory controller"},
+                {RLIMIT_NOFILE, "RLIMIT_NOFILE", "--nofile"},
+                {RLIMIT_FSIZE, "RLIMIT_FSIZE", "--fsize"},
+                {RLIMIT_CORE, "RLIMIT_CORE", "--core"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (names[i].resource == sf->rlimit) {
+                        snprintf(buf, size, "%s = %llu (%s)", names[i].name, (unsigned long long) sf->rlimit_to,
+                                 names[i].option);
+                        return;
+                }
+        snprintf(buf, size, "resource %d = %llu", sf->rlimit, (unsigned long long) sf->rlimit_to);
+}
+
 /* The child failed before it ran anything of the job's: the job has ended. */
 static int start_failed(struct leash_job *j, const struct spawn_failure *sf, struct leash_error *err) {
         j->r.exec_errno = sf->error;
@@ -316,11 +336,16 @@ static int start_failed(struct leash_job *j, const struct spawn_failure *sf, str
                 j->r.exit_code = 125;
         }
         j->state = JOB_ENDED;
-        fail(&j->start_error, spawn_step_to_string(sf->step),
-             sf->step == SPAWN_STEP_CHDIR ? j->spec.sandbox.chdir
-             : j->argv                    ? j->argv[0]
-                                          : "",
-             -sf->error);
+        if (sf->step == SPAWN_STEP_RLIMIT) {
+                char d[128];
+                rlimit_detail(sf, d, sizeof d);
+                fail(&j->start_error, spawn_step_to_string(sf->step), d, -sf->error);
+        } else
+                fail(&j->start_error, spawn_step_to_string(sf->step),
+                     sf->step == SPAWN_STEP_CHDIR ? j->spec.sandbox.chdir
+                     : j->argv                    ? j->argv[0]
+                                                  : "",
+                     -sf->error);
         if (err)
                 *err = j->start_error;
         return -sf->error;

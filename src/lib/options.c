@@ -329,7 +329,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 } else if (o->id == LEASH_OPT_PROFILE_FILE) {
                         r = append_string(&s->profile_files, &s->n_profile_files, value);
                 } else {
-                        if (strstr(value, "..") && (strcmp(value, "..") == 0 || strstr(value, "/..")))
+                        if (path_has_dotdot(value))
                                 return fail(err, -EINVAL, value, "a path without '..'");
                         r = set_string(&s->parent_buf, value);
                         c->cgroup_parent = s->parent_buf;

@@ -120,8 +120,12 @@ static void child_setup(const struct spawn_params *p, int errfd, pid_t parent, b
                 /* soft = hard = value: the job may not raise it back. An unprivileged
                  * leash asking above its own hard limit fails here, loudly. */
                 struct rlimit rl = {p->rlimits[i].value, p->rlimits[i].value};
-                if (setrlimit(p->rlimits[i].resource, &rl) < 0)
-                        child_fail(errfd, SPAWN_STEP_RLIMIT, errno);
+                if (setrlimit(p->rlimits[i].resource, &rl) < 0) {
+                        struct spawn_failure f = {SPAWN_STEP_RLIMIT, errno, p->rlimits[i].resource,
+                                                  p->rlimits[i].value};
+                        ssize_t n _unused_ = write(errfd, &f, sizeof f);
+                        _exit(127);
+                }
         }
         if (p->sigchld_ignored)
                 (void) signal(SIGCHLD, SIG_IGN);

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -47,7 +48,9 @@ enum spawn_step {
 
 struct spawn_failure {
         enum spawn_step step;
-        int error; /* positive errno */
+        int error;          /* positive errno */
+        int rlimit;         /* SPAWN_STEP_RLIMIT: the resource that failed */
+        uint64_t rlimit_to; /* ... and the value asked for */
 };
 
 /* Starts argv in the job cgroup. Returns 0 when a child was made: either the

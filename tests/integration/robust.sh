@@ -39,4 +39,66 @@ run_leash -q -f text -o "$TMP/u.txt" -- "${args[@]}"
 check "text: the command without raw ESC, CR, control bytes or C1 controls" \
         grep -qxF 'command:   true \xff a\x1b[31mb\r\x01 é \xc2\x9b' "$TMP/u.txt"
 check "text: no raw control byte at all" bash -c "! LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <'$TMP/u.txt')"
+# --- 10.6: messages and small lies ----------------------------------------------------------
+run_leash --strict=true -- true
+check "--strict=true is accepted (it printed \"(null)\" and failed)" test "$RC" = 0 -a -z "$(grep -F '(null)' <<<"$ERR")"
+run_leash --strict=maybe -- true
+check "--strict=maybe: one clear line, 125" \
+        test "$RC/$ERR" = "125/leash: --strict: 'maybe': expected true or false
+Try 'leash --help' for more information."
+"$LEASH" check --cgroup-parent >/dev/null 2>"$TMP/e"
+rc=$?
+check "check --cgroup-parent without a value: 125, says it needs a value (not 'unknown option')" \
+        bash -c "[ $rc = 125 ] && grep -q \"option '--cgroup-parent' needs a value\" '$TMP/e'"
+run_leash --cgroup-parent /leash-test-not-a-cgroup/x -- true
+check "an absolute --cgroup-parent outside the cgroup2 mount is refused, not re-rooted" \
+        bash -c "[ $RC = 125 ] && grep -q 'not under the cgroup2 mount' <<<\"\$0\"" "$ERR"
+for p in ../memory a/../../memory "$CG2/x/.."; do
+        run_leash --cgroup-parent "$p" -- true
+        check "--cgroup-parent $p: refused as a path with '..'" \
+                bash -c "[ $RC = 125 ] && grep -qF \"'\$1': expected a path without '..'\" <<<\"\$0\"" "$ERR" "$p"
+done
+nr_open=$(cat /proc/sys/fs/nr_open 2>/dev/null || echo 0)
+if [ "$nr_open" -gt 0 ] && [ "$nr_open" -lt 5000000 ]; then
+        run_leash --nofile 5000000 -- true
+        check "a failed rlimit says which one (RLIMIT_NOFILE = 5000000 (--nofile))" \
+                bash -c "[ $RC = 125 ] && grep -qF 'RLIMIT_NOFILE = 5000000 (--nofile)' <<<\"\$0\"" "$ERR"
+else
+        SKIP_WHY="fs.nr_open is $nr_open here: --nofile 5000000 would not fail"
+        skip "a failed rlimit says which one"
+fi
+for sig in RTMAX-1 RTMAX RTMIN+2 SIGRTMAX-3; do
+        run_leash -s "$sig" -- true
+        check "-s $sig is accepted" test "$RC" = 0
+done
+run_leash -s RTMAX-99 -- true
+check "-s RTMAX-99 (below RTMIN) is refused" test "$RC" = 125
+"$LEASH" check --cgroup-parent "$PARENT/cgroup.procs" >"$TMP/c" 2>&1
+rc=$?
+check "check --cgroup-parent <a cgroup file>: not 'may create job cgroups: yes'" \
+        bash -c "! grep -q 'may create job cgroups: yes' '$TMP/c' && grep -q 'Not a directory' '$TMP/c' && [ $rc = 125 ]"
+if [ "$(id -u)" = 0 ] && [ -z "${LEASH_TEST_PARENT:-}" ] && [ -e "$PARENT/cgroup.kill" ]; then
+        # leash itself in the root cgroup, asked about the root: it used to probe only
+        # the root, which never has cgroup.kill, and said cgroup.kill=no
+        bash -c 'echo $$ >"$1/cgroup.procs" && exec "$0" check --cgroup-parent "$1"' "$LEASH" "$CG2" >"$TMP/c" 2>&1
+        check "check from the root cgroup: cgroup.kill=yes on a kernel that has it" grep -q 'cgroup.kill=yes' "$TMP/c"
+else
+        SKIP_WHY="needs root and a kernel with cgroup.kill"
+        skip "check from the root cgroup: cgroup.kill"
+fi
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$LEASH" check >"$TMP/c" 2>&1
+        rc=$?
+        check "check by a user who cannot run anything: 125, says nothing can run (not DEGRADED)" \
+                bash -c "[ $rc = 125 ] && grep -q '^verdict: *NOTHING CAN RUN' '$TMP/c' && ! grep -q '^verdict: *DEGRADED' '$TMP/c'"
+else
+        SKIP_WHY="needs root and setpriv to run check as uid 65534"
+        skip "check by a user who cannot run anything"
+fi
+printf '[robust-mine]\nmemory = 1G\n' >"$TMP/mine.ini"
+chmod 644 "$TMP/mine.ini"
+LEASH_CONFIG_DIR=$TMP/no-config "$LEASH" profiles show robust-mine --profile-file "$TMP/mine.ini" >"$TMP/show" 2>&1
+rc=$?
+check "profiles show NAME --profile-file P works like show --profile-file P NAME" \
+        bash -c "[ $rc = 0 ] && grep -Eq '^memory +1G' '$TMP/show'"
 finish

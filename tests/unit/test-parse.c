@@ -94,6 +94,15 @@ static void counts(void) {
 
 static void signals(void) {
         int s;
+        ok(parse_signal("RTMAX-1", &s) == 0 && s == SIGRTMAX - 1, "RTMAX-1");
+        ok(parse_signal("SIGRTMAX", &s) == 0 && s == SIGRTMAX, "SIGRTMAX");
+        ok(parse_signal("rtmin", &s) == 0 && s == SIGRTMIN, "rtmin");
+        ok(parse_signal("RTMAX-", &s) == -EINVAL, "RTMAX- without a number");
+        ok(parse_signal("RTMAX-+1", &s) == -EINVAL, "RTMAX-+1");
+        ok(parse_signal("RTMAX-99", &s) == -EINVAL, "RTMAX-99 is below RTMIN");
+        ok(path_has_dotdot("../memory") && path_has_dotdot("a/../b") && path_has_dotdot("/x/..") &&
+                   !path_has_dotdot("a..b/..c") && !path_has_dotdot("/sys/fs/cgroup/x"),
+           "path_has_dotdot looks at whole components");
         ok(parse_signal("XCPU", &s) == 0 && s == SIGXCPU, "XCPU");
         ok(parse_signal("SIGXCPU", &s) == 0 && s == SIGXCPU, "SIGXCPU");
         ok(parse_signal("term", &s) == 0 && s == SIGTERM, "term, any case");
