@@ -27,6 +27,14 @@
  *        The two alternate ROUNDS times; medians of the per-round figures.
  *   (the physical floor of a cgroup launcher is bench/lh-floor.c: a
  *   program of its own, so that it can be linked the least costly way)
+ *   fork-job ROUNDS   a function call through libleash vs a bare fork: each
+ *                round forks an empty function once with fork() + waitpid()
+ *                and once as a job (leash_job_new: cgroup made and limited,
+ *                leash_job_fork, leash_job_wait, leash_job_finish: accounted,
+ *                removed; leash_job_free), alternating which goes first.
+ *                The config (made once) puts jobs under $LH_BENCH_CGROUP
+ *                (default placement when unset). Prints both medians, the
+ *                median per-round ratio and the median per-round overhead.
  *   stats        reads numbers (one per line) on stdin; prints n, median,
  *                p99, min, max.
  *
@@ -536,9 +544,87 @@ static int mode_sample(int argc, char **argv) {
         return 0;
 }
 
+/* --- fork into a job vs a bare fork (issue 11) -------------------------------- */
+
+static double bare_fork(void) {
+        double t0 = now_s(CLOCK_MONOTONIC);
+        int st;
+        pid_t pid = fork();
+        if (pid == 0)
+                _exit(0);
+        if (pid < 0 || waitpid(pid, &st, 0) != pid)
+                die("fork");
+        return now_s(CLOCK_MONOTONIC) - t0;
+}
+
+static double job_fork(const struct leash_config *c) {
+        double t0 = now_s(CLOCK_MONOTONIC);
+        struct leash_error err = {0};
+        struct leash_job *j = NULL;
+        pid_t pid;
+
+        if (leash_job_new(c, &j, &err) < 0)
+                die(err.step);
+        pid = leash_job_fork(j, &err);
+        if (pid == 0)
+                _exit(0);
+        if (pid < 0 || leash_job_wait(j) < 0 || leash_job_finish(j, &err) < 0 || leash_job_status(j) != 0)
+                die("fork into the job");
+        leash_job_free(j);
+        return now_s(CLOCK_MONOTONIC) - t0;
+}
+
+static int mode_fork_job(int argc, char **argv) {
+        const char *parent = getenv("LH_BENCH_CGROUP");
+        struct leash_config *c = NULL;
+        struct leash_error err = {0};
+        size_t rounds;
+        double *bare, *job, *ratio, *over;
+
+        if (argc < 2)
+                return fprintf(stderr, "usage: lh-bench fork-job ROUNDS\n"), 2;
+        rounds = strtoul(argv[1], NULL, 10);
+        if (rounds == 0 || leash_config_new(&c) < 0 || leash_config_set(c, "name", "forkjob", &err) < 0 ||
+            leash_config_set(c, "memory", "1G", &err) < 0 || leash_config_set(c, "cpu-time", "60s", &err) < 0 ||
+            (parent && leash_config_set(c, "cgroup-parent", parent, &err) < 0) ||
+            leash_config_set_paths(c, "/nonexistent-leash-bench", NULL) < 0)
+                die("config");
+        bare = calloc(rounds, sizeof *bare);
+        job = calloc(rounds, sizeof *job);
+        ratio = calloc(rounds, sizeof *ratio);
+        over = calloc(rounds, sizeof *over);
+        if (!bare || !job || !ratio || !over)
+                die("calloc");
+        for (size_t i = 0; i < 10; i++) /* warm-up */
+                (void) job_fork(c), (void) bare_fork();
+        for (size_t i = 0; i < rounds; i++) {
+                if (i % 2) {
+                        job[i] = job_fork(c);
+                        bare[i] = bare_fork();
+                } else {
+                        bare[i] = bare_fork();
+                        job[i] = job_fork(c);
+                }
+                ratio[i] = job[i] / bare[i];
+                over[i] = job[i] - bare[i];
+        }
+        printf("bare-fork median_us=%.1f p99_us=%.1f runs=%zu\n", pct(bare, rounds, 50) * 1e6,
+               pct(bare, rounds, 99) * 1e6, rounds);
+        printf("fork-job median_us=%.1f p99_us=%.1f runs=%zu\n", pct(job, rounds, 50) * 1e6, pct(job, rounds, 99) * 1e6,
+               rounds);
+        printf("ratio fork-job/bare-fork median=%.2f overhead_median_us=%.1f overhead_p10_us=%.1f "
+               "overhead_p90_us=%.1f\n",
+               pct(ratio, rounds, 50), pct(over, rounds, 50) * 1e6, pct(over, rounds, 10) * 1e6,
+               pct(over, rounds, 90) * 1e6);
+        leash_config_free(c);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         const char *m = argc > 1 ? argv[1] : "";
 
+        if (strcmp(m, "fork-job") == 0)
+                return mode_fork_job(argc - 1, argv + 1);
         if (strcmp(m, "ab") == 0)
                 return mode_ab(argc - 1, argv + 1);
         if (strcmp(m, "tput") == 0)
@@ -553,6 +639,6 @@ int main(int argc, char **argv) {
                 return job_spin(argc - 1, argv + 1);
         if (strcmp(m, "job-children") == 0)
                 return job_children(argc - 1, argv + 1);
-        fprintf(stderr, "usage: lh-bench ab|tput|sample|stats|job-wall|job-spin|job-children ...\n");
+        fprintf(stderr, "usage: lh-bench ab|tput|sample|fork-job|stats|job-wall|job-spin|job-children ...\n");
         return 2;
 }

@@ -15,7 +15,7 @@
 #define PARSE_MAX UINT64_MAX
 
 /* Upper bounds of what the parsers accept (-ERANGE above), so that no accepted
- * value equals a sentinel (PARSE_MAX, LEASH_UNSET = UINT64_MAX - 1) and sums of
+ * value equals a sentinel (PARSE_MAX) and sums of
  * deadlines (now + wall time + grace, CPU time scaled by cores) cannot overflow
  * 64-bit nanoseconds: ten years of 365 days; 2^60 bytes (1048576T); 2^31 - 1
  * for counts (RLIMIT_NOFILE and pids.max are int-sized in the kernel). */

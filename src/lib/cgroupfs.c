@@ -195,7 +195,7 @@ void cgroupfs_plan_enforcement(const struct leash_spec *c, unsigned available,
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 plan[l] = LEASH_BY_NONE;
                 note[l] = NULL;
-                if (c->limit[l] == LEASH_UNSET)
+                if (!leash_spec_has(c, (enum leash_limit) l))
                         continue;
                 switch ((enum leash_limit) l) {
                 case LEASH_LIMIT_MEMORY:
@@ -299,7 +299,7 @@ int cgroupfs_apply_limits(int fd, const struct leash_spec *c, const enum leash_e
                 /* With a memory limit, swap defaults to 0 unless asked: otherwise the
                  * limit only moves the job's pages to swap. Hosts without swap
                  * accounting have no memory.swap.max: then there is nothing to limit. */
-                if (c->limit[LEASH_LIMIT_SWAP] == LEASH_UNSET && faccessat(fd, "memory.swap.max", F_OK, 0) == 0 &&
+                if (!leash_spec_has(c, LEASH_LIMIT_SWAP) && faccessat(fd, "memory.swap.max", F_OK, 0) == 0 &&
                     (r = write_limit(fd, "memory.swap.max", "0", err)) < 0)
                         return r;
         }

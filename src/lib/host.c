@@ -165,7 +165,7 @@ static int fill_err(struct leash_error *err, const char *step, const char *detai
  * as systemd does, and /proc/self/mountinfo only when neither is cgroup2.
  * Formatting mountinfo costs the kernel a line per mount; measured on the
  * launch of `leash run -- /bin/true`, see docs/PERFORMANCE.md. */
-static int cgroup2_mount_fast(char *ret, size_t size) {
+int host_cgroup2_mount_fast(char *ret, size_t size) {
         static const char *const places[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
         struct statfs sfs;
 
@@ -184,7 +184,7 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
         struct statfs sfs;
         int r;
 
-        r = cgroup2_mount_fast(mount, sizeof mount);
+        r = host_cgroup2_mount_fast(mount, sizeof mount);
         if (r < 0)
                 return fill_err(err, "find the cgroup2 mount in /proc/self/mountinfo", "", r);
 
@@ -354,7 +354,8 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
 
         leash_spec_init(&c);
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
-                c.limit[l] = 1; /* "asked for": any value will do to learn the enforcer */
+                leash_spec_set_limit(&c, (enum leash_limit) l,
+                                     1); /* "asked for": any value will do to learn the enforcer */
         cgroupfs_plan_enforcement(&c, avail, h->enforced, h->enforce_note);
         return 0;
 }

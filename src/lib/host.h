@@ -21,6 +21,8 @@ int host_parse_proc_cgroup(const char *text, char *ret_path, size_t size);
 
 int host_cgroup2_mount(char *ret, size_t size, unsigned *ret_v1_count);
 int host_own_cgroup(char *ret, size_t size);
+/* The same, statfs of the usual places first (the launch path). */
+int host_cgroup2_mount_fast(char *ret, size_t size);
 
 /* Resolves where job cgroups go (absolute path); with create, makes the
  * default <mount>/leash for root. requested may be absolute in the mount or

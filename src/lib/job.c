@@ -113,7 +113,7 @@ static int check_strict(const struct leash_job *j, struct leash_error *err) {
         if (!j->spec.strict)
                 return 0;
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
-                if (j->spec.limit[l] != LEASH_UNSET &&
+                if (leash_spec_has(&j->spec, (enum leash_limit) l) &&
                     (l == LEASH_LIMIT_MEMORY || l == LEASH_LIMIT_MEMORY_HIGH || l == LEASH_LIMIT_SWAP ||
                      l == LEASH_LIMIT_PIDS || l == LEASH_LIMIT_CPUS) &&
                     j->r.enforced[l] != LEASH_BY_CGROUP)
@@ -184,6 +184,12 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
         }
         (void) sweep_mark(j->job_fd);
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s/%s", parent, j->dirname);
+        {
+                char mount[4096];
+                if (host_cgroup2_mount_fast(mount, sizeof mount) >= 0 &&
+                    strncmp(j->r.cgroup, mount, strlen(mount)) == 0)
+                        j->mount_len = strlen(mount);
+        }
         r = job_arm(j, err);
         if (r < 0) {
                 (void) cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
@@ -200,7 +206,6 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
                          struct leash_error *err) {
         struct leash_job *j;
         char mount[4096], path[4096], ctl[512], *slash;
-        unsigned v1 = 0;
         int r;
 
         if (!cgroup || !cgroup[0] || (flags & ~(unsigned) LEASH_ADOPT_REMOVE))
@@ -208,7 +213,7 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
         r = leash_spec_validate(spec, err);
         if (r < 0)
                 return r;
-        r = host_cgroup2_mount(mount, sizeof mount, &v1);
+        r = host_cgroup2_mount_fast(mount, sizeof mount);
         if (r < 0)
                 return fail(err, "find the cgroup2 mount", "", r);
         if (strncmp(cgroup, mount, strlen(mount)) == 0 && (cgroup[strlen(mount)] == '/' || !cgroup[strlen(mount)]))
@@ -233,6 +238,7 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
                 goto fail;
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", path);
+        j->mount_len = strlen(mount);
         *slash = '\0';
         j->parent_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         *slash = '/';
@@ -279,8 +285,10 @@ fail:
         return r;
 }
 
-static void add_rlimit(struct spawn_params *sp, int resource, uint64_t v) {
-        if (v == LEASH_UNSET)
+static void add_rlimit(struct spawn_params *sp, int resource, const struct leash_spec *c, enum leash_limit l) {
+        uint64_t v = c->limit[l];
+
+        if (!leash_spec_has(c, l))
                 return;
         sp->rlimits[sp->n_rlimits].resource = resource;
         sp->rlimits[sp->n_rlimits].value = v == LEASH_MAX ? RLIM_INFINITY : (rlim_t) v;
@@ -298,10 +306,10 @@ static void spawn_params_fill(const struct leash_job *j, struct spawn_params *sp
         sp->sigchld_ignored = c->child_sigchld_ignore;
         sp->sandbox = &j->plan;
         if (j->r.enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT)
-                add_rlimit(sp, RLIMIT_AS, c->limit[LEASH_LIMIT_MEMORY]);
-        add_rlimit(sp, RLIMIT_NOFILE, c->limit[LEASH_LIMIT_NOFILE]);
-        add_rlimit(sp, RLIMIT_FSIZE, c->limit[LEASH_LIMIT_FSIZE]);
-        add_rlimit(sp, RLIMIT_CORE, c->limit[LEASH_LIMIT_CORE]);
+                add_rlimit(sp, RLIMIT_AS, c, LEASH_LIMIT_MEMORY);
+        add_rlimit(sp, RLIMIT_NOFILE, c, LEASH_LIMIT_NOFILE);
+        add_rlimit(sp, RLIMIT_FSIZE, c, LEASH_LIMIT_FSIZE);
+        add_rlimit(sp, RLIMIT_CORE, c, LEASH_LIMIT_CORE);
 }
 
 /* "RLIMIT_NOFILE = 5000000 (--nofile)": which rlimit the child could not set */

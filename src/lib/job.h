@@ -44,6 +44,7 @@ struct leash_job {
         bool adopted, remove_cgroup, has_main;
         int parent_fd, job_fd, pidfd, timer_fd, events_fd, epoll_fd;
         char dirname[256];
+        size_t mount_len; /* r.cgroup = the cgroup2 mount (this long) + the job's path in it */
         struct watchdog wd;
         uint64_t start_ns;
         uint64_t deadline[_DEADLINE_MAX];

@@ -16,8 +16,7 @@
 
 #include <leash/leash.h>
 
-#define LEASH_UNSET (UINT64_MAX - 1) /* sentinel for "not given" in u64 fields */
-#define LEASH_MAX UINT64_MAX         /* "max": explicitly unlimited */
+#define LEASH_MAX UINT64_MAX /* "max": explicitly unlimited */
 
 /* Syscall filter sets (--seccomp), see docs/security.md for each list. */
 enum {
@@ -58,7 +57,8 @@ struct leash_spec {
         char *const *argv;
         const char *name;                 /* job name; NULL = basename of argv[0] */
         const char *cgroup_parent;        /* NULL = default placement */
-        uint64_t limit[_LEASH_LIMIT_MAX]; /* LEASH_UNSET, a value, or LEASH_MAX */
+        uint64_t limit[_LEASH_LIMIT_MAX]; /* a value, or LEASH_MAX; meaningful where limit_set says */
+        unsigned limit_set;               /* bit l: limit[l] was given (no value means "unset") */
         uint64_t grace_ns;
         int soft_signal;
         bool strict;
@@ -75,6 +75,14 @@ struct leash_spec {
 
 /* Sets every field to its built-in default. */
 void leash_spec_init(struct leash_spec *c);
+
+static inline bool leash_spec_has(const struct leash_spec *c, enum leash_limit l) {
+        return c->limit_set & (1U << l);
+}
+static inline void leash_spec_set_limit(struct leash_spec *c, enum leash_limit l, uint64_t v) {
+        c->limit[l] = v;
+        c->limit_set |= 1U << l;
+}
 
 #define LEASH_SIGNALS_MAX 16
 
@@ -142,6 +150,14 @@ struct leash_result {
         struct leash_signal_event signals[LEASH_SIGNALS_MAX];
         unsigned n_signals;
         unsigned leftovers_killed; /* processes still in the cgroup after the main exit */
+        /* processes seen outside the job cgroup (the main process, at its end):
+         * they left it; signals reached them through a pidfd or not at all */
+        struct leash_escapee {
+                pid_t pid;
+                char comm[16];
+                char cgroup[256]; /* where it was, relative to the cgroup2 root */
+        } escaped[4];
+        unsigned n_escaped;
         struct leash_sandbox_result sandbox;
 };
 

@@ -250,7 +250,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         return fail(err, r, value, "a size: bytes or K/M/G/T (1024-based), or max");
                 if (v == 0 && (o->id == LEASH_OPT_MEMORY || o->id == LEASH_OPT_MEMORY_HIGH))
                         return fail(err, -EINVAL, value, "a size above 0");
-                c->limit[o->limit] = v;
+                leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
                 break;
         case LEASH_OPT_COUNT:
                 r = parse_count(value, &v);
@@ -261,7 +261,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 /* pids.max refuses more than the kernel's PID_MAX_LIMIT */
                 if (o->id == LEASH_OPT_PIDS && v != PARSE_MAX && v > 4194304)
                         return fail(err, -ERANGE, value, "at most 4194304 (the kernel's largest pid count), or max");
-                c->limit[o->limit] = v;
+                leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
                 break;
         case LEASH_OPT_CPUS:
                 r = parse_cpus(value, &v);
@@ -274,7 +274,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         return fail(err, -EINVAL, value, "at least 0.01 cores");
                 if (v > 100000000000ULL)
                         return fail(err, -ERANGE, value, "at most 100000 cores");
-                c->limit[o->limit] = v;
+                leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
                 break;
         case LEASH_OPT_DURATION:
                 r = parse_duration(value, &v);
@@ -288,7 +288,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 }
                 if (v == 0)
                         return fail(err, -EINVAL, value, "a duration above 0");
-                c->limit[o->limit] = v;
+                leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
                 break;
         case LEASH_OPT_SIGNAL:
                 r = parse_signal(value, &sig);
@@ -417,7 +417,7 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
         switch (o->type) {
         case LEASH_OPT_SIZE:
         case LEASH_OPT_COUNT:
-                if (c->limit[o->limit] == LEASH_UNSET)
+                if (!leash_spec_has(c, (enum leash_limit) o->limit))
                         snprintf(buf, size, "%s", o->default_text);
                 else if (o->type == LEASH_OPT_SIZE)
                         format_size(c->limit[o->limit], buf, size);
@@ -427,7 +427,7 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                         snprintf(buf, size, "%llu", (unsigned long long) c->limit[o->limit]);
                 break;
         case LEASH_OPT_CPUS:
-                if (c->limit[o->limit] == LEASH_UNSET)
+                if (!leash_spec_has(c, (enum leash_limit) o->limit))
                         snprintf(buf, size, "%s", o->default_text);
                 else
                         snprintf(buf, size, "%g", (double) c->limit[o->limit] / 1e6);
@@ -435,7 +435,7 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
         case LEASH_OPT_DURATION:
                 if (o->id == LEASH_OPT_GRACE)
                         format_duration(c->grace_ns, buf, size);
-                else if (c->limit[o->limit] == LEASH_UNSET)
+                else if (!leash_spec_has(c, (enum leash_limit) o->limit))
                         snprintf(buf, size, "%s", o->default_text);
                 else
                         format_duration(c->limit[o->limit], buf, size);

@@ -230,7 +230,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
 
         o = json_object_new_object();
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
-                if (c->limit[l] == LEASH_UNSET)
+                if (!leash_spec_has(c, (enum leash_limit) l))
                         continue;
                 m = json_object_new_object();
                 json_object_object_add(m, "value", limit_value((enum leash_limit) l, c->limit[l]));
@@ -306,6 +306,17 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_array_add(a, m);
         }
         json_object_object_add(root, "signals", a);
+
+        /* issue 9.4: who left the job cgroup; never counted as killed there */
+        a = json_object_new_array();
+        for (unsigned i = 0; i < r->n_escaped; i++) {
+                m = json_object_new_object();
+                json_object_object_add(m, "pid", json_object_new_int((int) r->escaped[i].pid));
+                json_object_object_add(m, "comm", jstr(r->escaped[i].comm));
+                json_object_object_add(m, "cgroup", jstr(r->escaped[i].cgroup));
+                json_object_array_add(a, m);
+        }
+        json_object_object_add(root, "escaped", a);
         return root;
 }
 
@@ -363,7 +374,7 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
         if (x->pids_peak != LEASH_NULL)
                 fprintf(f, "pids:      peak %llu\n", (unsigned long long) x->pids_peak);
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
-                if (c->limit[l] == LEASH_UNSET)
+                if (!leash_spec_has(c, (enum leash_limit) l))
                         continue;
                 fprintf(f, "limit:     %s by %s%s%s\n", leash_limit_to_string((enum leash_limit) l),
                         leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? ": " : "",

@@ -16,8 +16,6 @@
 
 void leash_spec_init(struct leash_spec *c) {
         memset(c, 0, sizeof *c);
-        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
-                c->limit[l] = LEASH_UNSET;
         c->grace_ns = 5 * NSEC_PER_SEC;
         c->soft_signal = SIGXCPU;
 }

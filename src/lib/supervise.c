@@ -27,6 +27,8 @@
 #include "job.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -157,10 +159,10 @@ int supervise_begin(struct leash_job *j) {
 
         for (int d = 0; d < _DEADLINE_MAX; d++)
                 j->deadline[d] = DEADLINE_NEVER;
-        if (c->limit[LEASH_LIMIT_WALL_TIME] != LEASH_UNSET)
+        if (leash_spec_has(c, LEASH_LIMIT_WALL_TIME))
                 j->deadline[DEADLINE_WALL] = sat_add(j->start_ns, c->limit[LEASH_LIMIT_WALL_TIME]);
         j->cores = cgroupfs_job_cores(j->job_fd);
-        if (c->limit[LEASH_LIMIT_CPU_TIME] != LEASH_UNSET && j->r.enforced[LEASH_LIMIT_CPU_TIME] == LEASH_BY_LEASH)
+        if (leash_spec_has(c, LEASH_LIMIT_CPU_TIME) && j->r.enforced[LEASH_LIMIT_CPU_TIME] == LEASH_BY_LEASH)
                 check_cpu(j, j->start_ns);
         if (j->epoll_fd >= 0 && j->pidfd >= 0) {
                 int r = epoll_add(j->epoll_fd, j->pidfd, EPOLLIN);
@@ -170,11 +172,64 @@ int supervise_begin(struct leash_job *j) {
         return arm_timer(j);
 }
 
+/* Where the main process ended, read while it is a zombie (its pid cannot
+ * be reused before it is reaped): outside the job cgroup (and its children),
+ * it escaped, and the report says so. */
+static void check_escape(struct leash_job *j) {
+        struct leash_result *r = &j->r;
+        struct leash_escapee *e;
+        char path[64], buf[512], *nl;
+        const char *rel, *job;
+        size_t n;
+        int fd;
+        ssize_t k;
+
+        snprintf(path, sizeof path, "/proc/%d/cgroup", (int) r->pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        k = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (k <= 0)
+                return;
+        buf[k] = '\0';
+        rel = strstr(buf, "0::");
+        if (!rel)
+                return;
+        rel += 3;
+        if ((nl = strchr(rel, '\n')))
+                *nl = '\0';
+        /* r->cgroup is <mount><job>: in the job cgroup or below it is no escape */
+        job = r->cgroup + j->mount_len;
+        n = strlen(job);
+        if (strncmp(rel, job, n) == 0 && (rel[n] == '\0' || rel[n] == '/'))
+                return;
+        if (r->n_escaped >= ELEMENTSOF(r->escaped))
+                return;
+        e = &r->escaped[r->n_escaped++];
+        e->pid = r->pid;
+        snprintf(e->cgroup, sizeof e->cgroup, "%s", rel);
+        snprintf(path, sizeof path, "/proc/%d/comm", (int) r->pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                k = read(fd, e->comm, sizeof e->comm - 1);
+                close(fd);
+                e->comm[k > 0 ? k : 0] = '\0';
+                if ((nl = strchr(e->comm, '\n')))
+                        *nl = '\0';
+        }
+}
+
 /* The main process: reaped when it has exited. 1 reaped, 0 not yet. */
 static int reap(struct leash_job *j) {
         siginfo_t si;
         struct leash_result *r = &j->r;
 
+        memset(&si, 0, sizeof si);
+        /* first without reaping: where did it end? */
+        if (syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL, NULL) == 0 &&
+            si.si_pid != 0)
+                check_escape(j);
         memset(&si, 0, sizeof si);
         /* raw waitid: the one wait that takes a pidfd and returns rusage; __WALL
          * because the job's exit signal is 0 */

@@ -3,17 +3,22 @@
 # under a private test parent; its TAP lines are passed on, and lib.sh's
 # finish checks that no cgroup or process was left behind.
 . "$LEASH_SRCDIR/tests/integration/lib.sh"
-"${API_TEST:?}" "$PARENT" >"$TMP/api" 2>&1
-rc=$?
-while IFS= read -r line; do
-        case $line in
-        "ok "*) ok "${line#ok * - }" ;;
-        "not ok "*) not_ok "${line#not ok * - }" ;;
-        "#"*) echo "$line" ;;
-        esac
-done <"$TMP/api"
-check "test-job exited 0" test $rc = 0
-grep -v '^\(ok\|not ok\|#\|1\.\.\)' "$TMP/api" | sed 's/^/# /'
+# pass_on PROGRAM: runs it under the test parent, its TAP lines become ours
+pass_on() {
+        "$1" "$PARENT" >"$TMP/api" 2>&1
+        local rc=$?
+        while IFS= read -r line; do
+                case $line in
+                "ok "*) ok "${line#ok * - }" ;;
+                "not ok "*) not_ok "${line#not ok * - }" ;;
+                "#"*) echo "$line" ;;
+                esac
+        done <"$TMP/api"
+        check "$(basename "$1") exited 0" test $rc = 0
+        grep -v '^\(ok\|not ok\|#\|1\.\.\)' "$TMP/api" | sed 's/^/# /'
+}
+pass_on "${API_TEST:?}"
+pass_on "${ENGINE_TEST:?}"
 # every exported name has its man page
 missing=
 for sym in $(sed -n 's/^ *\(leash_[a-z_0-9]*\);$/\1/p' "$LEASH_SRCDIR/src/lib/libleash.sym"); do

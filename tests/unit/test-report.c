@@ -21,8 +21,8 @@ int main(void) {
 
         leash_spec_init(&c);
         c.argv = argv;
-        c.limit[LEASH_LIMIT_WALL_TIME] = 2000000000ULL;
-        c.limit[LEASH_LIMIT_MEMORY] = 64ULL << 20;
+        leash_spec_set_limit(&c, LEASH_LIMIT_WALL_TIME, 2000000000ULL);
+        leash_spec_set_limit(&c, LEASH_LIMIT_MEMORY, 64ULL << 20);
         memset(&r, 0, sizeof r);
         account_usage_init(&r.usage);
         r.reason = LEASH_REASON_WALL_TIME;

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Engine edges through the internal API (a spec with any value, no parser in
+ * between), under the test parent argv[1]. TAP.
+ *   - deadlines saturate: a wall-time, CPU-time or grace of 2^64 - 2 ns is
+ *     "never", not a wrap-around to "now" (issue 10.1);
+ *   - "is set" is apart from the value: a limit equal to the old "unset"
+ *     sentinel is still a limit, reported (issue 10.1);
+ *   - the watchdog needs nothing of the thread that made the job: that thread
+ *     exits, the process is SIGKILLed, the job still dies and its cgroup goes
+ *     (issue 10.2).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/leash.h"
+#include "tap.h"
+
+#define HUGE_NS (UINT64_MAX - 2)
+
+static const char *parent;
+
+static double now(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static double own_cpu(void) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        return (double) ru.ru_utime.tv_sec + (double) ru.ru_utime.tv_usec / 1e6 + (double) ru.ru_stime.tv_sec +
+               (double) ru.ru_stime.tv_usec / 1e6;
+}
+
+static void spec_init(struct leash_spec *s, const char *name) {
+        leash_spec_init(s);
+        s->cgroup_parent = parent;
+        s->name = name;
+        s->sandbox.caps_mode = LEASH_CAPS_KEEP;
+}
+
+static struct leash_job *start(const struct leash_spec *s, char **argv) {
+        struct leash_job *j = NULL;
+        struct leash_error err = {0};
+        if (leash_job_new_spec(s, &j, &err) < 0 || leash_job_start(j, argv, &err) < 0) {
+                printf("# %s: %s: %s\n", err.step, err.detail, strerror(err.error));
+                fflush(stdout);
+                abort();
+        }
+        return j;
+}
+
+static void test_saturation(void) {
+        char a0[] = "sleep", a1[] = "0.3", *sleep_argv[] = {a0, a1, NULL};
+        char sh[] = "sh", c[] = "-c", spin[] = "trap '' XCPU; while :; do :; done", *spin_argv[] = {sh, c, spin, NULL};
+        struct leash_error err = {0};
+        struct leash_spec s;
+        struct leash_job *j;
+        double cpu0, t0;
+
+        spec_init(&s, "sat-wall");
+        leash_spec_set_limit(&s, LEASH_LIMIT_WALL_TIME, HUGE_NS);
+        j = start(&s, sleep_argv);
+        ok(leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0, "wall-time 2^64-2 ns: runs");
+        is_str(leash_reason_to_string(leash_job_reason(j)), "ok", "not killed at once: the deadline saturates");
+        leash_job_free(j);
+
+        /* a CPU-time limit out of reach: leash sleeps, it does not spin */
+        spec_init(&s, "sat-cpu");
+        leash_spec_set_limit(&s, LEASH_LIMIT_CPU_TIME, HUGE_NS);
+        leash_spec_set_limit(&s, LEASH_LIMIT_WALL_TIME, 1000000000ULL);
+        s.grace_ns = 0;
+        cpu0 = own_cpu();
+        j = start(&s, spin_argv);
+        ok(leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0, "cpu-time 2^64-2 ns, a spinning job");
+        is_str(leash_reason_to_string(leash_job_reason(j)), "wall_time", "ended by the wall time");
+        ok(own_cpu() - cpu0 < 0.3, "the supervisor used %.3f s of CPU in 1 s (no busy loop)", own_cpu() - cpu0);
+        leash_job_free(j);
+
+        /* a grace out of reach: no SIGKILL follows the soft signal */
+        spec_init(&s, "sat-grace");
+        leash_spec_set_limit(&s, LEASH_LIMIT_WALL_TIME, 200000000ULL);
+        s.grace_ns = HUGE_NS;
+        j = start(&s, spin_argv);
+        t0 = now();
+        while (now() - t0 < 1.2) {
+                struct pollfd p = {.fd = leash_job_fd(j), .events = POLLIN};
+                (void) poll(&p, 1, 100);
+                if (leash_job_dispatch(j) != 0)
+                        break;
+        }
+        ok(!leash_job_ended(j), "grace 2^64-2 ns: still running 1 s after the soft signal");
+        {
+                const struct leash_result *r = leash_job_result(j);
+                bool killed = false;
+                for (unsigned i = 0; i < r->n_signals; i++)
+                        killed = killed || r->signals[i].signal == SIGKILL;
+                ok(r->n_signals >= 1 && r->signals[0].signal == SIGXCPU && !killed, "SIGXCPU sent, no SIGKILL");
+        }
+        ok(leash_job_kill(j, LEASH_KILL_NOW) == 0 && leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0,
+           "killed on demand");
+        leash_job_free(j);
+}
+
+static void test_is_set(void) {
+        char a0[] = "true", *argv[] = {a0, NULL};
+        struct leash_error err = {0};
+        struct leash_spec s;
+        struct leash_job *j;
+        char *text = NULL;
+
+        spec_init(&s, "isset");
+        leash_spec_set_limit(&s, LEASH_LIMIT_WALL_TIME, UINT64_MAX - 1); /* the old LEASH_UNSET */
+        leash_spec_set_limit(&s, LEASH_LIMIT_FSIZE, UINT64_MAX - 1);
+        ok(leash_spec_has(&s, LEASH_LIMIT_WALL_TIME) && !leash_spec_has(&s, LEASH_LIMIT_MEMORY),
+           "is set is a bit, apart from the value");
+        j = start(&s, argv);
+        ok(leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0, "runs");
+        ok(leash_job_report(j, LEASH_FORMAT_JSON, &text) == 0 && strstr(text, "\"wall_time\"") &&
+                   strstr(text, "\"fsize\""),
+           "a limit equal to the old sentinel is still in the report's limits");
+        free(text);
+        leash_job_free(j);
+}
+
+/* the watchdog of a job whose thread is gone, its process SIGKILLed */
+static char wd_cgroup[4096];
+static void *wd_thread(void *arg) {
+        char a0[] = "sleep", a1[] = "60", *argv[] = {a0, a1, NULL};
+        struct leash_spec s;
+        spec_init(&s, "watchdog");
+        snprintf(wd_cgroup, sizeof wd_cgroup, "%s", leash_job_cgroup(start(&s, argv)));
+        return NULL; /* the job object is leaked on purpose: the process dies */
+}
+
+static void test_watchdog(void) {
+        int p[2];
+        char cg[4096] = "";
+        struct stat st;
+        pid_t child;
+        double t0;
+        bool gone = false;
+
+        if (pipe(p) < 0)
+                abort();
+        fflush(stdout);
+        child = fork();
+        if (child == 0) {
+                pthread_t th;
+                close(p[0]);
+                pthread_create(&th, NULL, wd_thread, NULL);
+                pthread_join(th, NULL); /* the thread that made the job has exited */
+                if (write(p[1], wd_cgroup, strlen(wd_cgroup) + 1) < 0)
+                        _exit(1);
+                usleep(100000);
+                raise(SIGKILL);
+        }
+        close(p[1]);
+        ok(read(p[0], cg, sizeof cg - 1) > 0 && cg[0] == '/', "a job made by a thread that then exited: %s", cg);
+        close(p[0]);
+        waitpid(child, NULL, 0);
+        t0 = now();
+        while (now() - t0 < 15 && !gone) {
+                gone = stat(cg, &st) < 0 && errno == ENOENT;
+                if (!gone)
+                        usleep(50000);
+        }
+        ok(gone, "its holder SIGKILLed: the watchdog killed the job and removed its cgroup (%.2f s)", now() - t0);
+}
+
+int main(int argc, char **argv) {
+        if (argc < 2)
+                return 2;
+        parent = argv[1];
+        test_saturation();
+        test_is_set();
+        test_watchdog();
+        return tap_done();
+}
