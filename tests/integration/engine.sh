@@ -62,7 +62,8 @@ if command -v strace >/dev/null && strace -f -o /dev/null -e trace=none true 2>/
         check "control: SIGTERM at a mkdir kills a process that does not block it, the directory left behind" test -d "$TMP/a" -a ! -d "$TMP/a/b"
         # the job cgroup is the last directory leash makes: TERM right after it,
         # at the open of the new cgroup
-        n=$(strace -f -e trace=openat -o "$TMP/trace" "$LEASH" run --cgroup-parent "$PARENT" -- true 2>/dev/null;
+        # (the same command line both times: the report's destination is opened first)
+        n=$(strace -f -e trace=openat -o "$TMP/trace" "$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/t.json" -- true 2>/dev/null;
                 grep -n 'openat([0-9]*, "[^"]*@[0-9]*", O_RDONLY' "$TMP/trace" | head -1 | cut -d: -f1)
         if [ -n "$n" ]; then
                 strace -f -o /dev/null -e trace=openat -e inject=openat:signal=TERM:when="$n" \
