@@ -4,8 +4,9 @@
 #   1. build with gcc (warnings are errors) in build/, unit + integration suites
 #   2. build with clang + ASan + UBSan in build-asan/, the same suites
 #   3. the VM tier: the suite again on a real pure cgroup-v2 kernel (make check-vm)
-#   4. make distcheck
-#   5. any extra tiers the tree provides (fuzz replay runs in make check)
+#   4. the slurm tier: a real single-node Slurm (tests/slurm/run, ~1 min)
+#   5. make distcheck
+#   6. any extra tiers the tree provides (fuzz replay runs in make check)
 # Prints "tests: N passed, N failed, N skipped" last. In CI (CI=true) a skipped
 # tier is a failure.
 set -uo pipefail
@@ -72,6 +73,21 @@ else
         echo "=== VM tier: not in this tree"
         [ "$CI" = true ] && failed_tiers+=("VM tier missing")
 fi
+# the slurm tier (issue 14): a single-node Slurm on 127.0.0.1; 77 = skipped
+slurmlog=$(mktemp)
+echo "=== slurm tier (tests/slurm/run)"
+t0=$SECONDS
+"$top/tests/slurm/run" --builddir "$top/build" --srcdir "$top" 2>&1 | tee "$slurmlog"
+rc=${PIPESTATUS[0]}
+line=$(grep -E '^slurm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$slurmlog" | tail -1)
+if [ -n "$line" ]; then
+        read -r p f s <<<"$(sed -E 's/^slurm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")"
+        pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+fi
+if [ "$rc" = 0 ]; then echo "=== slurm tier: ok ($((SECONDS - t0)) s)"
+elif [ "$rc" = 77 ]; then echo "=== slurm tier: skipped ($((SECONDS - t0)) s)"
+else echo "=== slurm tier: FAILED ($((SECONDS - t0)) s)"; failed_tiers+=("slurm tier"); fi
+rm -f "$slurmlog"
 tier "make distcheck" make -C "$top/build" --quiet distcheck
 if grep -q '^fuzz:' "$top/build/Makefile" 2>/dev/null; then
         tier "fuzzing (bounded)" make -C "$top/build" fuzz

@@ -11,6 +11,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
+int cmd_slurm(int argc, char **argv);
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_help(FILE *f);
 /* leash check: seccomp, filter sets, capabilities, identity switch */

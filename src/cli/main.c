@@ -33,6 +33,7 @@ void print_help(FILE *f) {
         fprintf(f, "Usage: leash run [OPTIONS] [--] COMMAND [ARG...]\n"
                    "       leash check [--cgroup-parent PATH]\n"
                    "       leash profiles list | show NAME | check [FILE...]\n"
+                   "       leash slurm prolog | epilog | task-prolog | status [JOBID] | sweep   (leash-slurm(8))\n"
                    "       leash --help | --version\n"
                    "\n"
                    "Run COMMAND in its own cgroup under limits, warn it with the soft signal when a\n"
@@ -76,6 +77,17 @@ static void print_version(FILE *f) {
 
 int main(int argc, char **argv) {
         const char *cmd = argc > 1 ? argv[1] : NULL;
+        const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+
+        /* Slurm runs Prolog=/Epilog=/TaskProlog= with no arguments: the
+         * wrappers in $(libexecdir)/leash are links named after what they do */
+        base = base ? base + 1 : argc > 0 ? argv[0] : "";
+        if (strncmp(base, "slurm-", 6) == 0) {
+                char *sargv[] = {(char *) "slurm", (char *) base + 6, NULL};
+                if (argc > 1)
+                        return usage_error("%s: takes no arguments (Slurm passes none)", base);
+                return cmd_slurm(2, sargv);
+        }
 
         /* before anything opens a file (issue 10.4): with fd 2 closed, the
          * report's file would become stderr and hold leash's error lines */
@@ -97,5 +109,7 @@ int main(int argc, char **argv) {
                 return cmd_check(argc - 1, argv + 1);
         if (strcmp(cmd, "profiles") == 0)
                 return cmd_profiles(argc - 1, argv + 1);
+        if (strcmp(cmd, "slurm") == 0)
+                return cmd_slurm(argc - 1, argv + 1);
         return usage_error("unknown subcommand '%s': expected run, check or profiles", cmd);
 }

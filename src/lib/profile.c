@@ -208,6 +208,10 @@ struct profile_loader {
         bool skip;                   /* under a bad header: its keys are not looked at */
         size_t first_error;
         struct leash_settings scratch;
+        /* LEASH_INI_OTHER: another file of leash's, keys judged by the caller */
+        leash_ini_handler other;
+        void *other_data;
+        struct profile_section other_sec;
 };
 
 #define LERR(ld, ...) profile_error((ld)->p, (ld)->file->path, (ld)->line, __VA_ARGS__)
@@ -240,6 +244,22 @@ static void profile_header(struct profile_loader *ld, char *s, size_t len) {
                 ;
         if (*rest && *rest != ';' && *rest != '#') {
                 LERR(ld, "unexpected text after [%s]: '%s'", s + 1, rest);
+                return;
+        }
+        if (ld->kind == LEASH_INI_OTHER) {
+                char why[512] = "";
+                if (ld->other(ld->other_data, s + 1, NULL, NULL, why, sizeof why) < 0) {
+                        LERR(ld, "%s", why[0] ? why : "unknown section");
+                        return;
+                }
+                free(ld->other_sec.name);
+                if (!(ld->other_sec.name = strdup(s + 1))) {
+                        ld->p->oom = true;
+                        return;
+                }
+                ld->other_sec.line = ld->line;
+                ld->cur = &ld->other_sec;
+                ld->skip = false;
                 return;
         }
         if (ld->kind == LEASH_INI_SYSTEM) {
@@ -368,11 +388,19 @@ static int profile_handler(void *user, const char *section, const char *name, co
                 return 1;
         if (!sec) {
                 LERR(ld, "key '%s' (value '%s') is outside a section: expected it under %s", name, value,
-                     ld->kind == LEASH_INI_SYSTEM ? "[leash]" : "a [PROFILE] header");
+                     ld->kind == LEASH_INI_SYSTEM  ? "[leash]"
+                     : ld->kind == LEASH_INI_OTHER ? "a [section] header"
+                                                   : "a [PROFILE] header");
                 return 1;
         }
         if (strcmp(section, sec->name) != 0) { /* cannot happen: the reader saw every header */
                 LERR(ld, "key '%s' in section [%s], expected [%s]", name, section, sec->name);
+                return 1;
+        }
+        if (ld->kind == LEASH_INI_OTHER) {
+                char why[512] = "";
+                if (ld->other(ld->other_data, sec->name, name, value, why, sizeof why) < 0)
+                        LERR(ld, "%s", why[0] ? why : "bad value");
                 return 1;
         }
         o = leash_option_by_name(name);
@@ -430,7 +458,7 @@ static int profile_handler(void *user, const char *section, const char *name, co
 }
 
 static int profile_parse(struct leash_profiles *p, const struct profile_file *f, const char *data, size_t size,
-                         enum leash_ini_kind kind) {
+                         enum leash_ini_kind kind, leash_ini_handler other, void *other_data) {
         struct profile_loader ld = {
                 .p = p,
                 .file = f,
@@ -438,6 +466,8 @@ static int profile_parse(struct leash_profiles *p, const struct profile_file *f,
                 .buf = data,
                 .size = size,
                 .first_error = p->n_errors,
+                .other = other,
+                .other_data = other_data,
         };
         int r;
 
@@ -445,6 +475,7 @@ static int profile_parse(struct leash_profiles *p, const struct profile_file *f,
         leash_settings_init(&ld.scratch);
         r = ini_parse_stream(profile_reader, &ld, profile_handler, &ld);
         leash_settings_done(&ld.scratch);
+        free(ld.other_sec.name);
         if (r == -2)
                 p->oom = true;
         else if (r > 0 && !line_has_error(&ld, (unsigned) r)) {
@@ -461,12 +492,13 @@ int leash_profiles_load_buffer(struct leash_profiles *p, const char *name, const
         const struct profile_file *f = profile_add_file(p, name);
         if (!f)
                 return -ENOMEM;
-        return profile_parse(p, f, data, size, kind);
+        return profile_parse(p, f, data, size, kind, NULL, NULL);
 }
 
 #define TRUST_HINT "as root, leash takes settings only from files that only root can change"
 
-int leash_profiles_load_file(struct leash_profiles *p, const char *path, enum leash_ini_kind kind) {
+static int profile_load_file(struct leash_profiles *p, const char *path, enum leash_ini_kind kind,
+                             leash_ini_handler other, void *other_data) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *data = NULL;
         struct profile_file *f;
@@ -505,7 +537,23 @@ int leash_profiles_load_file(struct leash_profiles *p, const char *path, enum le
         f->dev = st.st_dev;
         f->ino = st.st_ino;
         f->has_inode = true;
-        return profile_parse(p, f, data, len, kind);
+        return profile_parse(p, f, data, len, kind, other, other_data);
+}
+
+int leash_profiles_load_file(struct leash_profiles *p, const char *path, enum leash_ini_kind kind) {
+        return profile_load_file(p, path, kind, NULL, NULL);
+}
+
+int leash_ini_load_other(struct leash_profiles *p, const char *path, leash_ini_handler handler, void *userdata) {
+        return profile_load_file(p, path, LEASH_INI_OTHER, handler, userdata);
+}
+
+int leash_ini_load_other_buffer(struct leash_profiles *p, const char *name, const char *data, size_t size,
+                                leash_ini_handler handler, void *userdata) {
+        const struct profile_file *f = profile_add_file(p, name);
+        if (!f)
+                return -ENOMEM;
+        return profile_parse(p, f, data, size, LEASH_INI_OTHER, handler, userdata);
 }
 
 static int compare_strings(const void *a, const void *b) {

@@ -44,7 +44,19 @@ void leash_profiles_free(struct leash_profiles *p);
 enum leash_ini_kind {
         LEASH_INI_SYSTEM,   /* leash.ini: one [leash] section */
         LEASH_INI_PROFILES, /* a profile file: [NAME] sections */
+        LEASH_INI_OTHER,    /* another file of leash's (slurm.ini): see leash_ini_load_other */
 };
+
+/* Another INI file of leash's read with the same reader, syntax rules, trust
+ * rules and FILE:LINE errors as the profiles (one inih adapter): the handler
+ * is called once per section header (key and value NULL) and once per key;
+ * it returns 0, or -1 with why filled, which is recorded at that line. The
+ * errors land in p (leash_profiles_error); 0, -EINVAL or -ENOMEM. */
+typedef int (*leash_ini_handler)(void *userdata, const char *section, const char *key, const char *value, char *why,
+                                 size_t size);
+int leash_ini_load_other(struct leash_profiles *p, const char *path, leash_ini_handler handler, void *userdata);
+int leash_ini_load_other_buffer(struct leash_profiles *p, const char *name, const char *data, size_t size,
+                                leash_ini_handler handler, void *userdata);
 
 /* Each load returns 0, -EINVAL when it recorded errors, or -ENOMEM. */
 /* leash.ini, profiles.d/ *.ini, then the user's *.ini; what is absent is skipped. */

@@ -20,6 +20,7 @@
 #include "../basic/utf8.h"
 #include "caps.h"
 #include "leash.h"
+#include "slurm.h"
 
 static void json_object_putp(json_object **o) {
         if (*o)
@@ -395,6 +396,64 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
         for (unsigned i = 0; i < r->n_signals; i++)
                 fprintf(f, "signal:    SIG%s at %.3f s (%s)\n", signal_name(r->signals[i].signal),
                         (double) r->signals[i].at_ns / 1e9, r->signals[i].why);
+}
+
+/* The Slurm Epilog's additions: new keys only (schema 1 stays). */
+static json_object *slurm_step_json(const struct slurm_step_usage *st) {
+        json_object *o = json_object_new_object();
+        const struct leash_usage *x = &st->usage;
+        uint64_t cpu_total = x->cpu_usage_us;
+
+        json_object_object_add(o, "step", json_object_new_string(st->name));
+        json_object_object_add(o, "cpu_time_s", seconds(cpu_total, USEC_PER_SEC));
+        json_object_object_add(o, "cpu_user_s", seconds(x->cpu_user_us, USEC_PER_SEC));
+        json_object_object_add(o, "cpu_system_s", seconds(x->cpu_system_us, USEC_PER_SEC));
+        json_object_object_add(o, "memory_peak_bytes", u64_or_null(x->memory_peak));
+        json_object_object_add(o, "pids_peak", u64_or_null(x->pids_peak));
+        json_object_object_add(o, "oom_kills", u64_or_null(x->mem_ev_oom_kill));
+        json_object_object_add(o, "io_read_bytes", u64_or_null(x->io_rbytes));
+        json_object_object_add(o, "io_write_bytes", u64_or_null(x->io_wbytes));
+        json_object_object_add(o, "leftovers_killed", json_object_new_int((int) st->leftovers_killed));
+        return o;
+}
+
+int slurm_report_format(const struct leash_spec *c, const struct leash_result *r, const struct slurm_report *s,
+                        char **ret_text) {
+        _cleanup_json_ json_object *root = NULL;
+        json_object *o, *a;
+        const struct slurm_job *j = s->job;
+        const char *text;
+
+        root = build(c, r);
+        o = json_object_new_object();
+        json_object_object_add(o, "job_id", json_object_new_int64(j->id));
+        json_object_object_add(o, "user", j->user[0] ? json_object_new_string(j->user) : NULL);
+        json_object_object_add(o, "uid", json_object_new_int64((int64_t) j->uid));
+        json_object_object_add(o, "gid", json_object_new_int64((int64_t) j->gid));
+        json_object_object_add(o, "partition", j->partition[0] ? json_object_new_string(j->partition) : NULL);
+        json_object_object_add(o, "account", j->account[0] ? json_object_new_string(j->account) : NULL);
+        json_object_object_add(o, "features", j->features[0] ? json_object_new_string(j->features) : NULL);
+        json_object_object_add(o, "node", j->node[0] ? json_object_new_string(j->node) : NULL);
+        json_object_object_add(o, "cluster", j->cluster[0] ? json_object_new_string(j->cluster) : NULL);
+        json_object_object_add(o, "requested_profile",
+                               j->requested_profile[0] ? json_object_new_string(j->requested_profile) : NULL);
+        json_object_object_add(o, "profile_chosen_by", s->profile_why ? json_object_new_string(s->profile_why) : NULL);
+        json_object_object_add(o, "on_error", json_object_new_string(s->on_error ? s->on_error : "continue"));
+        json_object_object_add(o, "tasks_placed", json_object_new_int((int) s->tasks_placed));
+        json_object_object_add(root, "slurm", o);
+        a = json_object_new_array();
+        for (size_t i = 0; i < s->n_steps; i++)
+                json_object_array_add(a, slurm_step_json(&s->steps[i]));
+        json_object_object_add(root, "steps", a);
+        a = json_object_new_array();
+        for (size_t i = 0; i < s->n_errors; i++)
+                json_object_array_add(a, json_object_new_string(s->errors[i]));
+        json_object_object_add(root, "errors", a);
+        text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                            JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!text || asprintf(ret_text, "%s\n", text) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 int leash_report_format(const struct leash_spec *c, const struct leash_result *r, enum leash_format format,

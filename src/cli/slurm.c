@@ -1,0 +1,1045 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * leash slurm prolog|epilog|task-prolog|status|sweep: leash as Slurm's
+ * Prolog, Epilog and TaskProlog (see leash-slurm(8)).
+ *
+ * Slurm runs these with no arguments and no PATH: the admin points slurm.conf
+ * at the wrappers in $(libexecdir)/leash/ (symlinks to leash, dispatched on
+ * their name by main.c). Everything comes from SLURM_* variables and
+ * slurm.ini.
+ *
+ * The Prolog never fails the node for leash's own trouble unless on-error =
+ * drain: with continue the job runs unconfined and the report says
+ * setup_error; with fail-job its tasks are refused (by the TaskProlog or the
+ * SPANK plugin, whose failure fails the job without draining).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../basic/fileio.h"
+#include "../basic/log.h"
+#include "../basic/macro.h"
+#include "../basic/parse.h"
+#include "../basic/time-util.h"
+#include "../basic/trust.h"
+#include "../lib/account.h"
+#include "../lib/cgroupfs.h"
+#include "../lib/options.h"
+#include "../lib/profile.h"
+#include "cli.h"
+#include "slurm.h"
+
+#define SPANK_OPT_ENV "SPANK__SLURM_SPANK_OPTION_leash_leash_profile"
+#define SPANK_OPT_ENV2 "SPANK__SLURM_SPANK_OPTION_leash_leash-profile"
+
+static void slurm_help(FILE *f) {
+        fprintf(f,
+                "Usage: leash slurm prolog        Prolog= (root): job cgroup, limits, per-job supervisor\n"
+                "       leash slurm epilog        Epilog= (root): kill leftovers, report, remove the cgroups\n"
+                "       leash slurm task-prolog   TaskProlog= (the user): place the task in its step cgroup\n"
+                "       leash slurm status [JOBID]\n"
+                "       leash slurm sweep [--dry-run]  remove what dead supervisors left behind\n"
+                "       leash slurm check-profile NAME  may a user ask for NAME (--leash-profile)?\n"
+                "\n"
+                "Slurm passes no arguments and no PATH: point slurm.conf at the wrappers\n"
+                "  Prolog=%s/leash/slurm-prolog\n"
+                "  Epilog=%s/leash/slurm-epilog\n"
+                "  TaskProlog=%s/leash/slurm-task-prolog\n"
+                "Configuration: slurm.ini in leash's configuration directory, section [slurm].\n"
+                "See leash-slurm(8).\n",
+                LEASH_LIBEXECDIR, LEASH_LIBEXECDIR, LEASH_LIBEXECDIR);
+}
+
+/* --- context ---------------------------------------------------------------- */
+
+struct ctx {
+        struct slurm_conf conf;
+        struct slurm_job job;
+        struct leash_profile_paths paths;
+        char **errors; /* for the report */
+        size_t n_errors;
+        bool conf_ok;
+};
+
+static void ctx_error(struct ctx *x, const char *fmt, ...) _printf_(2, 3);
+static void ctx_error(struct ctx *x, const char *fmt, ...) {
+        char *s = NULL, **l;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        if (!s)
+                return;
+        log_error("%s", s);
+        l = realloc(x->errors, (x->n_errors + 1) * sizeof *l);
+        if (!l) {
+                free(s);
+                return;
+        }
+        x->errors = l;
+        l[x->n_errors++] = s;
+}
+
+static void ctx_done(struct ctx *x) {
+        slurm_conf_done(&x->conf);
+        for (size_t i = 0; i < x->n_errors; i++)
+                free(x->errors[i]);
+        free(x->errors);
+}
+
+static const char *env(const char *name) {
+        const char *v = getenv(name);
+        return v ? v : "";
+}
+
+static void env_copy(char *buf, size_t size, const char *name) {
+        snprintf(buf, size, "%s", env(name));
+}
+
+/* Reads slurm.ini; on errors keeps the defaults and records them. */
+static void ctx_load_conf(struct ctx *x) {
+        struct leash_profiles *errs = NULL;
+        int r;
+
+        leash_profile_paths_default(&x->paths);
+        slurm_conf_init(&x->conf);
+        if (leash_profiles_new(x->paths.trust, &errs) < 0) {
+                ctx_error(x, "read slurm.ini: %s", strerror(ENOMEM));
+                return;
+        }
+        r = slurm_conf_load(&x->conf, x->paths.config_dir, x->paths.trust, errs);
+        for (size_t i = 0; i < leash_profiles_n_errors(errs); i++)
+                ctx_error(x, "%s", leash_profiles_error(errs, i));
+        leash_profiles_free(errs);
+        x->conf_ok = r == 0;
+        if (r < 0) { /* a broken file counts as absent, its errors in the report */
+                slurm_conf_done(&x->conf);
+                (void) slurm_conf_load_buffer(&x->conf, "(defaults)", "", 0, NULL);
+        }
+}
+
+static int ctx_load_job(struct ctx *x) {
+        uint64_t v;
+        const char *opt = getenv(SPANK_OPT_ENV);
+
+        if (parse_u64(env("SLURM_JOB_ID"), &v) < 0 || v == 0 || v > UINT32_MAX) {
+                log_error("SLURM_JOB_ID='%s': expected a job id (is this run by slurmd?)", env("SLURM_JOB_ID"));
+                return -EINVAL;
+        }
+        x->job.id = (uint32_t) v;
+        env_copy(x->job.user, sizeof x->job.user, "SLURM_JOB_USER");
+        x->job.uid = parse_u64(env("SLURM_JOB_UID"), &v) == 0 ? (uid_t) v : (uid_t) -1;
+        x->job.gid = parse_u64(env("SLURM_JOB_GID"), &v) == 0 ? (gid_t) v : (gid_t) -1;
+        env_copy(x->job.partition, sizeof x->job.partition, "SLURM_JOB_PARTITION");
+        env_copy(x->job.account, sizeof x->job.account, "SLURM_JOB_ACCOUNT");
+        env_copy(x->job.features, sizeof x->job.features, "SLURM_JOB_CONSTRAINTS");
+        env_copy(x->job.node, sizeof x->job.node, "SLURMD_NODENAME");
+        env_copy(x->job.cluster, sizeof x->job.cluster, "SLURM_CLUSTER_NAME");
+        if (!opt)
+                opt = getenv(SPANK_OPT_ENV2);
+        snprintf(x->job.requested_profile, sizeof x->job.requested_profile, "%s", opt ? opt : "");
+        if (!x->job.node[0]) {
+                if (gethostname(x->job.node, sizeof x->job.node) < 0)
+                        snprintf(x->job.node, sizeof x->job.node, "localhost");
+        }
+        return 0;
+}
+
+/* mkdir -p, each new component 0755 */
+static int mkdir_p(const char *path) {
+        char buf[4096];
+
+        snprintf(buf, sizeof buf, "%s", path);
+        for (char *p = buf + 1; *p; p++)
+                if (*p == '/') {
+                        *p = '\0';
+                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                                return negative_errno();
+                        *p = '/';
+                }
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
+/* A directory root writes into: made when missing, then judged with the trust
+ * rules (root's, not writable by others, nor any directory above it). */
+static int open_root_dir(const char *path, bool create, char *why, size_t size) {
+        int r;
+
+        why[0] = '\0';
+        if (create && (r = mkdir_p(path)) < 0) {
+                snprintf(why, size, "%s: %s", path, strerror(-r));
+                return r;
+        }
+        r = trust_open(path, true, geteuid() == 0, why, size);
+        if (r < 0 && !why[0])
+                snprintf(why, size, "%s: %s", path, strerror(-r));
+        return r;
+}
+
+static int state_open(struct ctx *x, bool create, int *ret_fd, char *why, size_t size) {
+        _cleanup_close_ int dfd = -1;
+        char name[32];
+        int fd;
+
+        dfd = open_root_dir(x->conf.state_dir, create, why, size);
+        if (dfd < 0)
+                return dfd;
+        snprintf(name, sizeof name, "job_%" PRIu32, x->job.id);
+        if (create && mkdirat(dfd, name, 0755) < 0 && errno != EEXIST) {
+                snprintf(why, size, "%s/%s: %s", x->conf.state_dir, name, strerror(errno));
+                return negative_errno();
+        }
+        fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                snprintf(why, size, "%s/%s: %s", x->conf.state_dir, name, strerror(errno));
+                return negative_errno();
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+static void state_remove(struct ctx *x) {
+        char path[4200];
+        const char *files[] = {"state", "verdict", "sock"};
+        _cleanup_close_ int dfd = -1;
+
+        snprintf(path, sizeof path, "%s/job_%" PRIu32, x->conf.state_dir, x->job.id);
+        dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                (void) unlinkat(dfd, files[i], 0);
+        (void) rmdir(path);
+}
+
+/* --- prolog ------------------------------------------------------------------ */
+
+static uint64_t proc_starttime(pid_t pid) {
+        char path[64], buf[1024], *p;
+        _cleanup_close_ int fd = -1;
+        unsigned long long v = 0;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read_fd_at0(fd, buf, sizeof buf, NULL) < 0 || !(p = strrchr(buf, ')')))
+                return 0;
+        /* field 22; after ") " come fields 3.. */
+        p += 2;
+        for (int field = 3; field < 22 && p; field++)
+                p = strchr(p, ' '), p = p ? p + 1 : NULL;
+        if (p)
+                v = strtoull(p, NULL, 10);
+        return v;
+}
+
+static int listen_socket(int state_fd, int *ret_fd) {
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        char path[sizeof sa.sun_path];
+        _cleanup_close_ int fd = -1;
+
+        (void) unlinkat(state_fd, "sock", 0);
+        snprintf(path, sizeof path, "/proc/self/fd/%d/sock", state_fd);
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+                return negative_errno();
+        /* anyone may connect; the supervisor judges each peer by SO_PEERCRED */
+        if (fchmodat(state_fd, "sock", 0666, 0) < 0 || listen(fd, 64) < 0)
+                return negative_errno();
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+static double node_cores(const struct leash_spec *c, const enum leash_enforcer *plan) {
+        cpu_set_t set;
+        double cores = 1;
+
+        if (sched_getaffinity(0, sizeof set, &set) == 0)
+                cores = CPU_COUNT(&set);
+        if (plan[LEASH_LIMIT_CPUS] == LEASH_BY_CGROUP && c->limit[LEASH_LIMIT_CPUS] != LEASH_MAX &&
+            (double) c->limit[LEASH_LIMIT_CPUS] / 1e6 < cores)
+                cores = (double) c->limit[LEASH_LIMIT_CPUS] / 1e6;
+        return cores > 0 ? cores : 1;
+}
+
+static void state_text(struct ctx *x, char *buf, size_t size, const char *profile, const char *why,
+                       const struct leash_spec *c, const enum leash_enforcer *plan, const char *cgroup,
+                       const char *setup_error, bool refuse, pid_t sv_pid, uint64_t sv_start, uint64_t started) {
+        size_t n = 0;
+#define ADD(...) n += (size_t) snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__)
+        ADD("job_id=%" PRIu32 "\nuser=%s\nuid=%d\ngid=%d\npartition=%s\naccount=%s\nfeatures=%s\nnode=%s\n"
+            "cluster=%s\nrequested_profile=%s\n",
+            x->job.id, x->job.user, (int) x->job.uid, (int) x->job.gid, x->job.partition, x->job.account,
+            x->job.features, x->job.node, x->job.cluster, x->job.requested_profile);
+        ADD("profile=%s\nprofile_chosen_by=%s\non_error=%s\nstarted_realtime_ns=%" PRIu64
+            "\nstarted_monotonic_ns=%" PRIu64 "\n",
+            profile ? profile : "", why ? why : "", slurm_on_error_to_string(x->conf.on_error), started,
+            now_ns(CLOCK_MONOTONIC) - (now_ns(CLOCK_REALTIME) - started));
+        if (c) {
+                ADD("profile_source=%s\ngrace_ns=%" PRIu64 "\nsoft_signal=%d\n",
+                    c->profile_source ? c->profile_source : "", c->grace_ns, c->soft_signal);
+                for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                        if (c->limit[l] != LEASH_UNSET)
+                                ADD("limit.%s=%" PRIu64 " %s\n", leash_limit_to_string((enum leash_limit) l),
+                                    c->limit[l], leash_enforcer_to_string(plan[l]));
+        }
+        if (cgroup)
+                ADD("cgroup=%s\n", cgroup);
+        if (setup_error)
+                ADD("setup_error=%s\n", setup_error);
+        if (refuse)
+                ADD("refuse=1\n");
+        if (sv_pid > 0)
+                ADD("supervisor_pid=%d\nsupervisor_start=%" PRIu64 "\n", (int) sv_pid, sv_start);
+        for (size_t i = 0; i < x->n_errors; i++)
+                ADD("error.%zu=%s\n", i, x->errors[i]);
+#undef ADD
+        if (n >= size)
+                buf[size - 1] = '\0';
+}
+
+/* The Prolog's answer to leash's own trouble, per on-error. */
+static int prolog_trouble(struct ctx *x, int state_fd, const char *profile, const char *why, const char *msg) {
+        char text[8192];
+        bool refuse = x->conf.on_error == SLURM_ON_ERROR_FAIL_JOB;
+
+        log_error("job %" PRIu32 ": %s (on-error = %s)", x->job.id, msg, slurm_on_error_to_string(x->conf.on_error));
+        if (state_fd >= 0) {
+                state_text(x, text, sizeof text, profile, why, NULL, NULL, NULL, msg, refuse, 0, 0,
+                           now_ns(CLOCK_REALTIME));
+                (void) slurm_file_replace(state_fd, "state", text);
+        }
+        return x->conf.on_error == SLURM_ON_ERROR_DRAIN ? 1 : 0;
+}
+
+static int prolog(void) {
+        struct ctx x = {0};
+        _cleanup_close_ int state_fd = -1, root_fd = -1, job_fd = -1, listen_fd = -1;
+        struct leash_settings cli, s;
+        struct leash_profiles *profiles = NULL;
+        const char *profile = NULL, *pwhy = NULL;
+        enum leash_enforcer plan[_LEASH_LIMIT_MAX];
+        const char *notes[_LEASH_LIMIT_MAX];
+        char why[4400], root[4096], cgroup[4200], text[8192], msg[4600];
+        unsigned available = 0;
+        uint64_t start_ns, started;
+        int ready[2] = {-1, -1}, r, rc;
+        pid_t pid;
+
+        if (ctx_load_job(&x) < 0)
+                return EXIT_LEASH_FAILED;
+        ctx_load_conf(&x);
+        r = state_open(&x, true, &state_fd, why, sizeof why);
+        if (r < 0) {
+                snprintf(msg, sizeof msg, "state directory: %s", why);
+                rc = prolog_trouble(&x, -1, NULL, NULL, msg);
+                ctx_done(&x);
+                return rc;
+        }
+        (void) unlinkat(state_fd, "verdict", 0);
+
+        r = slurm_choose_profile(&x.conf, &x.job, &profile, &pwhy, why, sizeof why);
+        if (r == -EPERM) {
+                /* never a way out of confinement: the job gets what it would have had */
+                ctx_error(&x, "%s", why);
+                x.job.requested_profile[0] = '\0';
+                (void) slurm_choose_profile(&x.conf, &x.job, &profile, &pwhy, why, sizeof why);
+                snprintf(x.job.requested_profile, sizeof x.job.requested_profile, "%s", env(SPANK_OPT_ENV));
+        }
+        if (strcmp(profile, SLURM_PROFILE_NONE) == 0) {
+                state_text(&x, text, sizeof text, profile, pwhy, NULL, NULL, NULL, NULL, false, 0, 0,
+                           now_ns(CLOCK_REALTIME));
+                r = slurm_file_replace(state_fd, "state", text);
+                ctx_done(&x);
+                return r < 0 && x.conf.on_error == SLURM_ON_ERROR_DRAIN ? 1 : 0;
+        }
+
+        leash_settings_init(&cli);
+        cli.profile_name = strdup(profile);
+        rc = cli.profile_name ? cli_settings_build(&cli, NULL, 0, &s, &profiles) : EXIT_LEASH_FAILED;
+        leash_settings_done(&cli);
+        if (rc != 0) {
+                snprintf(msg, sizeof msg, "profile '%s': the configuration cannot be used (see the lines above)",
+                         profile);
+                rc = prolog_trouble(&x, state_fd, profile, pwhy, msg);
+                ctx_done(&x);
+                return rc;
+        }
+        s.config.profile = profile;
+
+        r = slurm_cgroup_root(true, root, sizeof root, &root_fd, &available);
+        if (r >= 0)
+                r = slurm_job_cgroup_create(root_fd, x.job.id, &job_fd);
+        if (r < 0) {
+                snprintf(msg, sizeof msg, "create the job cgroup: %s", strerror(-r));
+                goto trouble;
+        }
+        snprintf(cgroup, sizeof cgroup, "%s/job_%" PRIu32, root, x.job.id);
+        cgroupfs_plan_enforcement(&s.config, available, plan, notes);
+        {
+                struct leash_error err = {0};
+                r = cgroupfs_apply_limits(job_fd, &s.config, plan, &err);
+                if (r < 0) {
+                        snprintf(msg, sizeof msg, "%s: %s: %s", err.step ? err.step : "write the limits", err.detail,
+                                 strerror(-r));
+                        goto trouble;
+                }
+        }
+        r = listen_socket(state_fd, &listen_fd);
+        if (r < 0) {
+                snprintf(msg, sizeof msg, "the supervisor's socket: %s", strerror(-r));
+                goto trouble;
+        }
+        start_ns = now_ns(CLOCK_MONOTONIC);
+        started = now_ns(CLOCK_REALTIME);
+        if (pipe2(ready, O_CLOEXEC) < 0) {
+                snprintf(msg, sizeof msg, "pipe: %s", strerror(errno));
+                goto trouble;
+        }
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0) {
+                snprintf(msg, sizeof msg, "start the supervisor: %s", strerror(errno));
+                goto trouble;
+        }
+        if (pid == 0) {
+                /* slurmd kills the Prolog's process group when it exits: a new
+                 * session, stdio on /dev/null, no fd of slurmd's kept */
+                struct slurm_supervisor sv = {
+                        .config = &s.config,
+                        .job_id = x.job.id,
+                        .uid = x.job.uid,
+                        .listen_fd = listen_fd,
+                        .job_fd = job_fd,
+                        .state_fd = state_fd,
+                        .start_ns = start_ns,
+                        .cores = node_cores(&s.config, plan),
+                };
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                (void) setsid();
+                if (null >= 0) {
+                        dup2(null, 0), dup2(null, 1), dup2(null, 2);
+                        if (null > 2)
+                                close(null);
+                }
+                (void) !chdir("/");
+                close(ready[0]);
+                close(ready[1]); /* the parent sees EOF: started */
+                _exit(slurm_supervise(&sv));
+        }
+        close(ready[1]);
+        {
+                char c;
+                (void) !read(ready[0], &c, 1);
+                close(ready[0]);
+        }
+        state_text(&x, text, sizeof text, profile, pwhy, &s.config, plan, cgroup, NULL, false, pid, proc_starttime(pid),
+                   started);
+        r = slurm_file_replace(state_fd, "state", text);
+        leash_settings_done(&s);
+        leash_profiles_free(profiles);
+        if (r < 0) {
+                log_error("job %" PRIu32 ": write the state: %s", x.job.id, strerror(-r));
+                (void) kill(pid, SIGKILL);
+                (void) slurm_job_cgroup_remove(root_fd, x.job.id);
+                rc = x.conf.on_error == SLURM_ON_ERROR_DRAIN ? 1 : 0;
+        } else
+                rc = 0;
+        ctx_done(&x);
+        return rc;
+
+trouble:
+        if (job_fd >= 0)
+                (void) slurm_job_cgroup_remove(root_fd, x.job.id);
+        (void) unlinkat(state_fd, "sock", 0);
+        leash_settings_done(&s);
+        leash_profiles_free(profiles);
+        rc = prolog_trouble(&x, state_fd, profile, pwhy, msg);
+        ctx_done(&x);
+        return rc;
+}
+
+/* --- epilog ------------------------------------------------------------------ */
+
+static uint64_t kv_u64(const char *text, const char *key, uint64_t dflt) {
+        char buf[64];
+        uint64_t v;
+        if (!text || slurm_kv_get(text, key, buf, sizeof buf) < 0 || parse_u64(buf, &v) < 0)
+                return dflt;
+        return v;
+}
+
+static int pidfd_open_(pid_t pid) {
+        return (int) syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* The supervisor's pid, if that process is still the one the Prolog started. */
+static int supervisor_pidfd(const char *state) {
+        pid_t pid = (pid_t) kv_u64(state, "supervisor_pid", 0);
+        uint64_t start = kv_u64(state, "supervisor_start", 0);
+        int fd;
+
+        if (pid <= 0)
+                return -ESRCH;
+        fd = pidfd_open_(pid);
+        if (fd < 0)
+                return negative_errno();
+        if (proc_starttime(pid) != start) { /* recycled pid */
+                close(fd);
+                return -ESRCH;
+        }
+        return fd;
+}
+
+static void stop_supervisor(struct ctx *x, int state_fd, const char *state) {
+        char reply[256];
+        _cleanup_close_ int pfd = supervisor_pidfd(state);
+        struct pollfd p;
+        int r;
+
+        if (pfd == -ESRCH && !kv_u64(state, "supervisor_pid", 0))
+                return; /* none was started */
+        r = slurm_request(state_fd, "stop", -1, 2000, reply, sizeof reply);
+        if (r < 0)
+                ctx_error(x, "job %" PRIu32 ": the supervisor did not answer: %s", x->job.id, strerror(-r));
+        if (pfd < 0) {
+                if (r < 0)
+                        ctx_error(x, "job %" PRIu32 ": the supervisor is gone", x->job.id);
+                return;
+        }
+        p = (struct pollfd){.fd = pfd, .events = POLLIN};
+        if (poll(&p, 1, 2000) != 1) {
+                ctx_error(x, "job %" PRIu32 ": the supervisor did not stop: killed", x->job.id);
+                (void) syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+        }
+}
+
+struct epilog_steps {
+        struct slurm_step_usage *steps;
+        size_t n;
+        const char *verdict;
+};
+
+static void collect_step(void *userdata, const char *dirname, int step_fd) {
+        struct epilog_steps *e = userdata;
+        struct slurm_step_usage *l = realloc(e->steps, (e->n + 1) * sizeof *l), *st;
+        char key[96];
+        int n;
+
+        if (!l)
+                return;
+        e->steps = l;
+        st = &l[e->n++];
+        memset(st, 0, sizeof *st);
+        snprintf(st->name, sizeof st->name, "%s", dirname + 5);
+        account_usage_init(&st->usage);
+        n = cgroupfs_signal_all(step_fd, 0, 0);
+        snprintf(key, sizeof key, "step.%s.leftovers", st->name);
+        st->leftovers_killed = (n > 0 ? (unsigned) n : 0) + (unsigned) kv_u64(e->verdict, key, 0);
+}
+
+static void read_step(struct slurm_step_usage *st, int job_fd) {
+        _cleanup_close_ int fd = -1;
+        if (slurm_step_cgroup_open(job_fd, st->name, false, &fd) == 0)
+                account_read(fd, &st->usage);
+}
+
+static void config_from_state(struct leash_spec *c, const char *state, enum leash_enforcer *enforced) {
+        leash_spec_init(c);
+        c->grace_ns = kv_u64(state, "grace_ns", c->grace_ns);
+        c->soft_signal = (int) kv_u64(state, "soft_signal", (uint64_t) c->soft_signal);
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                char key[64], buf[128], how[32] = "";
+                unsigned long long v;
+                snprintf(key, sizeof key, "limit.%s", leash_limit_to_string((enum leash_limit) l));
+                if (!state || slurm_kv_get(state, key, buf, sizeof buf) < 0 || sscanf(buf, "%llu %31s", &v, how) < 1)
+                        continue;
+                c->limit[l] = (uint64_t) v;
+                enforced[l] = strcmp(how, "cgroup") == 0   ? LEASH_BY_CGROUP
+                              : strcmp(how, "rlimit") == 0 ? LEASH_BY_RLIMIT
+                              : strcmp(how, "leash") == 0  ? LEASH_BY_LEASH
+                                                           : LEASH_BY_NONE;
+        }
+}
+
+static void signals_from_verdict(struct leash_result *r, const char *verdict) {
+        static const char *const whys[] = {"wall_time", "cpu_time", "grace", "leftover", "interrupt"};
+        for (unsigned i = 0; i < LEASH_SIGNALS_MAX; i++) {
+                char key[32], buf[128], why[32];
+                int sig;
+                unsigned long long at;
+                snprintf(key, sizeof key, "signal.%u", i);
+                if (!verdict || slurm_kv_get(verdict, key, buf, sizeof buf) < 0 ||
+                    sscanf(buf, "%d %llu %31s", &sig, &at, why) != 3)
+                        break;
+                r->signals[r->n_signals].signal = sig;
+                r->signals[r->n_signals].at_ns = (uint64_t) at;
+                r->signals[r->n_signals].why = "leftover";
+                for (size_t k = 0; k < ELEMENTSOF(whys); k++)
+                        if (strcmp(why, whys[k]) == 0)
+                                r->signals[r->n_signals].why = whys[k];
+                r->n_signals++;
+        }
+}
+
+/* Writes <report-dir>/<JOBID>.<node>.json: root's, 0644, in a directory only
+ * root can write (judged by the trust rules), replaced atomically. */
+static int write_report(struct ctx *x, const char *text) {
+        _cleanup_close_ int dfd = -1;
+        char why[4400], name[256];
+        int r;
+
+        dfd = open_root_dir(x->conf.report_dir, true, why, sizeof why);
+        if (dfd < 0) {
+                ctx_error(x, "report directory: %s", why);
+                return dfd;
+        }
+        snprintf(name, sizeof name, "%" PRIu32 ".%s.json", x->job.id, x->job.node);
+        if (strchr(x->job.node, '/') || x->job.node[0] == '.') {
+                ctx_error(x, "node name '%s': not usable in a file name", x->job.node);
+                return -EINVAL;
+        }
+        r = slurm_file_replace(dfd, name, text);
+        if (r < 0)
+                ctx_error(x, "write the report %s/%s: %s", x->conf.report_dir, name, strerror(-r));
+        return r;
+}
+
+static enum leash_reason decide_reason(const struct leash_result *r, const char *verdict, bool setup_error,
+                                       int *ret_exit) {
+        char buf[32] = "";
+        const struct leash_usage *u = &r->usage;
+        bool failed = r->term_signal || r->status_code > 0;
+
+        if (verdict)
+                (void) slurm_kv_get(verdict, "reason", buf, sizeof buf);
+        *ret_exit = r->term_signal ? 128 + r->term_signal : r->status_code > 0 ? r->status_code : 0;
+        if (strcmp(buf, "wall_time") == 0 || strcmp(buf, "cpu_time") == 0) {
+                *ret_exit = 124;
+                return strcmp(buf, "wall_time") == 0 ? LEASH_REASON_WALL_TIME : LEASH_REASON_CPU_TIME;
+        }
+        if (setup_error)
+                return LEASH_REASON_SETUP_ERROR;
+        if (u->mem_ev_oom_kill != LEASH_NULL && u->mem_ev_oom_kill > 0)
+                return LEASH_REASON_MEMORY;
+        if (failed && u->pids_events_max != LEASH_NULL && u->pids_events_max > 0)
+                return LEASH_REASON_PIDS;
+        if (r->term_signal)
+                return LEASH_REASON_SIGNAL;
+        return r->status_code > 0 ? LEASH_REASON_EXIT : LEASH_REASON_OK;
+}
+
+static int epilog(void) {
+        struct ctx x = {0};
+        _cleanup_close_ int state_fd = -1, root_fd = -1, job_fd = -1;
+        _cleanup_free_ char *state = NULL, *verdict = NULL, *report = NULL;
+        struct epilog_steps es = {0};
+        struct leash_spec c;
+        struct leash_result *r = calloc(1, sizeof *r);
+        struct slurm_report sr = {0};
+        char why[4400], root[4096], profile[64] = "", pwhy[160] = "", setup[1024] = "";
+        bool have_job = false, trouble = false;
+        unsigned placed = 0, leftovers;
+        int n;
+
+        if (!r) {
+                log_error("epilog: %s", strerror(ENOMEM));
+                return 1;
+        }
+        if (ctx_load_job(&x) < 0) {
+                free(r);
+                return EXIT_LEASH_FAILED;
+        }
+        ctx_load_conf(&x);
+        r->status_code = -1;
+        account_usage_init(&r->usage);
+        config_from_state(&c, NULL, r->enforced);
+
+        if (state_open(&x, false, &state_fd, why, sizeof why) == 0 &&
+            read_file_at_alloc(state_fd, "state", &state, NULL) == 0) {
+                config_from_state(&c, state, r->enforced);
+                (void) slurm_kv_get(state, "profile", profile, sizeof profile);
+                (void) slurm_kv_get(state, "profile_chosen_by", pwhy, sizeof pwhy);
+                (void) slurm_kv_get(state, "setup_error", setup, sizeof setup);
+                if (!x.job.requested_profile[0])
+                        (void) slurm_kv_get(state, "requested_profile", x.job.requested_profile,
+                                            sizeof x.job.requested_profile);
+                for (unsigned i = 0; i < 32; i++) {
+                        char key[32], e[1024];
+                        snprintf(key, sizeof key, "error.%u", i);
+                        if (slurm_kv_get(state, key, e, sizeof e) < 0)
+                                break;
+                        ctx_error(&x, "prolog: %s", e);
+                }
+                stop_supervisor(&x, state_fd, state);
+                (void) read_file_at_alloc(state_fd, "verdict", &verdict, NULL);
+        } else {
+                ctx_error(&x, "job %" PRIu32 ": no state from the Prolog (%s)", x.job.id, why[0] ? why : "none");
+                trouble = true;
+        }
+        if (setup[0])
+                ctx_error(&x, "prolog: %s", setup);
+        for (unsigned i = 0; verdict && i < 8; i++) {
+                char key[32], e[256];
+                snprintf(key, sizeof key, "error.%u", i);
+                if (slurm_kv_get(verdict, key, e, sizeof e) < 0)
+                        break;
+                ctx_error(&x, "supervisor: %s", e);
+        }
+        c.profile = profile[0] ? profile : NULL;
+        {
+                static char source[4096];
+                if (state && slurm_kv_get(state, "profile_source", source, sizeof source) == 0 && source[0])
+                        c.profile_source = source;
+        }
+        placed = (unsigned) kv_u64(verdict, "tasks_placed", 0);
+        r->started_realtime_ns = kv_u64(state, "started_realtime_ns", 0);
+        {
+                uint64_t mono = kv_u64(state, "started_monotonic_ns", 0), now = now_ns(CLOCK_MONOTONIC);
+                r->usage.wall_ns = mono && now > mono ? now - mono : LEASH_NULL;
+        }
+        /* what Slurm says of the batch script: "exit:signal" */
+        if (getenv("SLURM_JOB_EXIT_CODE2")) {
+                int e = 0, sg = 0;
+                if (sscanf(env("SLURM_JOB_EXIT_CODE2"), "%d:%d", &e, &sg) == 2) {
+                        r->status_code = sg ? -1 : e;
+                        r->term_signal = sg;
+                }
+        }
+
+        if (slurm_cgroup_root(false, root, sizeof root, &root_fd, NULL) == 0 &&
+            slurm_job_cgroup_open(root_fd, x.job.id, &job_fd) == 0) {
+                have_job = true;
+                snprintf(r->cgroup, sizeof r->cgroup, "%s/job_%" PRIu32, root, x.job.id);
+                es.verdict = verdict;
+                (void) slurm_for_each_step(job_fd, collect_step, &es);
+                n = cgroupfs_signal_all(job_fd, 0, 0);
+                leftovers = n > 0 ? (unsigned) n : 0;
+                for (size_t i = 0; i < es.n; i++)
+                        leftovers += es.steps[i].leftovers_killed;
+                r->leftovers_killed = leftovers;
+                if (cgroupfs_populated(job_fd) > 0) {
+                        (void) cgroupfs_kill(job_fd);
+                        if (cgroupfs_wait_empty(job_fd, (int) (x.conf.kill_timeout_ns / NSEC_PER_MSEC)) < 0 &&
+                            cgroupfs_populated(job_fd) > 0) {
+                                ctx_error(&x, "job %" PRIu32 ": processes survived SIGKILL for %s", x.job.id,
+                                          "kill-timeout");
+                                trouble = true;
+                        }
+                }
+                account_read(job_fd, &r->usage);
+                for (size_t i = 0; i < es.n; i++)
+                        read_step(&es.steps[i], job_fd);
+        } else if (state && slurm_kv_get(state, "cgroup", why, sizeof why) == 0) {
+                ctx_error(&x, "job %" PRIu32 ": its cgroup %s is gone", x.job.id, why);
+        }
+        signals_from_verdict(r, verdict);
+        if (r->leftovers_killed && r->n_signals < LEASH_SIGNALS_MAX) {
+                r->signals[r->n_signals].signal = SIGKILL;
+                r->signals[r->n_signals].at_ns = r->usage.wall_ns == LEASH_NULL ? 0 : r->usage.wall_ns;
+                r->signals[r->n_signals].why = "leftover";
+                r->n_signals++;
+        }
+        r->reason = decide_reason(r, verdict, setup[0] != '\0', &r->exit_code);
+        if (r->reason == LEASH_REASON_SETUP_ERROR)
+                r->exit_code = r->term_signal ? 128 + r->term_signal : r->status_code > 0 ? r->status_code : 0;
+
+        sr.job = &x.job;
+        sr.profile_why = pwhy[0] ? pwhy : NULL;
+        sr.on_error = slurm_on_error_to_string(x.conf.on_error);
+        sr.tasks_placed = placed;
+        sr.steps = es.steps;
+        sr.n_steps = es.n;
+        /* the cgroups go before the report is written: the report then says the truth */
+        if (have_job) {
+                int k;
+                close(job_fd);
+                job_fd = -1;
+                k = slurm_job_cgroup_remove(root_fd, x.job.id);
+                if (k < 0) {
+                        ctx_error(&x, "job %" PRIu32 ": remove the cgroups: %s", x.job.id, strerror(-k));
+                        trouble = true;
+                }
+        }
+        sr.errors = x.errors;
+        sr.n_errors = x.n_errors;
+        if (slurm_report_format(&c, r, &sr, &report) < 0) {
+                log_error("job %" PRIu32 ": format the report: json-c is not available", x.job.id);
+                trouble = true;
+        } else if (write_report(&x, report) < 0)
+                trouble = true;
+        state_remove(&x);
+        free(es.steps);
+        free(r);
+        n = trouble && x.conf.on_error == SLURM_ON_ERROR_DRAIN ? 1 : 0;
+        ctx_done(&x);
+        return n;
+}
+
+/* --- task-prolog (as the user) ----------------------------------------------- */
+
+static bool stderr_is_file(void) {
+        struct stat st;
+        return fstat(STDERR_FILENO, &st) == 0 && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode));
+}
+
+static int task_prolog(void) {
+        struct ctx x = {0};
+        _cleanup_close_ int state_fd = -1;
+        _cleanup_free_ char *state = NULL;
+        char why[4400], step[40], req[128], reply[512], onerr[32] = "continue";
+        uint64_t pid;
+        int r;
+
+        if (ctx_load_job(&x) < 0)
+                return 1;
+        ctx_load_conf(&x);
+        if (slurm_step_name(getenv("SLURM_STEP_ID"), step, sizeof step) < 0 ||
+            parse_u64(env("SLURM_TASK_PID"), &pid) < 0 || pid == 0 || pid > INT32_MAX) {
+                log_error("job %" PRIu32 ": SLURM_STEP_ID='%s' SLURM_TASK_PID='%s': not a task of a step", x.job.id,
+                          env("SLURM_STEP_ID"), env("SLURM_TASK_PID"));
+                ctx_done(&x);
+                return 1;
+        }
+        if (state_open(&x, false, &state_fd, why, sizeof why) < 0 ||
+            read_file_at_alloc(state_fd, "state", &state, NULL) < 0) {
+                /* no Prolog of leash's ran for this job: nothing to do */
+                ctx_done(&x);
+                return 0;
+        }
+        (void) slurm_kv_get(state, "on_error", onerr, sizeof onerr);
+        if (kv_u64(state, "refuse", 0)) {
+                char e[1024] = "setup failed";
+                (void) slurm_kv_get(state, "setup_error", e, sizeof e);
+                log_error("job %" PRIu32 ": task refused: %s (on-error = fail-job)", x.job.id, e);
+                ctx_done(&x);
+                return 1;
+        }
+        if (!kv_u64(state, "supervisor_pid", 0)) { /* profile none, or continue after trouble */
+                ctx_done(&x);
+                return 0;
+        }
+        snprintf(req, sizeof req, "adopt %s %" PRIu64, step, pid);
+        /* The TaskProlog's stderr goes along for the verdict only when it is a
+         * file or a terminal: a pipe may be slurmstepd's, read to EOF before
+         * the task starts, and a copy held by the supervisor would hang it. */
+        r = slurm_request(state_fd, req, stderr_is_file() ? STDERR_FILENO : -1, 5000, reply, sizeof reply);
+        if (r == 0 && strncmp(reply, "ok", 2) == 0) {
+                ctx_done(&x);
+                return 0;
+        }
+        if (r < 0)
+                snprintf(reply, sizeof reply, "error the supervisor did not answer: %s", strerror(-r));
+        log_error("job %" PRIu32 ": place the task in step_%s: %s", x.job.id, step, strchr(reply, ' ') + 1);
+        r = strncmp(reply, "refuse", 6) == 0 || strcmp(onerr, "fail-job") == 0 ? 1 : 0;
+        ctx_done(&x);
+        return r;
+}
+
+/* --- status / sweep / check-profile -------------------------------------------- */
+
+static bool supervisor_alive(const char *state) {
+        int fd = supervisor_pidfd(state);
+        if (fd < 0)
+                return false;
+        close(fd);
+        return true;
+}
+
+static int status_one(struct ctx *x, uint32_t id, bool detail) {
+        _cleanup_close_ int state_fd = -1, root_fd = -1, job_fd = -1;
+        _cleanup_free_ char *state = NULL, *verdict = NULL;
+        char why[4400], profile[64] = "-", user[64] = "-", reason[32] = "-";
+        uint64_t cpu_us = 0;
+        int procs = 0;
+
+        x->job.id = id;
+        if (state_open(x, false, &state_fd, why, sizeof why) < 0 ||
+            read_file_at_alloc(state_fd, "state", &state, NULL) < 0) {
+                log_error("job %" PRIu32 ": no state here (%s)", id, why[0] ? why : "not found");
+                return 1;
+        }
+        (void) read_file_at_alloc(state_fd, "verdict", &verdict, NULL);
+        (void) slurm_kv_get(state, "profile", profile, sizeof profile);
+        (void) slurm_kv_get(state, "user", user, sizeof user);
+        if (verdict)
+                (void) slurm_kv_get(verdict, "reason", reason, sizeof reason);
+        if (slurm_cgroup_root(false, NULL, 0, &root_fd, NULL) == 0 &&
+            slurm_job_cgroup_open(root_fd, id, &job_fd) == 0) {
+                (void) account_cpu_usage_us(job_fd, &cpu_us);
+                procs = slurm_tree_signal(job_fd, 0);
+        }
+        if (detail) {
+                fputs(state, stdout);
+                if (verdict)
+                        fputs(verdict, stdout);
+                printf("supervisor_alive=%s\nprocesses=%d\ncpu_time_s=%.3f\n", supervisor_alive(state) ? "yes" : "no",
+                       procs, (double) cpu_us / 1e6);
+        } else
+                printf("%-10" PRIu32 " %-12s %-16s %-10s %6d %10.3f  %s\n", id, user, profile,
+                       supervisor_alive(state) ? "running" : "gone", procs, (double) cpu_us / 1e6, reason);
+        return 0;
+}
+
+static int for_each_state(struct ctx *x, int (*fn)(struct ctx *, uint32_t, bool), bool arg) {
+        DIR *d = opendir(x->conf.state_dir);
+        struct dirent *de;
+        int rc = 0;
+
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((de = readdir(d))) {
+                uint64_t id;
+                if (strncmp(de->d_name, "job_", 4) != 0 || parse_u64(de->d_name + 4, &id) < 0 || id > UINT32_MAX)
+                        continue;
+                if (fn(x, (uint32_t) id, arg) != 0)
+                        rc = 1;
+        }
+        closedir(d);
+        return rc;
+}
+
+static int status(int argc, char **argv) {
+        struct ctx x = {0};
+        uint64_t id;
+        int rc;
+
+        if (argc > 2)
+                return usage_error("slurm status: expected at most one JOBID");
+        if (argc == 2 && (parse_u64(argv[1], &id) < 0 || id == 0 || id > UINT32_MAX))
+                return usage_error("slurm status: '%s': expected a job id", argv[1]);
+        ctx_load_conf(&x);
+        if (argc == 2)
+                rc = status_one(&x, (uint32_t) id, true);
+        else {
+                printf("%-10s %-12s %-16s %-10s %6s %10s  %s\n", "JOBID", "USER", "PROFILE", "SUPERVISOR", "PROCS",
+                       "CPU_S", "VERDICT");
+                rc = for_each_state(&x, status_one, false) < 0 ? EXIT_LEASH_FAILED : 0;
+        }
+        ctx_done(&x);
+        return rc;
+}
+
+/* A job is stale when its state says a supervisor ran and it is gone, or
+ * when its cgroup has no state at all (the Epilog never came). */
+static int sweep_one(struct ctx *x, uint32_t id, bool dry_run) {
+        _cleanup_close_ int state_fd = -1, root_fd = -1;
+        _cleanup_free_ char *state = NULL;
+        char why[4400];
+        bool have_state;
+
+        x->job.id = id;
+        have_state = state_open(x, false, &state_fd, why, sizeof why) == 0 &&
+                     read_file_at_alloc(state_fd, "state", &state, NULL) == 0;
+        if (have_state && (!kv_u64(state, "supervisor_pid", 0) || supervisor_alive(state)))
+                return 0;
+        printf("%s job %" PRIu32 "\n", dry_run ? "would remove" : "removing", id);
+        if (dry_run)
+                return 0;
+        if (slurm_cgroup_root(false, NULL, 0, &root_fd, NULL) == 0 && slurm_job_cgroup_remove(root_fd, id) < 0) {
+                log_error("job %" PRIu32 ": could not remove its cgroup", id);
+                return 1;
+        }
+        state_remove(x);
+        return 0;
+}
+
+static int sweep(int argc, char **argv) {
+        struct ctx x = {0};
+        _cleanup_close_ int root_fd = -1;
+        bool dry_run = argc == 2 && strcmp(argv[1], "--dry-run") == 0;
+        int rc = 0;
+
+        if (argc > 2 || (argc == 2 && !dry_run))
+                return usage_error("slurm sweep: '%s': expected --dry-run or nothing", argv[1]);
+        ctx_load_conf(&x);
+        /* job cgroups first (those without state too), then states without cgroups */
+        if (slurm_cgroup_root(false, NULL, 0, &root_fd, NULL) == 0) {
+                int dfd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+                struct dirent *de;
+                while (d && (de = readdir(d))) {
+                        uint64_t id;
+                        if (strncmp(de->d_name, "job_", 4) == 0 && parse_u64(de->d_name + 4, &id) == 0 &&
+                            id <= UINT32_MAX && sweep_one(&x, (uint32_t) id, dry_run) != 0)
+                                rc = 1;
+                }
+                if (d)
+                        closedir(d);
+                else if (dfd >= 0)
+                        close(dfd);
+        }
+        if (for_each_state(&x, sweep_one, dry_run) != 0)
+                rc = 1;
+        ctx_done(&x);
+        return rc;
+}
+
+/* For the SPANK plugin's option callback (sbatch/srun, as the user): 0 when
+ * the user may ask for NAME, 1 with the reason on stderr when not. */
+static int check_profile(int argc, char **argv) {
+        struct ctx x = {0};
+        int rc = 0;
+
+        if (argc != 2)
+                return usage_error("slurm check-profile: expected one profile name");
+        ctx_load_conf(&x);
+        if (!slurm_user_profile_allowed(&x.conf, argv[1])) {
+                log_error("--leash-profile=%s: not allowed on this cluster (allowed: %s%s)", argv[1],
+                          x.conf.n_user_profiles ? x.conf.user_profiles[0] : "none",
+                          x.conf.n_user_profiles > 1 ? ", ..." : "");
+                rc = 1;
+        }
+        ctx_done(&x);
+        return rc;
+}
+
+int cmd_slurm(int argc, char **argv) {
+        const char *sub = argc > 1 ? argv[1] : NULL;
+
+        if (!sub)
+                return usage_error("slurm: expected prolog, epilog, task-prolog, status, sweep or check-profile");
+        if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
+                slurm_help(stdout);
+                return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
+        }
+        if (strcmp(sub, "prolog") == 0 || strcmp(sub, "epilog") == 0 || strcmp(sub, "task-prolog") == 0) {
+                if (argc > 2)
+                        return usage_error("slurm %s: '%s': takes no arguments (Slurm passes none)", sub, argv[2]);
+                if (strcmp(sub, "prolog") == 0)
+                        return prolog();
+                if (strcmp(sub, "epilog") == 0)
+                        return epilog();
+                return task_prolog();
+        }
+        if (strcmp(sub, "status") == 0)
+                return status(argc - 1, argv + 1);
+        if (strcmp(sub, "sweep") == 0)
+                return sweep(argc - 1, argv + 1);
+        if (strcmp(sub, "check-profile") == 0)
+                return check_profile(argc - 1, argv + 1);
+        return usage_error("slurm: unknown subcommand '%s': expected prolog, epilog, task-prolog, status, sweep or "
+                           "check-profile",
+                           sub);
+}

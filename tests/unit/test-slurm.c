@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* slurm.ini parsing (errors as FILE:LINE), which profile a job gets, step
+ * names, the state files' key=value reader; and conf/slurm.ini, parsed as
+ * shipped, must give the built-in defaults (every key commented out). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/profile.h"
+#include "lib/slurm.h"
+#include "tap.h"
+
+static int load(const char *text, struct slurm_conf *c, char *first_error, size_t size) {
+        struct leash_profiles *p = NULL;
+        int r;
+
+        slurm_conf_init(c);
+        if (leash_profiles_new(false, &p) < 0)
+                return -ENOMEM;
+        r = slurm_conf_load_buffer(c, "slurm.ini", text, strlen(text), p);
+        snprintf(first_error, size, "%s", leash_profiles_n_errors(p) ? leash_profiles_error(p, 0) : "");
+        leash_profiles_free(p);
+        return r;
+}
+
+static void bad(const char *text, const char *want) {
+        struct slurm_conf c;
+        char e[512];
+        int r = load(text, &c, e, sizeof e);
+        ok(r == -EINVAL && strstr(e, want), "refused: %s", want);
+        if (!strstr(e, want))
+                printf("#   got '%s'\n", e);
+        slurm_conf_done(&c);
+}
+
+int main(void) {
+        struct slurm_conf c;
+        struct slurm_job j = {0};
+        const char *profile, *why;
+        char e[512], buf[64];
+
+        ok(load("[slurm]\n", &c, e, sizeof e) == 0, "an empty [slurm] loads");
+        is_str(c.profile, "default", "default profile: default");
+        is_str(c.state_dir, SLURM_DEFAULT_STATE_DIR, "default state-dir");
+        is_str(c.report_dir, SLURM_DEFAULT_REPORT_DIR, "default report-dir");
+        ok(c.on_error == SLURM_ON_ERROR_CONTINUE, "default on-error: continue");
+        is_u64(c.kill_timeout_ns, 10000000000ULL, "default kill-timeout: 10s");
+        slurm_conf_done(&c);
+
+        ok(load("[slurm]\nprofile = batch\npartition.gpu = hpo\nfeature.bigmem = batch\naccount.team = none\n"
+                "user-profiles = hpo, judge\non-error = fail-job\nstate-dir = /run/x\nreport-dir = /var/y\n"
+                "kill-timeout = 2.5s\n",
+                &c, e, sizeof e) == 0,
+           "a full slurm.ini loads");
+        ok(c.on_error == SLURM_ON_ERROR_FAIL_JOB && c.n_maps == 3 && c.n_user_profiles == 2 &&
+                   c.kill_timeout_ns == 2500000000ULL,
+           "its values are kept");
+        ok(slurm_user_profile_allowed(&c, "judge") && !slurm_user_profile_allowed(&c, "batch"),
+           "user-profiles allows exactly what it lists");
+
+        snprintf(j.partition, sizeof j.partition, "gpu");
+        ok(slurm_choose_profile(&c, &j, &profile, &why, e, sizeof e) == 0, "a job in partition gpu");
+        is_str(profile, "hpo", "gets partition.gpu's profile");
+        is_str(why, "partition.gpu", "and says why");
+        snprintf(j.account, sizeof j.account, "team");
+        (void) slurm_choose_profile(&c, &j, &profile, &why, e, sizeof e);
+        is_str(profile, "none", "account.NAME comes before partition.NAME");
+        j.account[0] = j.partition[0] = '\0';
+        snprintf(j.features, sizeof j.features, "[fast*2&bigmem]");
+        (void) slurm_choose_profile(&c, &j, &profile, &why, e, sizeof e);
+        is_str(profile, "batch", "a feature inside a constraint expression matches");
+        snprintf(j.requested_profile, sizeof j.requested_profile, "judge");
+        (void) slurm_choose_profile(&c, &j, &profile, &why, e, sizeof e);
+        is_str(profile, "judge", "an allowed --leash-profile wins");
+        snprintf(j.requested_profile, sizeof j.requested_profile, "batch");
+        ok(slurm_choose_profile(&c, &j, &profile, &why, e, sizeof e) == -EPERM && strstr(e, "not allowed"),
+           "a --leash-profile not in user-profiles is refused");
+        slurm_conf_done(&c);
+
+        bad("[slurm]\non-error = reboot\n", "slurm.ini:2: on-error: 'reboot': expected continue, fail-job or drain");
+        bad("[slurm]\nprofile = a\nprofile = b\n", "slurm.ini:3: duplicate key 'profile'");
+        bad("[slurm]\nfrobnicate = 1\n", "slurm.ini:2: unknown key 'frobnicate'");
+        bad("[other]\n", "slurm.ini:1: unknown section [other]");
+        bad("[slurm]\nstate-dir = relative\n", "slurm.ini:2: state-dir: 'relative': expected an absolute path");
+        bad("[slurm]\nkill-timeout = 0\n", "slurm.ini:2: kill-timeout: '0'");
+        bad("[slurm]\npartition. = x\n", "slurm.ini:2: 'partition.': expected partition.NAME");
+        bad("[slurm]\nuser-profiles = ok, ../x\n", "user-profiles: '../x': not a profile name");
+        bad("profile = x\n", "slurm.ini:1: key 'profile' (value 'x') is outside a section");
+
+        ok(slurm_step_name(NULL, buf, sizeof buf) == 0 && strcmp(buf, "batch") == 0, "no step id: batch");
+        ok(slurm_step_name("4294967291", buf, sizeof buf) == 0 && strcmp(buf, "batch") == 0, "0xfffffffb: batch");
+        ok(slurm_step_name("4294967292", buf, sizeof buf) == 0 && strcmp(buf, "extern") == 0, "0xfffffffc: extern");
+        ok(slurm_step_name("4294967290", buf, sizeof buf) == 0 && strcmp(buf, "interactive") == 0,
+           "0xfffffffa: interactive");
+        ok(slurm_step_name("7", buf, sizeof buf) == 0 && strcmp(buf, "7") == 0, "7: 7");
+        ok(slurm_step_name("../x", buf, sizeof buf) == -EINVAL, "a path is not a step id");
+
+        ok(slurm_kv_get("a=1\nbb=two words\n", "bb", buf, sizeof buf) == 0 && strcmp(buf, "two words") == 0,
+           "kv: a value with spaces");
+        ok(slurm_kv_get("a=1\nab=2\n", "b", buf, sizeof buf) == -ENOENT, "kv: no match inside another key");
+
+        {
+                const char *src = getenv("LEASH_SRCDIR");
+                char path[4096];
+                struct leash_profiles *p = NULL;
+                int r;
+                snprintf(path, sizeof path, "%s/conf", src ? src : ".");
+                slurm_conf_init(&c);
+                (void) leash_profiles_new(false, &p);
+                r = slurm_conf_load(&c, path, false, p);
+                ok(r == 0 && c.path && strcmp(c.profile, "default") == 0 && c.n_maps == 0 &&
+                           c.on_error == SLURM_ON_ERROR_CONTINUE,
+                   "conf/slurm.ini loads and keeps the built-in defaults");
+                leash_profiles_free(p);
+                slurm_conf_done(&c);
+        }
+        printf("1..%d\n", tap_n);
+        return tap_failed ? 1 : 0;
+}
