@@ -7,6 +7,8 @@
 #   4. the slurm tier: a real single-node Slurm (tests/slurm/run, ~1 min)
 #   5. make distcheck
 #   6. any extra tiers the tree provides (fuzz replay runs in make check)
+#   7. packaging: .deb and .rpm from make dist, lintian, apt install, use,
+#      purge, nothing left (tests/packaging/packages.sh; ~3-4 min on 2 cores)
 # Prints "tests: N passed, N failed, N skipped" last. In CI (CI=true) a skipped
 # tier is a failure.
 set -uo pipefail
@@ -89,6 +91,16 @@ elif [ "$rc" = 77 ]; then echo "=== slurm tier: skipped ($((SECONDS - t0)) s)"
 else echo "=== slurm tier: FAILED ($((SECONDS - t0)) s)"; failed_tiers+=("slurm tier"); fi
 rm -f "$slurmlog"
 tier "make distcheck" make -C "$top/build" --quiet distcheck
+pkg_tier() { # TAP of tests/packaging/packages.sh, counted; 77 = skipped (a failure under CI)
+        local log=$top/build/packaging.log rc
+        bash "$top/tests/packaging/packages.sh" "$top/build" | tee "$log"
+        rc=${PIPESTATUS[0]}
+        pass=$((pass + $(grep -c '^ok' "$log") - $(grep -c '^ok.*# SKIP' "$log")))
+        fail=$((fail + $(grep -c '^not ok' "$log")))
+        skip=$((skip + $(grep -c '# SKIP' "$log")))
+        [ "$rc" = 0 ] || [ "$rc" = 77 ]
+}
+tier "packaging (.deb/.rpm, lintian, install/purge)" pkg_tier
 if grep -q '^fuzz:' "$top/build/Makefile" 2>/dev/null; then
         tier "fuzzing (bounded)" make -C "$top/build" fuzz
 fi

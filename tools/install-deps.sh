@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs, as root on Debian 12, whatever is missing to build and test leash.
 # Only packages that are not installed yet are asked for; apt-get update runs
-# only when something must be installed. Usage: tools/install-deps.sh [build|test|slurm]
+# only when something must be installed. Usage: tools/install-deps.sh [build|test|slurm|packaging]
 set -euo pipefail
 
 build_pkgs=(gcc make autoconf automake pkg-config libcgroup-dev libseccomp-dev libcap-dev
@@ -10,10 +10,13 @@ build_pkgs=(gcc make autoconf automake pkg-config libcgroup-dev libseccomp-dev l
 test_pkgs=(python3 procps util-linux clang clang-format libclang-rt-14-dev)
 # the slurm tier (tests/slurm) and spank_leash.so: a single-node Slurm cluster
 slurm_pkgs=(slurm-wlm slurmd slurmctld slurm-client munge libslurm-dev iproute2)
+# the packaging tier (tests/packaging/packages.sh)
+packaging_pkgs=(debhelper dpkg-dev fakeroot lintian rpm bash-completion man-db)
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}" "${slurm_pkgs[@]}")
 [ "${1:-build}" = slurm ] && want+=("${slurm_pkgs[@]}")
+[ "${1:-build}" = packaging ] && want+=("${packaging_pkgs[@]}")
 
 missing=()
 for p in "${want[@]}"; do

@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The packaging tier (run-tests.sh): build the .debs (dpkg-buildpackage) and
+# the .rpms (rpmbuild) from `make dist` of BUILDDIR, run lintian on the .debs,
+# install them on this machine (apt install ./*.deb), run `leash check`, a job
+# and a program built against libleash from the installed paths, then purge
+# them and check that nothing is left: no file of theirs, no /etc/leash, no
+# cgroup they made. TAP on stdout. Needs root and Debian (apt, dpkg); skips
+# (77) without them, and fails instead under CI=true.
+#   tests/packaging/packages.sh BUILDDIR
+# Cost: ~2-3 min on 2 cores (two builds of the tree without make check,
+# which the gcc tier ran; lintian ~10 s; install and purge ~10 s).
+set -uo pipefail
+BUILDDIR=$(realpath "${1:?usage: tests/packaging/packages.sh BUILDDIR}")
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+N=0 FAILED=0
+ok() { N=$((N + 1)); echo "ok $N - $*"; }
+not_ok() { N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $*"; }
+check() { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; fi; }
+diag() { sed 's/^/# /'; }
+skip_all() {
+        echo "1..0 # SKIP $*"
+        [ "${CI:-false}" = true ] && { echo "# CI=true: a skipped packaging tier is a failure"; exit 1; }
+        exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip_all "needs root to install packages"
+command -v apt-get >/dev/null && command -v dpkg >/dev/null || skip_all "not a Debian system (no apt-get/dpkg)"
+"$SRC/tools/install-deps.sh" packaging >&2 || skip_all "cannot install debhelper, lintian, rpm"
+PKGS=(leash libleash0 libleash-dev)
+for p in "${PKGS[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok' &&
+                skip_all "$p is already installed here: the tier would replace an admin's package"
+done
+[ -e /usr/bin/leash ] && skip_all "/usr/bin/leash exists and belongs to no leash package"
+
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/leash-packages.XXXXXX")
+chmod 755 "$OUT" # apt's sandbox user (_apt) reads the .debs
+CG2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+installed=0
+cleanup() {
+        [ $installed = 1 ] && apt-get purge -y -qq "${PKGS[@]}" >/dev/null 2>&1
+        rm -rf "$OUT"
+}
+trap cleanup EXIT
+
+# --- build ------------------------------------------------------------------
+rm -f "$BUILDDIR"/leash-*.tar.gz
+make -C "$BUILDDIR" --quiet dist-gzip >/dev/null 2>&1
+TARBALL=$(ls "$BUILDDIR"/leash-*.tar.gz 2>/dev/null | head -n 1)
+check "make dist made a tarball" test -n "$TARBALL"
+t0=$SECONDS
+DEB_BUILD_OPTIONS=nocheck "$SRC/packaging/build-deb" "$TARBALL" "$OUT/deb" >"$OUT/deb.log" 2>&1
+rc=$?
+check "dpkg-buildpackage -us -uc -b builds ($((SECONDS - t0)) s)" test $rc = 0
+[ $rc = 0 ] || tail -n 30 "$OUT/deb.log" | diag
+for p in "${PKGS[@]}"; do
+        check "package $p built" bash -c "ls '$OUT'/deb/${p}_*.deb >/dev/null 2>&1"
+done
+t0=$SECONDS
+RPM_NOCHECK=1 "$SRC/packaging/build-rpm" "$TARBALL" "$OUT/rpm" >"$OUT/rpm.log" 2>&1
+rc=$?
+check "rpmbuild -bb packaging/rpm/leash.spec builds ($((SECONDS - t0)) s)" test $rc = 0
+[ $rc = 0 ] || tail -n 30 "$OUT/rpm.log" | diag
+for p in leash libleash libleash-devel; do
+        check "rpm $p built" bash -c "ls '$OUT'/rpm/$p-[0-9]*.rpm >/dev/null 2>&1"
+done
+
+# --- lintian: clean, or each override justified in packaging/debian --------
+lintian --pedantic --info --show-overrides "$OUT"/deb/*.changes >"$OUT/lintian" 2>&1
+rc=$?
+diag <"$OUT/lintian"
+check "lintian --pedantic: no error or warning (exit $rc)" \
+        bash -c "[ $rc = 0 ] && ! grep -Eq '^[EW]: ' '$OUT/lintian'"
+
+# --- install, use from the installed paths ----------------------------------
+leash_cg_before=0
+[ -n "$CG2" ] && [ -d "$CG2/leash" ] && leash_cg_before=1
+apt-get install -y -qq "$OUT"/deb/leash_*.deb "$OUT"/deb/libleash0_*.deb "$OUT"/deb/libleash-dev_*.deb \
+        >"$OUT/apt.log" 2>&1
+rc=$?
+[ $rc = 0 ] && installed=1
+check "apt install ./leash ./libleash0 ./libleash-dev" test $rc = 0
+[ $rc = 0 ] || tail -n 20 "$OUT/apt.log" | diag
+files=$(dpkg -L "${PKGS[@]}" 2>/dev/null | sort -u)
+check "/usr/bin/leash is from the package" test "$(dpkg -S /usr/bin/leash 2>/dev/null | cut -d: -f1)" = leash
+/usr/bin/leash --version >"$OUT/version" 2>&1
+check "installed leash --version ($(head -n 1 "$OUT/version"))" grep -q '^leash 0' "$OUT/version"
+check "its configuration is conffiles under /etc/leash" \
+        bash -c "dpkg-query -W -f='\${Conffiles}' leash | grep -q '^ /etc/leash/leash.ini '"
+/usr/bin/leash profiles list >"$OUT/profiles" 2>&1
+check "installed leash reads /etc/leash (profile hpo-trial listed)" grep -q '^hpo-trial ' "$OUT/profiles"
+/usr/bin/leash check >"$OUT/check" 2>&1
+rc=$?
+check "installed leash check runs (exit $rc: 0 ok, 1 degraded)" test $rc = 0 -o $rc = 1
+grep -q '^verdict:' "$OUT/check" || diag <"$OUT/check"
+/usr/bin/leash run -q --report "$OUT/r.json" -- /bin/sh -c 'exit 3'
+rc=$?
+check "a job from the installed leash: its exit status (3)" test $rc = 3
+jobcg=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cgroup"])' "$OUT/r.json" 2>/dev/null)
+check "...its report names its cgroup ($jobcg)" test -n "$jobcg"
+check "...which is gone" test ! -e "$jobcg"
+. /usr/share/bash-completion/completions/leash 2>/dev/null
+COMP_WORDS=(leash r) COMP_CWORD=1 COMPREPLY=()
+_leash leash r leash 2>/dev/null
+check "the installed bash completion completes 'leash r' to run" test "${COMPREPLY[*]-}" = run
+cat >"$OUT/api.c" <<'C'
+#include <leash/leash.h>
+#include <stdio.h>
+int main(void) { printf("%s\n", leash_version()); return 0; }
+C
+cc -o "$OUT/api" "$OUT/api.c" $(pkg-config --cflags --libs libleash) 2>"$OUT/cc.log"
+check "a program builds against the installed libleash (pkg-config libleash)" test -x "$OUT/api"
+check "...and runs with the installed libleash.so.0 ($("$OUT/api" 2>&1))" \
+        bash -c "'$OUT/api' >/dev/null && ldd '$OUT/api' | grep -Eq 'libleash.so.0 => /(usr/)?lib/'"
+man -w leash libleash leash.ini >/dev/null 2>&1
+check "man pages leash(1), leash.ini(5), libleash(3) installed" test $? = 0
+
+# --- purge: nothing left --------------------------------------------------------
+apt-get purge -y -qq "${PKGS[@]}" >"$OUT/purge.log" 2>&1
+rc=$?
+[ $rc = 0 ] && installed=0
+check "apt purge leash libleash0 libleash-dev" test $rc = 0
+left=""
+while IFS= read -r f; do
+        [ -n "$f" ] || continue
+        case $f in /. | /etc | /usr | /usr/* | /etc/*) ;; *) continue ;; esac
+        # shared directories (/usr/bin, /usr/share/man/...) stay; files and
+        # leash's own directories must go
+        if [ -e "$f" ] && { [ ! -d "$f" ] || [[ $f == */leash || $f == */leash/* ]]; }; then
+                left="$left $f"
+        fi
+done <<<"$files"
+check "no file or directory of the packages is left${left:+:$left}" test -z "$left"
+check "/etc/leash is gone" test ! -e /etc/leash
+for p in "${PKGS[@]}"; do
+        check "dpkg knows nothing of $p" bash -c "! dpkg-query -W -f='\${Status}' $p 2>/dev/null | grep -q ."
+done
+if [ -z "$CG2" ]; then
+        echo "ok $((N += 1)) # SKIP no cgroup2 mount"
+elif [ $leash_cg_before = 0 ]; then
+        check "the job parent cgroup leash made ($CG2/leash) is gone" test ! -e "$CG2/leash"
+else
+        # another leash on this machine had made it before: purge rmdir's it
+        # only when empty, and may not remove what others are using
+        echo "ok $((N += 1)) # SKIP $CG2/leash existed before the install (in use by others here)"
+fi
+echo "1..$N"
+[ $FAILED = 0 ]
