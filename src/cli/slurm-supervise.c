@@ -157,7 +157,10 @@ static void sv_reach(struct sv *s, enum leash_reason cause) {
         s->cause = cause;
         (void) slurm_tree_signal(s->p->job_fd, c->soft_signal);
         sv_event(s, c->soft_signal, leash_reason_to_string(cause));
-        s->grace_end_ns = now_ns(CLOCK_MONOTONIC) + c->grace_ns;
+        {
+                uint64_t now = now_ns(CLOCK_MONOTONIC);
+                s->grace_end_ns = c->grace_ns > UINT64_MAX - now ? UINT64_MAX : now + c->grace_ns;
+        }
         sv_limit_text(s, lim, sizeof lim);
         format_duration(c->grace_ns, grace, sizeof grace);
         snprintf(line, sizeof line, "leash: job %" PRIu32 ": %s reached: sent SIG%s, SIGKILL in %s\n", s->p->job_id,
@@ -199,7 +202,9 @@ static void sv_schedule(struct sv *s) {
                 next = s->grace_end_ns;
         } else if (s->cause == LEASH_REASON_OK) {
                 uint64_t wall = c->limit[LEASH_LIMIT_WALL_TIME], cpu = c->limit[LEASH_LIMIT_CPU_TIME];
-                if (wall != LEASH_UNSET && wall != LEASH_MAX) {
+                /* a deadline beyond the clock's range is never */
+                if (leash_spec_has(c, LEASH_LIMIT_WALL_TIME) && wall != LEASH_MAX &&
+                    wall <= UINT64_MAX - s->p->start_ns) {
                         uint64_t d = s->p->start_ns + wall;
                         if (now >= d) {
                                 sv_reach(s, LEASH_REASON_WALL_TIME);
@@ -207,7 +212,7 @@ static void sv_schedule(struct sv *s) {
                         }
                         next = d;
                 }
-                if (cpu != LEASH_UNSET && cpu != LEASH_MAX) {
+                if (leash_spec_has(c, LEASH_LIMIT_CPU_TIME) && cpu != LEASH_MAX) {
                         uint64_t used_us, used, d;
                         if (account_cpu_usage_us(s->p->job_fd, &used_us) == 0) {
                                 used = used_us * NSEC_PER_USEC;
@@ -216,7 +221,8 @@ static void sv_schedule(struct sv *s) {
                                         return sv_schedule(s);
                                 }
                                 /* the earliest moment the job could reach it */
-                                d = now + (uint64_t) ((double) (cpu - used) / s->p->cores);
+                                double wait = (double) (cpu - used) / s->p->cores;
+                                d = wait >= (double) (UINT64_MAX - now) ? UINT64_MAX : now + (uint64_t) wait;
                                 if (d < now + NSEC_PER_MSEC)
                                         d = now + NSEC_PER_MSEC;
                                 if (!next || d < next)
@@ -224,7 +230,7 @@ static void sv_schedule(struct sv *s) {
                         }
                 }
         }
-        if (next) {
+        if (next && next != UINT64_MAX) {
                 its.it_value = ns_to_timespec(next);
                 (void) timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
         } else

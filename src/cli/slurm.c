@@ -300,7 +300,7 @@ static void state_text(struct ctx *x, char *buf, size_t size, const char *profil
                 ADD("profile_source=%s\ngrace_ns=%" PRIu64 "\nsoft_signal=%d\n",
                     c->profile_source ? c->profile_source : "", c->grace_ns, c->soft_signal);
                 for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
-                        if (c->limit[l] != LEASH_UNSET)
+                        if (leash_spec_has(c, (enum leash_limit) l))
                                 ADD("limit.%s=%" PRIu64 " %s\n", leash_limit_to_string((enum leash_limit) l),
                                     c->limit[l], leash_enforcer_to_string(plan[l]));
         }
@@ -575,7 +575,7 @@ static void config_from_state(struct leash_spec *c, const char *state, enum leas
                 snprintf(key, sizeof key, "limit.%s", leash_limit_to_string((enum leash_limit) l));
                 if (!state || slurm_kv_get(state, key, buf, sizeof buf) < 0 || sscanf(buf, "%llu %31s", &v, how) < 1)
                         continue;
-                c->limit[l] = (uint64_t) v;
+                leash_spec_set_limit(c, (enum leash_limit) l, (uint64_t) v);
                 enforced[l] = strcmp(how, "cgroup") == 0   ? LEASH_BY_CGROUP
                               : strcmp(how, "rlimit") == 0 ? LEASH_BY_RLIMIT
                               : strcmp(how, "leash") == 0  ? LEASH_BY_LEASH
