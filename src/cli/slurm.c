@@ -749,8 +749,15 @@ static int epilog(void) {
                         }
                 }
                 account_read(job_fd, &r->usage);
-                for (size_t i = 0; i < es.n; i++)
+                for (size_t i = 0; i < es.n; i++) {
+                        uint64_t v, *sum = &r->usage.pids_events_max;
                         read_step(&es.steps[i], job_fd);
+                        /* before 6.12 a refused fork counts in the forking task's
+                         * cgroup (the step), not in the job whose pids.max refused it */
+                        v = es.steps[i].usage.pids_events_max;
+                        if (v != LEASH_NULL && (*sum == LEASH_NULL || *sum < v))
+                                *sum = v;
+                }
         } else if (state && slurm_kv_get(state, "cgroup", why, sizeof why) == 0) {
                 ctx_error(&x, "job %" PRIu32 ": its cgroup %s is gone", x.job.id, why);
         }
