@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs, as root on Debian 12, whatever is missing to build and test leash.
 # Only packages that are not installed yet are asked for; apt-get update runs
-# only when something must be installed. Usage: tools/install-deps.sh [build|test|slurm|packaging]
+# only when something must be installed. Usage: tools/install-deps.sh [build|test|slurm|packaging|chromium]
+# (chromium: the headless browser of tests/report/chromium.sh, ~300 MB, asked
+# for by that test in CI only)
 set -euo pipefail
 
 build_pkgs=(gcc make autoconf automake pkg-config libcgroup-dev libseccomp-dev libcap-dev
@@ -17,6 +19,7 @@ want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}" "${slurm_pkgs[@]}")
 [ "${1:-build}" = slurm ] && want+=("${slurm_pkgs[@]}")
 [ "${1:-build}" = packaging ] && want+=("${packaging_pkgs[@]}")
+[ "${1:-build}" = chromium ] && want=(chromium)
 
 missing=()
 for p in "${want[@]}"; do

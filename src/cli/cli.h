@@ -12,6 +12,8 @@ int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_suggest(int argc, char **argv);
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_help(FILE *f);
 /* leash check: seccomp, filter sets, capabilities, identity switch */
@@ -30,3 +32,10 @@ struct cli_arg {
 };
 int cli_settings_build(const struct leash_settings *cli, const struct cli_arg *args, size_t n_args,
                        struct leash_settings *s, struct leash_profiles **ret_profiles);
+
+/* leash report / suggest: past jobs from report files, series files and
+ * directories (src/cli/jobs.c); errors are printed, -errno returned. */
+struct history_job;
+int cli_jobs_load(char **args, size_t n_args, struct history_job ***ret, size_t *ret_n);
+void cli_jobs_free(struct history_job **jobs, size_t n);
+int cli_write_file(const char *path, const char *text);

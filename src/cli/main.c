@@ -34,6 +34,8 @@ void print_help(FILE *f) {
                    "       leash check [--cgroup-parent PATH]\n"
                    "       leash profiles list | show NAME | check [FILE...]\n"
                    "       leash slurm prolog | epilog | task-prolog | status [JOBID] | sweep   (leash-slurm(8))\n"
+                   "       leash report [--html|--markdown|--text] [-o OUT] REPORT.json|DIR [SERIES]...\n"
+                   "       leash suggest [--name NAME|--profile NAME] [--format ini|json|text] REPORTS...\n"
                    "       leash --help | --version\n"
                    "\n"
                    "Run COMMAND in its own cgroup under limits, warn it with the soft signal when a\n"
@@ -94,7 +96,7 @@ int main(int argc, char **argv) {
         if (fd_sanitize_stdio() < 0)
                 return EXIT_LEASH_FAILED; /* nowhere to say why */
         if (!cmd)
-                return usage_error("no subcommand given: expected run, check or profiles");
+                return usage_error("no subcommand given: expected run, check, profiles, report or suggest");
         if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
                 print_help(stdout);
                 return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
@@ -111,5 +113,9 @@ int main(int argc, char **argv) {
                 return cmd_profiles(argc - 1, argv + 1);
         if (strcmp(cmd, "slurm") == 0)
                 return cmd_slurm(argc - 1, argv + 1);
-        return usage_error("unknown subcommand '%s': expected run, check or profiles", cmd);
+        if (strcmp(cmd, "report") == 0)
+                return cmd_report(argc - 1, argv + 1);
+        if (strcmp(cmd, "suggest") == 0)
+                return cmd_suggest(argc - 1, argv + 1);
+        return usage_error("unknown subcommand '%s': expected run, check, profiles, slurm, report or suggest", cmd);
 }

@@ -19,6 +19,7 @@
 #include "../basic/time-util.h"
 #include "../basic/utf8.h"
 #include "caps.h"
+#include "history.h"
 #include "leash.h"
 #include "slurm.h"
 
@@ -528,4 +529,275 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
                      (double) r->usage.wall_ns / 1e9,
                      r->usage.cpu_usage_us == LEASH_NULL ? 0.0 : (double) r->usage.cpu_usage_us / 1e6);
         return n < 0 ? -ENOMEM : 0;
+}
+
+/* --- Reading reports back (leash report, leash suggest) ----------------------
+ * Its own small symbol table, so that this section stays apart from the
+ * writer's: with json-c linked instead of dlopen()ed, f is just f. A
+ * report may have been shaped by a hostile job: a value of the wrong type is
+ * treated as absent, never trusted. */
+
+static void jr_putp(json_object **o) {
+        if (*o)
+                json_object_put(*o);
+}
+
+/* One JSON text, whole: trailing garbage is an error. */
+static int jr_parse(const char *text, size_t len, json_object **ret) {
+        struct json_tokener *tok;
+        json_object *o;
+
+        if (len > INT32_MAX)
+                return -EFBIG;
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        o = json_tokener_parse_ex(tok, text, (int) len);
+        if (!o || json_tokener_get_error(tok) != json_tokener_success) {
+                json_tokener_free(tok);
+                jr_putp(&o);
+                return -EBADMSG;
+        }
+        for (size_t i = (size_t) tok->char_offset; i < len; i++)
+                if (!strchr(" \t\r\n", text[i])) {
+                        json_tokener_free(tok);
+                        jr_putp(&o);
+                        return -EBADMSG;
+                }
+        json_tokener_free(tok);
+        *ret = o;
+        return 0;
+}
+
+static json_object *jr_path(json_object *o, const char *path) {
+        char key[64];
+        while (o && *path) {
+                size_t n = strcspn(path, ".");
+                if (n >= sizeof key || json_object_get_type(o) != json_type_object)
+                        return NULL;
+                memcpy(key, path, n);
+                key[n] = '\0';
+                if (!json_object_object_get_ex(o, key, &o))
+                        return NULL;
+                path += n + (path[n] == '.');
+        }
+        return o;
+}
+
+static double jr_number(json_object *o, const char *path) {
+        o = jr_path(o, path);
+        if (!o)
+                return NAN;
+        switch (json_object_get_type(o)) {
+        case json_type_int:
+        case json_type_double: {
+                double v = json_object_get_double(o);
+                return isfinite(v) ? v : NAN;
+        }
+        default:
+                return NAN;
+        }
+}
+
+static char *jr_string(json_object *o, const char *path) {
+        o = jr_path(o, path);
+        if (!o || json_object_get_type(o) != json_type_string)
+                return NULL;
+        return strdup(json_object_get_string(o));
+}
+
+static int jr_limits(json_object *root, struct history_job *j) {
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                char p[64];
+                json_object *v;
+                snprintf(p, sizeof p, "limits.%s", leash_limit_to_string((enum leash_limit) l));
+                v = jr_path(root, p);
+                if (!v || json_object_get_type(v) != json_type_object)
+                        continue;
+                j->limit[l].set = true;
+                v = jr_path(v, "value");
+                if (v && json_object_get_type(v) == json_type_string && strcmp(json_object_get_string(v), "max") == 0)
+                        j->limit[l].unlimited = true;
+                j->limit[l].value = jr_number(root, strcat(p, ".value"));
+                if (isnan(j->limit[l].value) && !j->limit[l].unlimited)
+                        j->limit[l].set = false;
+                p[strlen(p) - strlen(".value")] = '\0';
+                j->limit[l].enforced_by = jr_string(root, strcat(p, ".enforced_by"));
+                p[strlen(p) - strlen(".enforced_by")] = '\0';
+                j->limit[l].note = jr_string(root, strcat(p, ".note"));
+        }
+        return 0;
+}
+
+static int jr_arrays(json_object *root, struct history_job *j) {
+        json_object *a = jr_path(root, "command");
+        if (a && json_object_get_type(a) == json_type_array) {
+                size_t n = json_object_array_length(a);
+                j->command = calloc(n ? n : 1, sizeof *j->command);
+                if (!j->command)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++) {
+                        json_object *e = json_object_array_get_idx(a, i);
+                        const char *s =
+                                e && json_object_get_type(e) == json_type_string ? json_object_get_string(e) : "";
+                        if (!(j->command[j->n_command++] = strdup(s)))
+                                return -ENOMEM;
+                }
+        }
+        a = jr_path(root, "signals");
+        if (a && json_object_get_type(a) == json_type_array) {
+                size_t n = json_object_array_length(a);
+                j->signals = calloc(n ? n : 1, sizeof *j->signals);
+                if (!j->signals)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++) {
+                        json_object *e = json_object_array_get_idx(a, i);
+                        struct history_signal *s = &j->signals[j->n_signals];
+                        s->signal = jr_string(e, "signal");
+                        s->why = jr_string(e, "why");
+                        s->at_s = jr_number(e, "at_s");
+                        if (!s->signal || isnan(s->at_s)) {
+                                free(s->signal);
+                                free(s->why);
+                                continue;
+                        }
+                        j->n_signals++;
+                }
+        }
+        return 0;
+}
+
+int report_parse_job(const char *text, size_t len, struct history_job **ret) {
+        _cleanup_(jr_putp) json_object *root = NULL;
+        struct history_job *j;
+        double v;
+        int r = jr_parse(text, len, &root);
+
+        if (r < 0)
+                return r;
+        if (json_object_get_type(root) != json_type_object || jr_number(root, "schema") != 1.0 ||
+            !jr_path(root, "reason") || !jr_path(root, "usage"))
+                return -EPROTO;
+        j = calloc(1, sizeof *j);
+        if (!j)
+                return -ENOMEM;
+        j->cgroup = jr_string(root, "cgroup");
+        j->name = history_name_from_cgroup(j->cgroup);
+        j->profile = jr_string(root, "profile");
+        j->started = jr_string(root, "started");
+        j->reason = jr_string(root, "reason");
+        v = jr_number(root, "exit.code");
+        j->exit_code = isnan(v) ? -1 : (int) v;
+        v = jr_number(root, "exit.status");
+        j->exit_status = isnan(v) ? -1 : (int) v;
+        j->exit_signal = jr_string(root, "exit.signal");
+        j->interrupted_by = jr_string(root, "exit.interrupted_by");
+        j->soft_signal = jr_string(root, "policy.soft_signal");
+        j->grace_s = jr_number(root, "policy.grace_s");
+        j->memory_peak_basis = jr_string(root, "usage.memory_peak_basis");
+        for (int u = 0; u < _HU_MAX; u++)
+                j->usage[u] = jr_number(root, history_usage_info[u].path);
+        r = jr_limits(root, j);
+        if (r >= 0)
+                r = jr_arrays(root, j);
+        if (r < 0 || !j->reason) {
+                history_job_free(j);
+                return r < 0 ? r : -EPROTO;
+        }
+        *ret = j;
+        return 0;
+}
+
+/* JSON lines: one flat object per line, the keys of the CSV header; the
+ * columns are the keys of the first line, in order, plus any later ones. */
+int report_parse_series_jsonl(const char *text, size_t len, struct history_series **ret) {
+        struct history_series *s = calloc(1, sizeof *s);
+        size_t cap = 0;
+        int r = 0;
+
+        if (!s)
+                return -ENOMEM;
+        for (const char *p = text, *end = text + len; p < end && r == 0;) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
+                _cleanup_(jr_putp) json_object *o = NULL;
+                const char *line = p;
+
+                p += n + 1;
+                if (strspn(line, " \t\r") >= n)
+                        continue;
+                r = jr_parse(line, n, &o);
+                if (r < 0)
+                        break;
+                if (json_object_get_type(o) != json_type_object) {
+                        r = -EBADMSG;
+                        break;
+                }
+                for (struct lh_entry *e = lh_table_head(json_object_get_object(o)); e; e = lh_entry_next(e)) {
+                        const char *k = lh_entry_k(e);
+                        char **c;
+                        double *v;
+                        if (history_series_col(s, k) >= 0)
+                                continue;
+                        /* a column first seen late: widen the rows read so far */
+                        c = reallocarray(s->cols, s->n_cols + 1, sizeof *c);
+                        if (!c) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        s->cols = c;
+                        if (!(c[s->n_cols] = strdup(k))) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        v = calloc((cap ? cap : 1) * (s->n_cols + 1), sizeof *v);
+                        if (!v) {
+                                free(c[s->n_cols]);
+                                r = -ENOMEM;
+                                break;
+                        }
+                        for (size_t row = 0; row < s->n_rows; row++) {
+                                memcpy(v + row * (s->n_cols + 1), s->v + row * s->n_cols, s->n_cols * sizeof *v);
+                                v[row * (s->n_cols + 1) + s->n_cols] = NAN;
+                        }
+                        free(s->v);
+                        s->v = v;
+                        s->n_cols++;
+                        if (!cap)
+                                cap = 1;
+                }
+                if (r < 0)
+                        break;
+                if (s->n_rows == cap) {
+                        double *v = reallocarray(s->v, cap * 2 * s->n_cols, sizeof *v);
+                        if (!v) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        s->v = v;
+                        cap *= 2;
+                }
+                for (size_t c = 0; c < s->n_cols; c++) {
+                        json_object *x = jr_path(o, s->cols[c]);
+                        double d = NAN;
+                        if (x && json_object_get_type(x) != json_type_null) {
+                                d = jr_number(o, s->cols[c]);
+                                if (isnan(d)) {
+                                        r = -EBADMSG; /* a string where a figure belongs */
+                                        break;
+                                }
+                        }
+                        s->v[s->n_rows * s->n_cols + c] = d;
+                }
+                if (r == 0)
+                        s->n_rows++;
+        }
+        if (r == 0 && s->n_cols == 0)
+                r = -EBADMSG;
+        if (r < 0) {
+                history_series_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
 }

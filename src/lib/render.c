@@ -1,0 +1,985 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Theory: every document is written through a small "writer" that knows its
+ * target (HTML, Markdown, text) and escapes every string that came from a
+ * report. The content is decided once (the verdict, the tables, the charts)
+ * and only its dress differs between targets. HTML inlines its SVG charts and
+ * one short script that makes the summary table sortable (the table reads
+ * the same without it); Markdown links SVG files written beside it; text
+ * draws each series as a one-line sparkline.
+ */
+#include "render.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../basic/macro.h"
+#include "chart.h"
+#include "markup.h"
+
+struct writer {
+        FILE *f;
+        enum render_format fmt;
+        const char *prefix;
+        struct render_output *out;
+        int err;
+};
+
+static void esc(struct writer *w, const char *s) {
+        if (w->fmt == RENDER_HTML)
+                markup_html(w->f, s);
+        else if (w->fmt == RENDER_MARKDOWN)
+                markup_md(w->f, s);
+        else
+                markup_text(w->f, s);
+}
+
+/* A link to a file beside the document: percent-encoded. */
+static void put_url(struct writer *w, const char *s) {
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                    strchr("._-", *p))
+                        fputc(*p, w->f);
+                else
+                        fprintf(w->f, "%%%02X", *p);
+}
+
+static void put(struct writer *w, const char *s) {
+        fputs(s, w->f);
+}
+
+_printf_(2, 3) static void putf(struct writer *w, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(w->f, fmt, ap);
+        va_end(ap);
+}
+
+static void heading(struct writer *w, int level, const char *text) {
+        if (w->fmt == RENDER_HTML)
+                putf(w, "<h%d>%s</h%d>\n", level, text, level);
+        else if (w->fmt == RENDER_MARKDOWN)
+                putf(w, "\n%.*s %s\n\n", level, "####", text);
+        else
+                putf(w, "\n%s\n%.*s\n", text, (int) strlen(text), "------------------------------------------------");
+}
+
+/* --- tables: a header row, then rows of cells with an optional sort key --- */
+
+struct cell {
+        const char *text;  /* from a report: escaped */
+        const char *plain; /* ours: written as is */
+        double sort;       /* NAN: sort by text */
+};
+
+static void table_open(struct writer *w, const char *caption, const char *const *head, size_t n, bool sortable,
+                       const int *width) {
+        if (w->fmt == RENDER_HTML) {
+                putf(w, "<div class=\"scroll\"><table%s>\n<caption>%s</caption>\n<thead><tr>",
+                     sortable ? " class=\"sortable\"" : "", caption);
+                for (size_t i = 0; i < n; i++)
+                        putf(w, "<th scope=\"col\">%s</th>", head[i]);
+                put(w, "</tr></thead>\n<tbody>\n");
+        } else if (w->fmt == RENDER_MARKDOWN) {
+                putf(w, "%s\n\n|", caption);
+                for (size_t i = 0; i < n; i++)
+                        putf(w, " %s |", head[i]);
+                put(w, "\n|");
+                for (size_t i = 0; i < n; i++)
+                        put(w, i ? " ---: |" : " --- |");
+                put(w, "\n");
+        } else {
+                putf(w, "%s\n", caption);
+                put(w, " ");
+                for (size_t i = 0; i < n; i++)
+                        putf(w, " %-*s", i + 1 < n ? width[i] : 0, head[i]);
+                put(w, "\n");
+        }
+}
+
+static void table_row(struct writer *w, const struct cell *c, size_t n, const int *width) {
+        if (w->fmt == RENDER_HTML)
+                put(w, "<tr>");
+        else if (w->fmt == RENDER_MARKDOWN)
+                put(w, "|");
+        else
+                put(w, " ");
+        for (size_t i = 0; i < n; i++) {
+                const char *s = c[i].text ? c[i].text : c[i].plain ? c[i].plain : "";
+                if (w->fmt == RENDER_HTML) {
+                        put(w, i == 0 ? "<th scope=\"row\"" : "<td");
+                        if (!isnan(c[i].sort))
+                                putf(w, " data-v=\"%.17g\"", c[i].sort);
+                        else {
+                                put(w, " data-v=\"");
+                                esc(w, s);
+                                put(w, "\"");
+                        }
+                        put(w, ">");
+                } else
+                        put(w, " ");
+                if (c[i].text)
+                        esc(w, s);
+                else
+                        put(w, s);
+                if (w->fmt == RENDER_HTML)
+                        put(w, i == 0 ? "</th>" : "</td>");
+                else if (w->fmt == RENDER_MARKDOWN)
+                        put(w, " |");
+                else {
+                        int pad = width ? width[i] - (int) strlen(s) : 1;
+                        putf(w, "%*s", pad > 1 ? pad : 1, "");
+                }
+        }
+        put(w, w->fmt == RENDER_HTML ? "</tr>\n" : "\n");
+}
+
+static void table_close(struct writer *w) {
+        put(w, w->fmt == RENDER_HTML ? "</tbody></table></div>\n" : "\n");
+}
+
+/* --- the verdict ----------------------------------------------------------- */
+
+static const struct history_signal *find_signal(const struct history_job *j, bool kill) {
+        for (size_t i = 0; i < j->n_signals; i++)
+                if ((strcmp(j->signals[i].signal, "KILL") == 0) == kill &&
+                    (!j->signals[i].why || strcmp(j->signals[i].why, "leftover") != 0))
+                        return &j->signals[i];
+        return NULL;
+}
+
+static void limit_words(const struct history_job *j, enum leash_limit l, enum history_unit u, FILE *f) {
+        char v[64];
+        const struct history_limit *x = &j->limit[l];
+        if (!x->set) {
+                fputs("(not in the report)", f);
+                return;
+        }
+        markup_value(x->value, u, v, sizeof v);
+        fprintf(f, "%s", x->unlimited ? "max" : v);
+        if (x->enforced_by)
+                fprintf(f, ", enforced by %s", x->enforced_by);
+}
+
+static double job_end_time(const struct history_job *j) {
+        if (j->series) {
+                int t = history_series_col(j->series, "t_s");
+                if (t >= 0 && j->series->n_rows)
+                        return history_series_at(j->series, j->series->n_rows - 1, t);
+        }
+        return j->usage[HU_WALL];
+}
+
+int render_verdict(const struct history_job *j, char **ret) {
+        const struct history_signal *soft = find_signal(j, false), *kill = find_signal(j, true);
+        const char *r = j->reason;
+        char *text = NULL, a[64], b[64];
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+
+        if (!f)
+                return -ENOMEM;
+        markup_value(j->usage[HU_WALL], HUNIT_SECONDS, a, sizeof a);
+        if (strcmp(r, "ok") == 0)
+                fprintf(f, "Finished successfully after %s", a);
+        else if (strcmp(r, "exit") == 0)
+                fprintf(f, "Failed: the command exited with status %d after %s", j->exit_status, a);
+        else if (strcmp(r, "signal") == 0)
+                fprintf(f, "Killed by SIG%s after %s (a signal leash did not send)",
+                        j->exit_signal ? j->exit_signal : "?", a);
+        else if (strcmp(r, "wall_time") == 0 || strcmp(r, "cpu_time") == 0) {
+                bool wall = r[0] == 'w';
+                fprintf(f, "Reached its %s limit (", wall ? "wall-time" : "CPU-time");
+                limit_words(j, wall ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME, HUNIT_SECONDS, f);
+                markup_value(j->usage[HU_CPU], HUNIT_SECONDS, b, sizeof b);
+                fprintf(f, ") having used %s of CPU in %s", b, a);
+                if (soft)
+                        fprintf(f, "; leash sent SIG%s at %.3f s", soft->signal, soft->at_s);
+                if (kill)
+                        fprintf(f, " and SIGKILL at %.3f s, after the grace period", kill->at_s);
+                else if (soft)
+                        fprintf(f, ", and the job ended within the grace period");
+        } else if (strcmp(r, "memory") == 0) {
+                fprintf(f, "Reached its memory limit (");
+                limit_words(j, LEASH_LIMIT_MEMORY, HUNIT_BYTES, f);
+                markup_value(job_end_time(j), HUNIT_SECONDS, b, sizeof b);
+                fprintf(f, "): the kernel's OOM killer ended it at about %s", b);
+                if (!isnan(j->usage[HU_OOM_KILLS]))
+                        fprintf(f, " (%.0f OOM kill%s)", j->usage[HU_OOM_KILLS],
+                                j->usage[HU_OOM_KILLS] == 1 ? "" : "s");
+        } else if (strcmp(r, "pids") == 0) {
+                fprintf(f, "Reached its process limit (");
+                limit_words(j, LEASH_LIMIT_PIDS, HUNIT_COUNT, f);
+                fprintf(f, "): a fork was refused");
+                if (!isnan(j->usage[HU_PIDS_MAX_EVENTS]))
+                        fprintf(f, " %.0f time%s", j->usage[HU_PIDS_MAX_EVENTS],
+                                j->usage[HU_PIDS_MAX_EVENTS] == 1 ? "" : "s");
+                fprintf(f, " and the job failed after %s", a);
+        } else if (strcmp(r, "interrupted") == 0)
+                fprintf(f, "Interrupted: leash received SIG%s after %s and ended the job",
+                        j->interrupted_by ? j->interrupted_by : "?", a);
+        else if (strcmp(r, "setup_error") == 0 || strcmp(r, "exec_error") == 0)
+                fprintf(f, "Never ran: the command could not be %s", r[0] == 's' ? "set up" : "executed");
+        else if (strcmp(r, "seccomp") == 0)
+                fprintf(f, "Killed by the seccomp filter (SIGSYS): it made a denied system call, after %s", a);
+        else
+                fprintf(f, "Ended with reason \"%s\" after %s", r, a);
+        fprintf(f, "; leash exited %d.", j->exit_code);
+        if (fclose(f) != 0) {
+                free(text);
+                return -ENOMEM;
+        }
+        *ret = text;
+        return 0;
+}
+
+/* --- charts --------------------------------------------------------------- */
+
+static enum history_unit limit_unit(enum leash_limit l) {
+        switch (l) {
+        case LEASH_LIMIT_CPUS:
+                return HUNIT_CORES;
+        case LEASH_LIMIT_CPU_TIME:
+        case LEASH_LIMIT_WALL_TIME:
+                return HUNIT_SECONDS;
+        case LEASH_LIMIT_PIDS:
+        case LEASH_LIMIT_NOFILE:
+                return HUNIT_COUNT;
+        default:
+                return HUNIT_BYTES;
+        }
+}
+
+static void add_level(struct chart *c, const struct history_job *j, enum leash_limit l, const char *label,
+                      enum chart_level_kind kind) {
+        if (j->limit[l].set && !j->limit[l].unlimited && !isnan(j->limit[l].value) && c->n_levels < CHART_MAX_LEVELS)
+                c->level[c->n_levels++] = (struct chart_level){label, j->limit[l].value, kind};
+}
+
+static void add_marks(struct chart *c, const struct history_job *j, bool oom) {
+        for (size_t i = 0; i < j->n_signals && c->n_marks < CHART_MAX_MARKS - 1; i++) {
+                const struct history_signal *s = &j->signals[i];
+                struct chart_mark *m = &c->mark[c->n_marks];
+                if (s->why && strcmp(s->why, "leftover") == 0)
+                        continue;
+                snprintf(m->label, sizeof m->label, "SIG%.16s", s->signal);
+                m->x = s->at_s;
+                m->kind = strcmp(s->signal, "KILL") == 0 ? CHART_MARK_KILL : CHART_MARK_SOFT;
+                c->n_marks++;
+        }
+        if (oom && c->n_marks < CHART_MAX_MARKS) {
+                struct chart_mark *m = &c->mark[c->n_marks++];
+                snprintf(m->label, sizeof m->label, "OOM kill");
+                m->x = job_end_time(j);
+                m->kind = CHART_MARK_OOM;
+        }
+}
+
+/* A derived column (cores from CPU deltas, pressure as % of time) kept alive
+ * until the document is done. */
+struct derived {
+        double *v[8];
+        size_t n;
+};
+
+static double *derive_rate(struct derived *d, const struct history_series *s, int tcol, int col, double scale) {
+        double *v;
+        if (col < 0 || tcol < 0 || d->n >= ELEMENTSOF(d->v) || !(v = calloc(s->n_rows ? s->n_rows : 1, sizeof *v)))
+                return NULL;
+        for (size_t i = 0; i < s->n_rows; i++) {
+                double dt = i ? history_series_at(s, i, tcol) - history_series_at(s, i - 1, tcol) : NAN;
+                double dv = i ? history_series_at(s, i, col) - history_series_at(s, i - 1, col) : NAN;
+                v[i] = dt > 0 && dv >= 0 ? dv / dt * scale : NAN;
+        }
+        d->v[d->n++] = v;
+        return v;
+}
+
+static bool add_line(struct chart *c, const struct history_series *s, int tcol, const char *key, const char *label,
+                     const double *derived) {
+        int col = history_series_col(s, key);
+        if ((col < 0 && !derived) || tcol < 0 || c->n_lines >= CHART_MAX_LINES)
+                return false;
+        c->line[c->n_lines++] = (struct chart_line){
+                label, key, s->v + tcol, derived ? derived : s->v + col, s->n_rows, s->n_cols, derived ? 1 : s->n_cols};
+        return true;
+}
+
+static void data_table(struct writer *w, const struct chart *c) {
+        /* the text alternative: the figures behind the chart, at most ~60 rows */
+        size_t n = c->n_lines ? c->line[0].n : 0, step = n > 60 ? (n + 59) / 60 : 1;
+        if (w->fmt != RENDER_HTML || !n)
+                return;
+        put(w, "<details><summary>Data behind this chart</summary><div class=\"scroll\"><table class=\"data\"><thead>"
+               "<tr><th scope=\"col\">t</th>");
+        for (size_t i = 0; i < c->n_lines; i++) {
+                put(w, "<th scope=\"col\">");
+                esc(w, c->line[i].label);
+                put(w, "</th>");
+        }
+        put(w, "</tr></thead><tbody>\n");
+        for (size_t k = 0; k < n; k += step) {
+                char buf[64];
+                putf(w, "<tr><th scope=\"row\">%.3f s</th>", c->line[0].x[k * c->line[0].xstride]);
+                for (size_t i = 0; i < c->n_lines; i++) {
+                        markup_value(c->line[i].y[k * c->line[i].ystride], c->unit, buf, sizeof buf);
+                        putf(w, "<td>%s</td>", buf);
+                }
+                put(w, "</tr>\n");
+                if (k + step >= n && k != n - 1)
+                        k = n - 1 - step; /* always show the last row */
+        }
+        put(w, "</tbody></table></div></details>\n");
+}
+
+static const char spark[] = "_.:-=+*#%@";
+
+static void sparkline(struct writer *w, const struct chart *c) {
+        for (size_t i = 0; i < c->n_lines; i++) {
+                const struct chart_line *l = &c->line[i];
+                double max = 0, t_end = 0, last = NAN;
+                char buf[64], cells[61];
+                for (size_t k = 0; k < l->n; k++) {
+                        double y = l->y[k * l->ystride];
+                        if (!isnan(y) && y > max)
+                                max = y;
+                        if (!isnan(l->x[k * l->xstride]))
+                                t_end = l->x[k * l->xstride];
+                }
+                memset(cells, ' ', 60);
+                cells[60] = '\0';
+                for (size_t k = 0; k < l->n; k++) {
+                        double x = l->x[k * l->xstride], y = l->y[k * l->ystride];
+                        size_t col, lvl;
+                        if (isnan(x) || isnan(y) || t_end <= 0)
+                                continue;
+                        col = (size_t) (x / t_end * 59);
+                        lvl = max > 0 ? (size_t) (y / max * 9 + 0.5) : 0;
+                        if (col < 60 && (cells[col] == ' ' || strchr(spark, cells[col]) < spark + lvl))
+                                cells[col] = spark[lvl];
+                        last = y;
+                }
+                for (size_t k = 1; k < 60; k++) /* hold each sample until the next */
+                        if (cells[k] == ' ' && cells[k - 1] != ' ')
+                                cells[k] = cells[k - 1];
+                markup_value(max, c->unit, buf, sizeof buf);
+                putf(w, " %-22s |%s| max %s", l->label, cells, buf);
+                markup_value(last, c->unit, buf, sizeof buf);
+                putf(w, ", last %s\n", buf);
+        }
+        for (size_t i = 0; i < c->n_levels; i++) {
+                char buf[64];
+                markup_value(c->level[i].y, c->unit, buf, sizeof buf);
+                putf(w, " %-22s %s\n", c->level[i].label, buf);
+        }
+}
+
+static void emit_chart(struct writer *w, struct chart *c) {
+        _cleanup_free_ char *svg = NULL;
+        if (w->fmt == RENDER_TEXT) {
+                heading(w, 3, c->title);
+                sparkline(w, c);
+                return;
+        }
+        c->standalone = w->fmt == RENDER_MARKDOWN;
+        w->err = chart_svg(c, &svg);
+        if (w->err < 0)
+                return;
+        if (w->fmt == RENDER_HTML) {
+                putf(w, "<h3>%s</h3>\n<figure>\n%s<figcaption>", c->title, svg);
+                esc(w, c->desc);
+                put(w, "</figcaption>\n");
+                data_table(w, c);
+                put(w, "</figure>\n");
+        } else {
+                struct render_file *files = reallocarray(w->out->files, w->out->n_files + 1, sizeof *files);
+                char *name = NULL;
+                if (!files || asprintf(&name, "%s-%s.svg", w->prefix ? w->prefix : "chart", c->id) < 0) {
+                        if (files)
+                                w->out->files = files;
+                        w->err = -ENOMEM;
+                        return;
+                }
+                w->out->files = files;
+                files[w->out->n_files++] = (struct render_file){name, TAKE_PTR(svg)};
+                put(w, "![");
+                esc(w, c->desc);
+                put(w, "](");
+                put_url(w, name);
+                put(w, ")\n\n");
+        }
+}
+
+/* --- one job --------------------------------------------------------------- */
+
+static bool job_oom(const struct history_job *j) {
+        return (j->reason && strcmp(j->reason, "memory") == 0) || j->usage[HU_OOM_KILLS] > 0;
+}
+
+static void job_charts(struct writer *w, const struct history_job *j) {
+        const struct history_series *s = j->series;
+        struct derived d = {{NULL}, 0};
+        int t = history_series_col(s, "t_s");
+        struct chart c;
+        char desc[512], a[64], b[64];
+
+        if (t < 0) {
+                heading(w, 2, "Over time");
+                put(w, w->fmt == RENDER_HTML ? "<p>" : "");
+                put(w, "The series has no t_s column: nothing to draw.");
+                put(w, w->fmt == RENDER_HTML ? "</p>\n" : "\n");
+                return;
+        }
+        heading(w, 2, "Over time");
+
+        c = (struct chart){.id = "cpu", .title = "CPU: cores used", .unit = HUNIT_CORES};
+        if (!add_line(&c, s, t, "cores", "cores used", NULL))
+                add_line(&c, s, t, "cpu_total_s", "cores used",
+                         derive_rate(&d, s, t, history_series_col(s, "cpu_total_s"), 1));
+        add_level(&c, j, LEASH_LIMIT_CPUS, "cpu.max", CHART_LEVEL_LIMIT);
+        add_marks(&c, j, false);
+        markup_value(j->usage[HU_CPU], HUNIT_SECONDS, a, sizeof a);
+        snprintf(desc, sizeof desc, "Cores used between samples over %zu samples; %s of CPU in all%s.", s->n_rows, a,
+                 c.n_levels ? "; the dashed line is the cpu limit" : "");
+        c.desc = desc;
+        emit_chart(w, &c);
+
+        c = (struct chart){.id = "memory", .title = "Memory", .unit = HUNIT_BYTES};
+        add_line(&c, s, t, "mem_current_bytes", "current", NULL);
+        add_line(&c, s, t, "mem_anon_bytes", "anon", NULL);
+        add_level(&c, j, LEASH_LIMIT_MEMORY, "memory.max", CHART_LEVEL_LIMIT);
+        add_level(&c, j, LEASH_LIMIT_MEMORY_HIGH, "memory.high", CHART_LEVEL_SOFT);
+        if (!isnan(j->usage[HU_MEM_PEAK]) && c.n_levels < CHART_MAX_LEVELS)
+                c.level[c.n_levels++] = (struct chart_level){"peak", j->usage[HU_MEM_PEAK], CHART_LEVEL_PEAK};
+        add_marks(&c, j, job_oom(j));
+        markup_value(j->usage[HU_MEM_PEAK], HUNIT_BYTES, a, sizeof a);
+        markup_value(j->limit[LEASH_LIMIT_MEMORY].set && !j->limit[LEASH_LIMIT_MEMORY].unlimited
+                             ? j->limit[LEASH_LIMIT_MEMORY].value
+                             : NAN,
+                     HUNIT_BYTES, b, sizeof b);
+        snprintf(desc, sizeof desc, "Memory charged to the job over time; peak %s, memory.max %s%s.", a, b,
+                 job_oom(j) ? "; the job was OOM-killed" : "");
+        c.desc = desc;
+        emit_chart(w, &c);
+
+        c = (struct chart){.id = "pids", .title = "Processes", .unit = HUNIT_COUNT};
+        add_line(&c, s, t, "pids_current", "tasks (pids.current)", NULL);
+        add_line(&c, s, t, "procs", "processes", NULL);
+        add_level(&c, j, LEASH_LIMIT_PIDS, "pids.max", CHART_LEVEL_LIMIT);
+        add_marks(&c, j, false);
+        markup_value(j->usage[HU_PIDS_PEAK], HUNIT_COUNT, a, sizeof a);
+        snprintf(desc, sizeof desc, "Processes and threads in the job over time; peak %s.", a);
+        c.desc = desc;
+        emit_chart(w, &c);
+
+        c = (struct chart){.id = "io", .title = "I/O (cumulative)", .unit = HUNIT_BYTES};
+        add_line(&c, s, t, "io_read_bytes", "read", NULL);
+        add_line(&c, s, t, "io_write_bytes", "written", NULL);
+        add_marks(&c, j, false);
+        snprintf(desc, sizeof desc, "Bytes read and written by the job (io.stat), cumulative.");
+        c.desc = desc;
+        emit_chart(w, &c);
+
+        c = (struct chart){.id = "pressure", .title = "Pressure: share of time stalled", .unit = HUNIT_PERCENT};
+        add_line(&c, s, t, "psi_cpu_some_us", "CPU some",
+                 derive_rate(&d, s, t, history_series_col(s, "psi_cpu_some_us"), 1e-4));
+        add_line(&c, s, t, "psi_mem_some_us", "memory some",
+                 derive_rate(&d, s, t, history_series_col(s, "psi_mem_some_us"), 1e-4));
+        add_line(&c, s, t, "psi_io_some_us", "I/O some",
+                 derive_rate(&d, s, t, history_series_col(s, "psi_io_some_us"), 1e-4));
+        add_marks(&c, j, false);
+        snprintf(desc, sizeof desc,
+                 "Percentage of each interval in which some of the job's tasks were stalled on CPU, memory or I/O "
+                 "(the pressure files).");
+        c.desc = desc;
+        if (c.n_lines)
+                emit_chart(w, &c);
+        for (size_t i = 0; i < d.n; i++)
+                free(d.v[i]);
+}
+
+static double limit_usage(const struct history_job *j, enum leash_limit l) {
+        switch (l) {
+        case LEASH_LIMIT_MEMORY:
+        case LEASH_LIMIT_MEMORY_HIGH:
+                return j->usage[HU_MEM_PEAK];
+        case LEASH_LIMIT_SWAP:
+                return j->usage[HU_SWAP_PEAK];
+        case LEASH_LIMIT_PIDS:
+                return j->usage[HU_PIDS_PEAK];
+        case LEASH_LIMIT_CPU_TIME:
+                return j->usage[HU_CPU];
+        case LEASH_LIMIT_WALL_TIME:
+                return j->usage[HU_WALL];
+        case LEASH_LIMIT_CPUS:
+                return j->usage[HU_WALL] > 0 ? j->usage[HU_CPU] / j->usage[HU_WALL] : NAN;
+        default:
+                return NAN;
+        }
+}
+
+static void job_limits(struct writer *w, const struct history_job *j) {
+        static const char *const head[] = {"limit", "value", "enforced by", "used", "of the limit", "note"};
+        static const int width[] = {14, 12, 12, 12, 13, 1};
+        bool any = false;
+
+        heading(w, 2, "Limits");
+        table_open(w, "Each limit, how it was enforced, and how close the job came to it", head, 6, false, width);
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                const struct history_limit *x = &j->limit[l];
+                enum history_unit u = limit_unit((enum leash_limit) l);
+                double used = limit_usage(j, (enum leash_limit) l);
+                char v[64], us[64], pct[32];
+                if (!x->set)
+                        continue;
+                any = true;
+                markup_value(x->value, u, v, sizeof v);
+                markup_value(used, u == HUNIT_CORES ? HUNIT_CORES : u, us, sizeof us);
+                if (!x->unlimited && x->value > 0 && !isnan(used))
+                        snprintf(pct, sizeof pct, "%.0f %%", used / x->value * 100);
+                else
+                        snprintf(pct, sizeof pct, "—");
+                table_row(w,
+                          (struct cell[]){{.plain = leash_limit_to_string((enum leash_limit) l), .sort = NAN},
+                                          {.plain = x->unlimited ? "max" : v, .sort = NAN},
+                                          {.text = x->enforced_by ? x->enforced_by : "?", .sort = NAN},
+                                          {.plain = us, .sort = NAN},
+                                          {.plain = pct, .sort = NAN},
+                                          {.text = x->note ? x->note : "", .sort = NAN}},
+                          6, width);
+        }
+        if (!any)
+                table_row(w, (struct cell[]){{.plain = "(none asked for)", .sort = NAN}}, 1, width);
+        table_close(w);
+}
+
+static void job_usage(struct writer *w, const struct history_job *j) {
+        static const char *const head[] = {"figure", "value"};
+        static const int width[] = {24, 1};
+        heading(w, 2, "Usage");
+        table_open(w, "What the job used, from the kernel's accounting", head, 2, false, width);
+        for (int u = 0; u < _HU_MAX; u++) {
+                char v[64];
+                if (isnan(j->usage[u]))
+                        continue;
+                markup_value(j->usage[u], history_usage_info[u].unit, v, sizeof v);
+                table_row(
+                        w,
+                        (struct cell[]){{.plain = history_usage_info[u].label, .sort = NAN}, {.plain = v, .sort = NAN}},
+                        2, width);
+                if (u == HU_MEM_PEAK && j->memory_peak_basis)
+                        table_row(w,
+                                  (struct cell[]){{.plain = "memory peak basis", .sort = NAN},
+                                                  {.text = j->memory_peak_basis, .sort = NAN}},
+                                  2, width);
+        }
+        table_close(w);
+        if (j->n_signals) {
+                static const char *const shead[] = {"at", "signal", "why"};
+                static const int swidth[] = {10, 8, 1};
+                heading(w, 2, "Signals leash sent");
+                table_open(w, "Every signal leash sent, in order", shead, 3, false, swidth);
+                for (size_t i = 0; i < j->n_signals; i++) {
+                        char at[32];
+                        snprintf(at, sizeof at, "%.3f s", j->signals[i].at_s);
+                        table_row(w,
+                                  (struct cell[]){{.plain = at, .sort = NAN},
+                                                  {.text = j->signals[i].signal, .sort = NAN},
+                                                  {.text = j->signals[i].why ? j->signals[i].why : "", .sort = NAN}},
+                                  3, swidth);
+                }
+                table_close(w);
+        }
+}
+
+static void job_about(struct writer *w, const struct history_job *j) {
+        struct {
+                const char *k, *v;
+        } rows[] = {{"cgroup", j->cgroup},
+                    {"profile", j->profile},
+                    {"started", j->started},
+                    {"report", j->path},
+                    {"series", j->series ? j->series->path : NULL}};
+        heading(w, 2, "Job");
+        if (w->fmt == RENDER_HTML)
+                put(w, "<dl>\n<dt>command</dt><dd><code>");
+        else
+                put(w, w->fmt == RENDER_MARKDOWN ? "- command: " : " command: ");
+        markup_command(w->f, j->command, j->n_command,
+                       w->fmt == RENDER_HTML       ? markup_html
+                       : w->fmt == RENDER_MARKDOWN ? markup_md
+                                                   : markup_text);
+        put(w, w->fmt == RENDER_HTML ? "</code></dd>\n" : "\n");
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                if (!rows[i].v)
+                        continue;
+                if (w->fmt == RENDER_HTML)
+                        putf(w, "<dt>%s</dt><dd>", rows[i].k);
+                else
+                        putf(w, w->fmt == RENDER_MARKDOWN ? "- %s: " : " %s: ", rows[i].k);
+                esc(w, rows[i].v);
+                put(w, w->fmt == RENDER_HTML ? "</dd>\n" : "\n");
+        }
+        if (w->fmt == RENDER_HTML)
+                put(w, "</dl>\n");
+}
+
+static void job_page(struct writer *w, const struct history_job *j) {
+        _cleanup_free_ char *verdict = NULL;
+        int r = render_verdict(j, &verdict);
+        if (r < 0) {
+                w->err = r;
+                return;
+        }
+        if (w->fmt == RENDER_HTML) {
+                put(w, "<h1>leash report: ");
+                esc(w, j->name ? j->name : "job");
+                putf(w, "</h1>\n<p class=\"verdict %s\" id=\"verdict\"><strong>",
+                     strcmp(j->reason, "ok") == 0 ? "good" : "bad");
+                esc(w, j->reason);
+                put(w, ".</strong> ");
+                esc(w, verdict);
+                put(w, "</p>\n");
+        } else if (w->fmt == RENDER_MARKDOWN) {
+                put(w, "# leash report: ");
+                esc(w, j->name ? j->name : "job");
+                put(w, "\n\n**");
+                esc(w, j->reason);
+                put(w, ".** ");
+                esc(w, verdict);
+                put(w, "\n");
+        } else {
+                put(w, "leash report: ");
+                esc(w, j->name ? j->name : "job");
+                put(w, "\n\nverdict: ");
+                esc(w, j->reason);
+                put(w, ". ");
+                esc(w, verdict);
+                put(w, "\n");
+        }
+        job_limits(w, j);
+        job_usage(w, j);
+        if (j->series)
+                job_charts(w, j);
+        else if (w->fmt != RENDER_TEXT)
+                put(w, w->fmt == RENDER_HTML ? "<p class=\"note\">No time series: run the job with <code>leash run "
+                                               "--sample 100ms --series FILE</code> for charts over time.</p>\n"
+                                             : "\nNo time series: run the job with `leash run --sample 100ms --series "
+                                               "FILE` for charts over time.\n");
+        job_about(w, j);
+}
+
+/* --- many jobs ------------------------------------------------------------- */
+
+static void limits_short(const struct history_job *j, char *buf, size_t size) {
+        static const enum leash_limit shown[] = {LEASH_LIMIT_MEMORY, LEASH_LIMIT_CPUS, LEASH_LIMIT_CPU_TIME,
+                                                 LEASH_LIMIT_WALL_TIME, LEASH_LIMIT_PIDS};
+        size_t n = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < ELEMENTSOF(shown) && n < size; i++) {
+                const struct history_limit *x = &j->limit[shown[i]];
+                char v[64];
+                if (!x->set)
+                        continue;
+                markup_value(x->value, limit_unit(shown[i]), v, sizeof v);
+                n += (size_t) snprintf(buf + n, size - n, "%s%s %s", n ? ", " : "", leash_limit_to_string(shown[i]),
+                                       x->unlimited ? "max" : v);
+        }
+        if (!n)
+                snprintf(buf, size, "none");
+}
+
+static void summary_table(struct writer *w, struct history_job *const *jobs, size_t n) {
+        static const char *const head[] = {"job", "reason",      "exit",      "wall",
+                                           "CPU", "memory peak", "processes", "limits"};
+        static const int width[] = {20, 12, 5, 10, 10, 12, 10, 1};
+        heading(w, 2, "Jobs");
+        table_open(w,
+                   w->fmt == RENDER_HTML ? "Every job (select a column heading to sort; the table reads the same "
+                                           "without scripts)"
+                                         : "Every job",
+                   head, 8, true, width);
+        for (size_t i = 0; i < n; i++) {
+                const struct history_job *j = jobs[i];
+                char ex[16], wall[64], cpu[64], mem[64], pids[64], lim[256];
+                snprintf(ex, sizeof ex, "%d", j->exit_code);
+                markup_value(j->usage[HU_WALL], HUNIT_SECONDS, wall, sizeof wall);
+                markup_value(j->usage[HU_CPU], HUNIT_SECONDS, cpu, sizeof cpu);
+                markup_value(j->usage[HU_MEM_PEAK], HUNIT_BYTES, mem, sizeof mem);
+                markup_value(j->usage[HU_PIDS_PEAK], HUNIT_COUNT, pids, sizeof pids);
+                limits_short(j, lim, sizeof lim);
+                table_row(w,
+                          (struct cell[]){{.text = j->name ? j->name : j->path, .sort = NAN},
+                                          {.text = j->reason, .sort = NAN},
+                                          {.plain = ex, .sort = j->exit_code},
+                                          {.plain = wall, .sort = j->usage[HU_WALL]},
+                                          {.plain = cpu, .sort = j->usage[HU_CPU]},
+                                          {.plain = mem, .sort = j->usage[HU_MEM_PEAK]},
+                                          {.plain = pids, .sort = j->usage[HU_PIDS_PEAK]},
+                                          {.plain = lim, .sort = NAN}},
+                          8, width);
+        }
+        table_close(w);
+}
+
+static void reasons_line(struct writer *w, struct history_job *const *jobs, size_t n) {
+        bool *done = calloc(n, sizeof *done);
+        if (!done) {
+                w->err = -ENOMEM;
+                return;
+        }
+        put(w, w->fmt == RENDER_HTML ? "<p id=\"reasons\">" : "\n");
+        putf(w, "%zu jobs: ", n);
+        for (size_t i = 0, first = 1; i < n; i++) {
+                size_t k = 0;
+                if (done[i])
+                        continue;
+                for (size_t m = i; m < n; m++)
+                        if (!done[m] && strcmp(jobs[m]->reason, jobs[i]->reason) == 0)
+                                done[m] = true, k++;
+                putf(w, "%s%zu ", first ? "" : ", ", k);
+                esc(w, jobs[i]->reason);
+                first = 0;
+        }
+        put(w, w->fmt == RENDER_HTML ? ".</p>\n" : ".\n");
+        free(done);
+}
+
+static void distributions(struct writer *w, struct history_job *const *jobs, size_t n) {
+        static const enum history_usage fig[] = {HU_WALL, HU_CPU, HU_MEM_PEAK, HU_PIDS_PEAK, HU_IO_WRITE};
+        static const char *const head[] = {"figure", "jobs", "min", "median", "p90", "max"};
+        static const int width[] = {16, 6, 12, 12, 12, 1};
+        static const enum leash_limit lim[] = {LEASH_LIMIT_MEMORY, LEASH_LIMIT_CPU_TIME, LEASH_LIMIT_WALL_TIME,
+                                               LEASH_LIMIT_PIDS};
+        static const char *const bins[] = {"<10%", "10%", "20%", "30%", "40%", "50%",
+                                           "60%",  "70%", "80%", "90%", "hit"};
+        _cleanup_free_ double *v = calloc(n, sizeof *v), *sorted = calloc(n, sizeof *sorted);
+
+        if (!v || !sorted) {
+                w->err = -ENOMEM;
+                return;
+        }
+        heading(w, 2, "Distributions");
+        table_open(w, "Each figure across the jobs", head, 6, false, width);
+        for (size_t f = 0; f < ELEMENTSOF(fig); f++) {
+                char q[4][64], cnt[16];
+                size_t m;
+                for (size_t i = 0; i < n; i++)
+                        v[i] = jobs[i]->usage[fig[f]];
+                m = history_sorted(v, n, sorted);
+                if (!m)
+                        continue;
+                markup_value(sorted[0], history_usage_info[fig[f]].unit, q[0], sizeof q[0]);
+                markup_value(history_quantile(sorted, m, 0.5), history_usage_info[fig[f]].unit, q[1], sizeof q[1]);
+                markup_value(history_quantile(sorted, m, 0.9), history_usage_info[fig[f]].unit, q[2], sizeof q[2]);
+                markup_value(sorted[m - 1], history_usage_info[fig[f]].unit, q[3], sizeof q[3]);
+                snprintf(cnt, sizeof cnt, "%zu", m);
+                table_row(w,
+                          (struct cell[]){{.plain = history_usage_info[fig[f]].label, .sort = NAN},
+                                          {.plain = cnt, .sort = NAN},
+                                          {.plain = q[0], .sort = NAN},
+                                          {.plain = q[1], .sort = NAN},
+                                          {.plain = q[2], .sort = NAN},
+                                          {.plain = q[3], .sort = NAN}},
+                          6, width);
+        }
+        table_close(w);
+
+        /* how close each job came to each limit: usage / limit in bins of 10 %,
+         * the last bin the jobs that ended by that limit */
+        for (size_t l = 0; l < ELEMENTSOF(lim); l++) {
+                double counts[ELEMENTSOF(bins)] = {0};
+                size_t with = 0, hit = 0;
+                char id[32], title[96], desc[256];
+                for (size_t i = 0; i < n; i++) {
+                        const struct history_limit *x = &jobs[i]->limit[lim[l]];
+                        double used = limit_usage(jobs[i], lim[l]), ratio;
+                        if (!x->set || x->unlimited || !(x->value > 0) || isnan(used))
+                                continue;
+                        with++;
+                        if (history_job_hit(jobs[i], lim[l])) {
+                                counts[ELEMENTSOF(bins) - 1]++;
+                                hit++;
+                                continue;
+                        }
+                        ratio = used / x->value;
+                        counts[ratio >= 1 ? 9 : (size_t) (ratio * 10)]++;
+                }
+                if (!with)
+                        continue;
+                snprintf(id, sizeof id, "near-%s", leash_limit_to_string(lim[l]));
+                snprintf(title, sizeof title, "How close the jobs came to their %s limit",
+                         leash_limit_to_string(lim[l]));
+                snprintf(desc, sizeof desc,
+                         "%zu jobs had a %s limit; %zu ended by it. Bars count the jobs by their usage as a share of "
+                         "the limit, in steps of 10 %%; the last bar counts the jobs the limit ended.",
+                         with, leash_limit_to_string(lim[l]), hit);
+                if (w->fmt == RENDER_TEXT) {
+                        heading(w, 3, title);
+                        for (size_t b = 0; b < ELEMENTSOF(bins); b++)
+                                putf(w, " %-5s %4.0f %.*s\n", bins[b], counts[b],
+                                     (int) (counts[b] * 50 / (double) with),
+                                     "##################################################");
+                        continue;
+                }
+                {
+                        _cleanup_free_ char *svg = NULL;
+                        struct chart_bars cb = {id,
+                                                title,
+                                                desc,
+                                                "usage as a share of the limit",
+                                                w->fmt == RENDER_MARKDOWN,
+                                                bins,
+                                                counts,
+                                                ELEMENTSOF(bins),
+                                                ELEMENTSOF(bins) - 1};
+                        w->err = chart_bars_svg(&cb, &svg);
+                        if (w->err < 0)
+                                return;
+                        if (w->fmt == RENDER_HTML) {
+                                putf(w,
+                                     "<h3>%s</h3>\n<figure>\n%s<figcaption>%s</figcaption>\n<details><summary>Data "
+                                     "behind this "
+                                     "chart</summary><table class=\"data\"><thead><tr><th scope=\"col\">share "
+                                     "of the limit</th><th scope=\"col\">jobs</th></tr></thead><tbody>",
+                                     title, svg, desc);
+                                for (size_t b = 0; b < ELEMENTSOF(bins); b++)
+                                        putf(w, "<tr><th scope=\"row\">%s</th><td>%.0f</td></tr>", bins[b], counts[b]);
+                                put(w, "</tbody></table></details>\n</figure>\n");
+                        } else {
+                                struct render_file *files =
+                                        reallocarray(w->out->files, w->out->n_files + 1, sizeof *files);
+                                char *name = NULL;
+                                if (!files || asprintf(&name, "%s-%s.svg", w->prefix ? w->prefix : "chart", id) < 0) {
+                                        if (files)
+                                                w->out->files = files;
+                                        w->err = -ENOMEM;
+                                        return;
+                                }
+                                w->out->files = files;
+                                files[w->out->n_files++] = (struct render_file){name, TAKE_PTR(svg)};
+                                putf(w, "![%s](", desc);
+                                put_url(w, name);
+                                put(w, ")\n\n");
+                        }
+                }
+        }
+}
+
+static void many_page(struct writer *w, struct history_job *const *jobs, size_t n) {
+        if (w->fmt == RENDER_HTML)
+                putf(w, "<h1>leash report: %zu jobs</h1>\n", n);
+        else if (w->fmt == RENDER_MARKDOWN)
+                putf(w, "# leash report: %zu jobs\n", n);
+        else
+                putf(w, "leash report: %zu jobs\n", n);
+        reasons_line(w, jobs, n);
+        summary_table(w, jobs, n);
+        distributions(w, jobs, n);
+}
+
+/* --- the document ---------------------------------------------------------- */
+
+static const char html_head[] =
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<meta name=\"color-scheme\" content=\"light dark\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">\n"
+        "<meta name=\"generator\" content=\"leash\">\n<title>";
+static const char html_style[] =
+        "</title>\n<style>\n"
+        ":root{--fg:#1f2328;--bg:#fff;--muted:#59636e;--rule:#d1d9e0;--c0:#1f77b4;--c1:#2ca02c;--c2:#9467bd;"
+        "--c3:#8c564b;--limit:#d62728;--soft:#b35c00;--peak:#6e7781;--good:#1a7f37;--bad:#cf222e}\n"
+        "@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--rule:#3d444d;"
+        "--c0:#58a6ff;--c1:#56d364;--c2:#bc8cff;--c3:#d29922;--limit:#ff7b72;--soft:#f0883e;--peak:#9198a1;"
+        "--good:#56d364;--bad:#ff7b72}}\n"
+        "body{font-family:system-ui,sans-serif;color:var(--fg);background:var(--bg);max-width:60rem;margin:0 auto;"
+        "padding:1rem;line-height:1.45}\n"
+        "h1{font-size:1.5rem;overflow-wrap:anywhere}h3{font-size:1rem;margin:1.5rem 0 "
+        "0}h2{font-size:1.2rem;border-bottom:1px solid var(--rule);"
+        "margin-top:2rem}\n"
+        ".verdict{font-size:1.1rem;padding:.75rem 1rem;border-left:.4rem solid var(--bad);"
+        "background:color-mix(in srgb,var(--bad) 8%,transparent)}\n"
+        ".verdict.good{border-color:var(--good);background:color-mix(in srgb,var(--good) 8%,transparent)}\n"
+        ".scroll{overflow-x:auto}table{border-collapse:collapse;margin:.5rem 0;font-variant-numeric:tabular-nums}\n"
+        "caption{text-align:left;color:var(--muted);padding-bottom:.25rem}\n"
+        "th,td{border-bottom:1px solid var(--rule);padding:.25rem .6rem;text-align:right;vertical-align:top}\n"
+        "th:first-child,td:first-child{text-align:left}thead th{text-align:left}\n"
+        "table.sortable th button{font:inherit;color:inherit;background:none;border:0;padding:0;cursor:pointer}\n"
+        "th[aria-sort=ascending] button::after{content:\" \\25B2\"}th[aria-sort=descending] button::after{content:\" "
+        "\\25BC\"}\n"
+        "figure{margin:1rem 0}svg.chart{width:100%;height:auto;color:var(--fg)}figcaption{color:var(--muted)}\n"
+        "code{overflow-wrap:anywhere}dt{font-weight:600}dd{margin:0 0 .5rem 1rem}.note{color:var(--muted)}\n"
+        "@media print{body{max-width:none}details{display:none}figure{break-inside:avoid}}\n"
+        "</style>\n</head>\n<body>\n";
+/* A dozen lines and no framework: turns the headings of sortable tables into
+ * buttons that sort by data-v, numbers numerically. */
+static const char html_script[] =
+        "<script>\n(function(){document.documentElement.setAttribute('data-js','ready');\n"
+        "document.querySelectorAll('table.sortable thead th').forEach(function(th,col){\n"
+        " var b=document.createElement('button');b.type='button';b.textContent=th.textContent;th.textContent='';"
+        "th.appendChild(b);\n"
+        " b.addEventListener('click',function(){var t=th.closest('table'),tb=t.tBodies[0],"
+        "up=th.getAttribute('aria-sort')!=='ascending';\n"
+        "  var rows=Array.prototype.slice.call(tb.rows);rows.sort(function(x,y){var a=x.cells[col].dataset.v,"
+        "c=y.cells[col].dataset.v,p=parseFloat(a),q=parseFloat(c);\n"
+        "   var r=(isNaN(p)||isNaN(q))?String(a).localeCompare(String(c)):p-q;return up?r:-r;});\n"
+        "  t.querySelectorAll('thead th').forEach(function(h){h.removeAttribute('aria-sort');});\n"
+        "  th.setAttribute('aria-sort',up?'ascending':'descending');rows.forEach(function(r){tb.appendChild(r);});});\n"
+        "});})();\n</script>\n";
+
+int render_jobs(struct history_job *const *jobs, size_t n, enum render_format fmt, const char *prefix,
+                struct render_output *ret) {
+        struct render_output out = {NULL, NULL, 0};
+        struct writer w = {NULL, fmt, prefix, &out, 0};
+        size_t len = 0;
+
+        if (n == 0)
+                return -EINVAL;
+        w.f = open_memstream(&out.text, &len);
+        if (!w.f)
+                return -ENOMEM;
+        if (fmt == RENDER_HTML) {
+                put(&w, html_head);
+                put(&w, "leash report: ");
+                if (n == 1)
+                        esc(&w, jobs[0]->name ? jobs[0]->name : "job");
+                else
+                        putf(&w, "%zu jobs", n);
+                put(&w, html_style);
+        }
+        if (n == 1)
+                job_page(&w, jobs[0]);
+        else
+                many_page(&w, jobs, n);
+        if (fmt == RENDER_HTML) {
+                put(&w, "<footer class=\"note\"><p>Drawn by leash from its reports; every figure comes from the "
+                        "kernel's accounting or the time series.</p></footer>\n");
+                if (n > 1)
+                        put(&w, html_script);
+                put(&w, "</body>\n</html>\n");
+        }
+        if (fclose(w.f) != 0 && w.err == 0)
+                w.err = -ENOMEM;
+        if (w.err < 0) {
+                render_output_free(&out);
+                return w.err;
+        }
+        *ret = out;
+        return 0;
+}
+
+void render_output_free(struct render_output *o) {
+        free(o->text);
+        for (size_t i = 0; i < o->n_files; i++) {
+                free(o->files[i].name);
+                free(o->files[i].text);
+        }
+        free(o->files);
+        *o = (struct render_output){NULL, NULL, 0};
+}
