@@ -52,7 +52,7 @@ offers() {
 # every subcommand main.c dispatches: the ones `leash X --help` answers
 subs=$(comp "")
 check "subcommands offered: $(echo $subs)" test -n "$subs"
-for s in run check profiles; do
+for s in run check profiles report suggest; do
         check "subcommand $s is offered" has "$subs" "$s"
 done
 for s in $subs; do
@@ -60,7 +60,9 @@ for s in $subs; do
         "$LEASH" "$s" --help >/dev/null 2>&1
         check "offered subcommand '$s' exists (leash $s --help exits 0)" test $? = 0
 done
-check "'leash r' completes to run" test "$(comp r)" = run
+check "'leash ru' completes to run" test "$(comp ru)" = run
+check "'leash rep' completes to report" test "$(comp rep)" = report
+check "'leash report --ma' completes to --markdown" test "$(comp report --ma)" = --markdown
 
 # every option leash(1) documents for run (.BI/.BR \-\-name lines of OPTIONS)
 man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$SRC/man/leash.1" | sed 's/\\-/-/g' |
