@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
         if (fd_sanitize_stdio() < 0)
                 return EXIT_LEASH_FAILED; /* nowhere to say why */
         if (!cmd)
-                return usage_error("no subcommand given: expected run, check, profiles, report or suggest");
+                return usage_error("no subcommand given: expected run, check, profiles, slurm, report or suggest");
         if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
                 print_help(stdout);
                 return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
