@@ -12,6 +12,7 @@
 
 #include "../lib/caps.h"
 #include "../lib/filter.h"
+#include "../lib/isolate.h"
 #include "../lib/leash.h"
 #include "cli.h"
 
@@ -40,4 +41,13 @@ void print_sandbox_check(void) {
                caps_have(CAP_SETPCAP_NUMBER)
                        ? "can be dropped (CAP_SETPCAP held)"
                        : "cannot be dropped (no CAP_SETPCAP); the job has no capabilities to drop");
+        if (geteuid() != 0)
+                printf("isolation:          not available (--isolate needs root)\n");
+        else if ((r = isolate_probe()) < 0)
+                printf("isolation:          not available (new pid and mount namespaces: %s)\n", strerror(-r));
+        else
+                printf("isolation:          available (--isolate: own pid and mount namespaces, cgroupfs read-only)\n");
+        printf("  a job without --isolate that keeps leash's uid%s can leave its cgroup, stop or freeze leash:\n"
+               "  its report says \"isolation\": \"none: ...\"\n",
+               geteuid() == 0 ? " (no --user)" : " (always, for an unprivileged leash)");
 }

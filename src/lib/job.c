@@ -77,6 +77,7 @@ static struct leash_job *job_alloc(const struct leash_spec *spec) {
         j->spec = *spec;
         j->parent_fd = j->job_fd = j->pidfd = j->timer_fd = j->events_fd = j->epoll_fd = -1;
         j->wd.pidfd = j->wd.owner_fd = -1;
+        j->iso = (struct isolate_plan) ISOLATE_PLAN_INIT;
         j->r.status_code = -1;
         j->r.reason = LEASH_REASON_OK;
         account_usage_init(&j->r.usage);
@@ -100,6 +101,7 @@ static void job_destroy(struct leash_job *j) {
         watchdog_stop(&j->wd);
         job_close(j);
         sandbox_plan_done(&j->plan);
+        isolate_plan_done(&j->iso);
         for (char **a = j->argv; a && *a; a++)
                 free(*a);
         free(j->argv);
@@ -154,6 +156,10 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
         r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
         if (r < 0)
                 goto fail;
+        r = isolate_prepare(spec->sandbox.isolate, false, &j->iso, err);
+        if (r < 0)
+                goto fail;
+        j->r.isolation = isolate_describe(spec, &j->r, j->iso.on);
         r = host_job_parent(spec->cgroup_parent, true, parent, sizeof parent, err);
         if (r < 0)
                 goto fail;
@@ -236,6 +242,10 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
         r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
         if (r < 0)
                 goto fail;
+        r = isolate_prepare(spec->sandbox.isolate, false, &j->iso, err);
+        if (r < 0)
+                goto fail;
+        j->r.isolation = isolate_describe(spec, &j->r, j->iso.on);
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", path);
         j->mount_len = strlen(mount);
@@ -305,6 +315,7 @@ static void spawn_params_fill(const struct leash_job *j, struct spawn_params *sp
         sp->force_fallback = c->spawn_fallback;
         sp->sigchld_ignored = c->child_sigchld_ignore;
         sp->sandbox = &j->plan;
+        sp->isolate = j->iso.on ? &j->iso : NULL;
         if (j->r.enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT)
                 add_rlimit(sp, RLIMIT_AS, c, LEASH_LIMIT_MEMORY);
         add_rlimit(sp, RLIMIT_NOFILE, c, LEASH_LIMIT_NOFILE);
@@ -405,6 +416,10 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
                 j->start_ns = now_ns(CLOCK_MONOTONIC);
         }
         r = spawn_job(&sp, &j->r.pid, &j->pidfd, &sf, &used_clone3);
+        if (j->iso.status_wfd >= 0) { /* the init's end */
+                close(j->iso.status_wfd);
+                j->iso.status_wfd = -1;
+        }
         if (r < 0)
                 return fail(err, "start the job", "", r);
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
@@ -423,6 +438,9 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
         r = may_start(j, err);
         if (r < 0)
                 return r;
+        if (j->iso.on)
+                return fail(err, "fork into the job", "--isolate isolates a command, not a forked function",
+                            -EOPNOTSUPP);
         spawn_params_fill(j, &sp);
         if (!j->adopted) {
                 j->r.started_realtime_ns = now_ns(CLOCK_REALTIME);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
+#include "isolate.h"
 #include "leash.h"
 #include "sandbox.h"
 #include "watchdog.h"
@@ -39,6 +40,7 @@ struct leash_job {
         struct config_built *settings; /* owned when made from a leash_config */
         char **argv;                   /* owned copy for the report */
         struct sandbox_plan plan;
+        struct isolate_plan iso; /* --isolate: the status pipe from the init */
         struct leash_result r;
         enum job_state state;
         bool adopted, remove_cgroup, has_main;

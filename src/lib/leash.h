@@ -51,6 +51,7 @@ struct leash_sandbox {
         const char *chdir;
         bool no_stdin;
         bool keep_fds;
+        bool isolate; /* own pid and mount namespaces under an init (isolate.c) */
 };
 
 struct leash_spec {
@@ -158,6 +159,7 @@ struct leash_result {
                 char cgroup[256]; /* where it was, relative to the cgroup2 root */
         } escaped[4];
         unsigned n_escaped;
+        const char *isolation; /* what stops the job from touching leash and the cgroup tree (isolate.c) */
         struct leash_sandbox_result sandbox;
 };
 

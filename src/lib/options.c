@@ -84,6 +84,10 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_NO_STDIN, "no-stdin", 0, LEASH_OPT_FLAG, -1, NULL, "the job's stdin is /dev/null", "off"},
         {LEASH_OPT_KEEP_FDS, "keep-fds", 0, LEASH_OPT_FLAG, -1, NULL,
          "let the job inherit file descriptors above 2 (closed by default)", "off"},
+        {LEASH_OPT_ISOLATE, "isolate", 0, LEASH_OPT_FLAG, -1, NULL,
+         "own pid and mount namespaces under an init, cgroupfs read-only: the job cannot see or touch leash or "
+         "the cgroup tree (leash must be root)",
+         "off"},
 };
 
 void leash_settings_init(struct leash_settings *s) {
@@ -136,6 +140,8 @@ static bool *flag_field(struct leash_settings *s, enum leash_opt_id id) {
                 return &x->no_stdin;
         case LEASH_OPT_KEEP_FDS:
                 return &x->keep_fds;
+        case LEASH_OPT_ISOLATE:
+                return &x->isolate;
         default:
                 return &s->verbose;
         }

@@ -72,6 +72,7 @@ enum leash_opt_id {
         LEASH_OPT_CHDIR,
         LEASH_OPT_NO_STDIN,
         LEASH_OPT_KEEP_FDS,
+        LEASH_OPT_ISOLATE,
         _LEASH_OPT_MAX,
 };
 

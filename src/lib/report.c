@@ -217,6 +217,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         format_iso8601(r->started_realtime_ns, buf, sizeof buf);
         json_object_object_add(root, "started", r->started_realtime_ns ? json_object_new_string(buf) : NULL);
         json_object_object_add(root, "pid", r->pid > 0 ? json_object_new_int(r->pid) : NULL);
+        json_object_object_add(root, "isolation", jstr(r->isolation));
         json_object_object_add(root, "reason", json_object_new_string(leash_reason_to_string(r->reason)));
 
         o = json_object_new_object();

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "../basic/macro.h"
+#include "isolate.h"
 #include "sandbox.h"
 
 const char *spawn_step_to_string(enum spawn_step s) {
@@ -62,6 +63,8 @@ const char *spawn_step_to_string(enum spawn_step s) {
                 return "set the job's parent-death signal";
         case SPAWN_STEP_SESSION:
                 return "start a new session for the job";
+        case SPAWN_STEP_ISOLATE:
+                return "isolate the job (namespaces, read-only cgroup filesystem, init)";
         case SPAWN_STEP_EXEC:
                 return "execute the command";
         case SPAWN_STEP_BOUNDING:
@@ -372,7 +375,19 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
         rfd = fds[0];
         wfd = fds[1];
 
-        if (!p->force_fallback) {
+        if (p->isolate) {
+                /* fork-like: the init never execs, a vfork would never return */
+                pid = isolate_clone(p->cgroup_fd, &pidfd);
+                if (pid < 0)
+                        return negative_errno();
+                if (pid == 0) {
+                        int r = isolate_child(p->isolate, wfd);
+                        if (r < 0)
+                                child_fail(wfd, SPAWN_STEP_ISOLATE, -r);
+                        child_main(p, wfd, 1, false); /* the job, pid 2, child of the init */
+                }
+                used_clone3 = true;
+        } else if (!p->force_fallback) {
                 pid = do_clone3(p, wfd, parent, &pidfd);
                 if (pid > 0)
                         used_clone3 = true;

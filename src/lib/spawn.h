@@ -10,6 +10,7 @@
 #define SPAWN_RLIMITS_MAX 4
 
 struct sandbox_plan;
+struct isolate_plan;
 
 struct spawn_rlimit {
         int resource;
@@ -25,6 +26,7 @@ struct spawn_params {
         bool force_fallback;                /* fork + self-migration instead of clone3 (tests) */
         bool sigchld_ignored;               /* give the job SIGCHLD=SIG_IGN */
         const struct sandbox_plan *sandbox; /* NULL: nothing to apply */
+        const struct isolate_plan *isolate; /* NULL: no --isolate */
 };
 
 enum spawn_step {
@@ -33,6 +35,7 @@ enum spawn_step {
         SPAWN_STEP_RLIMIT,
         SPAWN_STEP_PDEATHSIG,
         SPAWN_STEP_SESSION, /* setsid: no controlling terminal */
+        SPAWN_STEP_ISOLATE, /* isolate.c: namespaces, mounts, the init */
         SPAWN_STEP_EXEC,
         SPAWN_STEP_BOUNDING, /* sandbox.c, in this order */
         SPAWN_STEP_SETGROUPS,

@@ -96,7 +96,8 @@ static void escalate(struct leash_job *j, enum leash_reason cause, uint64_t now)
         j->soft_sent = true;
         j->cause = cause;
         j->deadline[DEADLINE_WALL] = j->deadline[DEADLINE_CPU] = DEADLINE_NEVER;
-        (void) cgroupfs_signal_all(j->job_fd, sig, j->pidfd >= 0 ? j->r.pid : 0);
+        if (!j->iso.on) /* isolated: the init forwards to its whole namespace */
+                (void) cgroupfs_signal_all(j->job_fd, sig, j->pidfd >= 0 ? j->r.pid : 0);
         signal_main(j, sig);
         supervise_log_signal(j, sig, cause_name(cause));
         if (j->spec.grace_ns == 0)
@@ -258,6 +259,7 @@ static int reap(struct leash_job *j) {
                 r->status_code = -1;
                 r->term_signal = si.si_status;
         }
+        isolate_collect(&j->iso, r); /* the job's status, not its init's */
         return 1;
 }
 
@@ -362,7 +364,7 @@ int leash_job_signal(struct leash_job *j, int sig) {
                 return -EINVAL;
         if (j->state != JOB_RUNNING)
                 return 0;
-        n = cgroupfs_signal_all(j->job_fd, sig, j->pidfd >= 0 ? j->r.pid : 0);
+        n = j->iso.on ? 0 : cgroupfs_signal_all(j->job_fd, sig, j->pidfd >= 0 ? j->r.pid : 0);
         if (j->pidfd >= 0 && syscall(SYS_pidfd_send_signal, j->pidfd, sig, NULL, 0) == 0)
                 n = n < 0 ? 1 : n + 1;
         return n;

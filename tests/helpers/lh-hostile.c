@@ -11,6 +11,8 @@
  *                        request (the kernel reads an unsigned int)
  *   write FILE TEXT      write TEXT into FILE (cgroup.procs, cgroup.freeze...)
  *   write-self FILE      write our own pid into FILE (move into a cgroup)
+ *   write-pidfile FILE PIDFILE  write the pid held in PIDFILE into FILE
+ *   kill-file PIDFILE SIG       kill(the pid held in PIDFILE, SIG)
  *   mkdir DIR            mkdir DIR
  *   kill PID SIG         kill(PID, SIG), SIG a number
  *   pids                 how many processes /proc shows
@@ -21,6 +23,9 @@
  *   sleep SECONDS        sleep
  *   exit N               exit with status N
  *   raise SIG            die of signal SIG (default action)
+ *
+ * A path argument starting with @CG@ is relative to our own cgroup2
+ * directory (@CG@/.. is its parent).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -75,6 +80,49 @@ static int write_file(const char *path, const char *text) {
                 return -1;
         }
         return close(fd);
+}
+
+static char path_buf[2][4096];
+
+/* "@CG@/x" -> "<cgroup2 mount><our cgroup>/x" */
+static const char *expand(const char *arg, int slot) {
+        char line[4096], mnt[1024] = "", cg[2048] = "";
+        FILE *f;
+
+        if (strncmp(arg, "@CG@", 4) != 0)
+                return arg;
+        f = fopen("/proc/self/mountinfo", "re");
+        while (f && fgets(line, sizeof line, f)) {
+                char a[1024], b[1024];
+                if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %1023s %1023s", b, a) == 2) {
+                        snprintf(mnt, sizeof mnt, "%s", a);
+                        break;
+                }
+        }
+        if (f)
+                fclose(f);
+        f = fopen("/proc/self/cgroup", "re");
+        while (f && fgets(line, sizeof line, f))
+                if (strncmp(line, "0::", 3) == 0) {
+                        line[strcspn(line, "\n")] = '\0';
+                        snprintf(cg, sizeof cg, "%s", line + 3);
+                }
+        if (f)
+                fclose(f);
+        snprintf(path_buf[slot], sizeof path_buf[slot], "%s%s%s", mnt, cg, arg + 4);
+        return path_buf[slot];
+}
+
+static long pid_from(const char *file) {
+        char buf[32] = "";
+        FILE *f = fopen(file, "re");
+        if (!f || !fgets(buf, sizeof buf, f)) {
+                if (f)
+                        fclose(f);
+                return -1;
+        }
+        fclose(f);
+        return atol(buf);
 }
 
 static void on_signal(int sig) {
@@ -146,7 +194,8 @@ int main(int argc, char **argv) {
                     !strcmp(s, "write-self") || !strcmp(s, "mkdir") || !strcmp(s, "sleep") || !strcmp(s, "exit") ||
                     !strcmp(s, "raise"))
                         need = 1;
-                else if (!strcmp(s, "write") || !strcmp(s, "kill"))
+                else if (!strcmp(s, "write") || !strcmp(s, "kill") || !strcmp(s, "write-pidfile") ||
+                         !strcmp(s, "kill-file"))
                         need = 2;
                 if (i + need >= argc) {
                         fprintf(stderr, "lh-hostile: %s needs %d argument(s)\n", s, need);
@@ -163,15 +212,24 @@ int main(int argc, char **argv) {
                         r = tiocsti(argv[i + 1], 0xdead00000000UL);
                         result(s, r, errno);
                 } else if (!strcmp(s, "write")) {
-                        r = write_file(argv[i + 1], argv[i + 2]);
+                        r = write_file(expand(argv[i + 1], 0), argv[i + 2]);
                         result(s, r, errno);
                 } else if (!strcmp(s, "write-self")) {
                         char pid[32];
                         snprintf(pid, sizeof pid, "%d", (int) getpid());
-                        r = write_file(argv[i + 1], pid);
+                        r = write_file(expand(argv[i + 1], 0), pid);
+                        result(s, r, errno);
+                } else if (!strcmp(s, "write-pidfile")) {
+                        char pid[32];
+                        snprintf(pid, sizeof pid, "%ld", pid_from(argv[i + 2]));
+                        r = write_file(expand(argv[i + 1], 0), pid);
+                        result(s, r, errno);
+                } else if (!strcmp(s, "kill-file")) {
+                        long pid = pid_from(argv[i + 1]);
+                        r = pid > 0 ? kill((pid_t) pid, atoi(argv[i + 2])) : (errno = EINVAL, -1);
                         result(s, r, errno);
                 } else if (!strcmp(s, "mkdir")) {
-                        r = mkdir(argv[i + 1], 0755);
+                        r = mkdir(expand(argv[i + 1], 0), 0755);
                         result(s, r, errno);
                 } else if (!strcmp(s, "kill")) {
                         r = kill((pid_t) atol(argv[i + 1]), atoi(argv[i + 2]));

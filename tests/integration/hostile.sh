@@ -143,11 +143,14 @@ unforeign "y@$D" "$FP_E"
 
 # A live leash in another pid namespace, whose pid is dead in ours, shares the parent.
 if $ROOT && command -v unshare >/dev/null && unshare --pid --fork --mount-proc true 2>/dev/null; then
-        N=20000
-        while [ -e /proc/$((N + 1)) ]; do N=$((N + 7)); done
+        # a pid dead here that the host will not hand out again soon: just
+        # below the host's last pid (pids are reused only after a wrap-around)
+        N=$(($(cat /proc/sys/kernel/ns_last_pid) - 300))
+        while [ "$N" -gt 300 ] && [ -e /proc/$((N + 1)) ]; do N=$((N - 1)); done
         unshare --pid --fork --mount-proc sh -c "echo $N >/proc/sys/kernel/ns_last_pid; exec 3>&-; $LEASH run --cgroup-parent $PARENT -q -n other -o $TMP/other.json -- sleep 3" &
         OTHER=$!
-        for _ in $(seq 100); do [ -d "$PARENT/other@$((N + 1))" ] && break; sleep 0.05; done
+        for _ in $(seq 200); do [ -d "$PARENT/other@$((N + 1))" ] && break; sleep 0.05; done
+        diag "other@$((N + 1)): $(test -d "$PARENT/other@$((N + 1))" && echo exists || echo missing); pid $((N + 1)) here: $(test -e /proc/$((N + 1)) && echo alive || echo dead)"
         check "another pid namespace: its job cgroup other@$((N + 1)) exists, pid $((N + 1)) dead here" \
                 sh -c "test -d '$PARENT/other@$((N + 1))' && ! kill -0 $((N + 1)) 2>/dev/null"
         run_leash -q -- true
@@ -159,5 +162,201 @@ else
         SKIP_WHY="needs root and unshare(1) with pid namespaces"
         skip "sweep: a live leash in another pid namespace"
 fi
+
+# --- 9.4 a job with leash's uid against its supervisor and the cgroup tree --------
+# leash runs in a cgroup of its own ($SUP), its jobs under $JOBS, a bystander
+# cgroup $OTHER beside them. Each attack runs twice: without isolation (the
+# control: the attack works, and the report marks the run "isolation": "none")
+# and with --isolate (the attack fails). Root only for --isolate; as a user
+# the job always shares leash's uid, and only the controls run.
+SUP="$PARENT/sup"
+JOBS="$PARENT/jobs"
+OTHER="$PARENT/other"
+mkdir "$SUP" "$JOBS" "$OTHER"
+CAN_ISOLATE=false
+if $ROOT && "$LEASH" run --cgroup-parent "$JOBS" -q --isolate -- true 2>"$TMP/iso-err"; then
+        CAN_ISOLATE=true
+else
+        ISO_WHY=$($ROOT && head -1 "$TMP/iso-err" || echo "--isolate needs root (no user namespace is made)")
+fi
+# sup_leash ARGS...: leash run (report $TMP/a.json) in $SUP, in the background;
+# its pid in $LPID and in $TMP/leash.pid, for the job to read
+sup_leash() {
+        rm -f "$TMP/a.json" "$TMP/leash.pid"
+        sh -c 'echo $$ >"$1/cgroup.procs" && echo $$ >"$2.tmp" && mv "$2.tmp" "$2" && shift 2 && exec "$@"' sh "$SUP" \
+                "$TMP/leash.pid" "$LEASH" run --cgroup-parent "$JOBS" -q -o "$TMP/a.json" "$@" >"$TMP/aout" 2>"$TMP/aerr" &
+        LPID=$!
+}
+sup_wait() { wait "$LPID"; RC=$?; OUT=$(cat "$TMP/aout"); }
+expect() { # expect NAME LINE: the job printed exactly LINE
+        if grep -qxF -- "$2" <<<"$OUT"; then ok "$1"; else not_ok "$1"; diag "wanted '$2'; got: $(tr '\n' '|' <<<"$OUT") rc=$RC"; fi
+}
+iso_none() { check "$1: report says isolation none" grep -q '"isolation": "none: the job shares leash' "$TMP/a.json"; }
+iso_ns() { check "$1: report says isolation namespaces" grep -q '"isolation": "namespaces: ' "$TMP/a.json"; }
+no_iso() { SKIP_WHY=$ISO_WHY; skip "$1"; }
+stopped() { grep -q '^State:.*[Tt]' "/proc/$1/status" 2>/dev/null; }
+# kill_cgroup DIR: kill whatever a test left in DIR (an escapee), then empty it
+kill_cgroup() { echo 1 >"$1/cgroup.kill" 2>/dev/null; for _ in $(seq 100); do grep -q 'populated 0' "$1/cgroup.events" && break; sleep 0.02; done; }
+
+# 1. The job writes itself into another cgroup (a child, so the main
+#    process stays: the child outlives leash unless something stops it).
+A1="$H write-self $OTHER/cgroup.procs + sleep 20"
+sup_leash -w 1 -g 100ms -- sh -c "$A1 & exec $H sleep 20"
+sup_wait
+expect "control: a job moves a process into another cgroup" "write-self: ok"
+check "control: the process outlived leash in $OTHER" grep -q . "$OTHER/cgroup.procs"
+iso_none "escape"
+if [ "$(jget "$TMP/a.json" escaped.0.pid)" != null ]; then
+        ok "escape of a child without isolation: the report names the escapee"
+else
+        echo "not ok $((T_N += 1)) - escape of a child without isolation: the report names the escapee # TODO engine (9.4: only the main process is looked for)"
+fi
+kill_cgroup "$OTHER"
+# the main process itself leaves: signalled through its pidfd, named as escaped
+sup_leash -w 1 -g 100ms -- $A1
+sup_wait
+expect "control: the main process moves into another cgroup" "write-self: ok"
+check "main escaped without isolation: still ended by the wall time (124)" test "$RC" = 124
+check "main escaped without isolation: the report names it as escaped, not killed there" \
+        test "$(jget "$TMP/a.json" escaped.0.comm)" = lh-hostile
+kill_cgroup "$OTHER"
+if $CAN_ISOLATE; then
+        sup_leash --isolate -w 1 -g 100ms -- sh -c "$A1 & exec $H sleep 20"
+        sup_wait
+        expect "--isolate: moving into another cgroup fails (EROFS)" "write-self: EROFS"
+        check "--isolate: nothing in $OTHER" test -z "$(cat "$OTHER/cgroup.procs")"
+        check "--isolate: ended by the wall time (124)" test "$RC/$(jget "$TMP/a.json" reason)" = 124/wall_time
+        iso_ns "escape"
+else no_iso "--isolate: moving into another cgroup fails"; fi
+kill_cgroup "$OTHER"
+
+# 2. SIGSTOP to leash: without isolation the limits stop with it.
+A2="$H kill-file $TMP/leash.pid 19 + sleep 4"
+sup_leash -w 1 -g 100ms -- $A2
+sleep 2.5
+if stopped "$LPID"; then ok "control: the job stopped leash (still stopped 1.5 s past its 1 s wall time)"
+else not_ok "control: the job stopped leash"; fi
+kill -CONT "$LPID"
+sup_wait
+iso_none "SIGSTOP"
+if $CAN_ISOLATE; then
+        sup_leash --isolate -w 1 -g 100ms -- $A2
+        sleep 2.5
+        if stopped "$LPID"; then not_ok "--isolate: leash not stopped"; kill -CONT "$LPID"; else ok "--isolate: leash not stopped"; fi
+        sup_wait
+        expect "--isolate: leash's pid cannot be named (ESRCH)" "kill-file: ESRCH"
+        check "--isolate: ended by the wall time (124)" test "$RC/$(jget "$TMP/a.json" reason)" = 124/wall_time
+else no_iso "--isolate: SIGSTOP of leash fails"; fi
+
+# 3. Freeze leash's cgroup.
+A3="$H write $SUP/cgroup.freeze 1 + sleep 4"
+sup_leash -w 1 -g 100ms -- $A3
+sleep 2.5
+if grep -q 'frozen 1' "$SUP/cgroup.events"; then ok "control: the job froze leash's cgroup"; else not_ok "control: the job froze leash's cgroup"; fi
+echo 0 >"$SUP/cgroup.freeze"
+sup_wait
+iso_none "freeze"
+if $CAN_ISOLATE; then
+        sup_leash --isolate -w 1 -g 100ms -- $A3
+        sup_wait
+        expect "--isolate: freezing leash fails (EROFS)" "write: EROFS"
+        check "--isolate: ended by the wall time (124)" test "$RC/$(jget "$TMP/a.json" reason)" = 124/wall_time
+else no_iso "--isolate: freezing leash fails"; fi
+echo 0 >"$SUP/cgroup.freeze"
+
+# 4. Pull leash into the job's own cgroup.
+A4="$H write-pidfile @CG@/cgroup.procs $TMP/leash.pid + sleep 2"
+sup_leash -w 1 -g 100ms -- $A4
+for _ in $(seq 60); do kill -0 "$LPID" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$LPID" 2>/dev/null; then
+        # leash, in the cgroup it freezes to signal the job, froze itself
+        diag "without isolation, leash pulled into its job's cgroup still runs 6 s later: $(grep State "/proc/$LPID/status")"
+        for f in "$JOBS"/*/cgroup.freeze; do echo 0 >"$f"; done 2>/dev/null
+        kill -9 "$LPID" 2>/dev/null
+        HUNG=true
+else
+        HUNG=false
+fi
+sup_wait
+expect "control: the job pulls leash into its own cgroup" "write-pidfile: ok"
+diag "without isolation, leash pulled into its job's cgroup: hung $HUNG, exit $RC, report $(test -s "$TMP/a.json" && echo written || echo missing)"
+if ! $HUNG && test -s "$TMP/a.json"; then ok "pulled into the job's cgroup without isolation: leash still ends and reports"
+else echo "not ok $((T_N += 1)) - pulled into the job's cgroup without isolation: leash still ends and reports # TODO engine (9.4: leash must not freeze or kill itself)"; fi
+for _ in $(seq 50); do [ -z "$(find "$JOBS" -mindepth 1 -type d)" ] && break; sleep 0.1; done
+if $CAN_ISOLATE; then
+        sup_leash --isolate -w 1 -g 100ms -- $A4
+        sup_wait
+        expect "--isolate: pulling leash in fails (EROFS)" "write-pidfile: EROFS"
+        check "--isolate: ended by the wall time, report written (124)" test "$RC/$(jget "$TMP/a.json" reason)" = 124/wall_time
+else no_iso "--isolate: pulling leash in fails"; fi
+grep -q . "$JOBS/cgroup.procs" 2>/dev/null && { for p in $(cat "$JOBS/cgroup.procs"); do echo "$p" >"$PARENT/cgroup.procs" 2>/dev/null; done; }
+
+# 5. cgroup.max.descendants = 0 on the parent: every later job fails.
+A5="$H write @CG@/../cgroup.max.descendants 0"
+sup_leash -- $A5
+sup_wait
+expect "control: the job sets its parent's cgroup.max.descendants to 0" "write: ok"
+iso_none "max.descendants"
+run_leash_jobs() { "$LEASH" run --cgroup-parent "$JOBS" -q -- true 2>"$TMP/err"; }
+run_leash_jobs
+check "control: the next job then fails (125)" test $? = 125
+echo max >"$JOBS/cgroup.max.descendants"
+if $CAN_ISOLATE; then
+        sup_leash --isolate -- $A5
+        sup_wait
+        expect "--isolate: setting cgroup.max.descendants fails (EROFS)" "write: EROFS"
+        run_leash_jobs
+        check "--isolate: the next job runs (0)" test $? = 0
+else no_iso "--isolate: setting cgroup.max.descendants fails"; fi
+echo max >"$JOBS/cgroup.max.descendants"
+
+# 6. A child cgroup inside the job's own.
+A6="$H mkdir @CG@/sub + write-self @CG@/sub/cgroup.procs + sleep 20"
+sup_leash -w 1 -g 100ms -- $A6
+sup_wait
+expect "control: the job makes a child cgroup" "mkdir: ok"
+expect "control: and moves into it" "write-self: ok"
+check "child cgroup: leash still ends the job on time (124)" test "$RC" = 124
+check "child cgroup: the job cgroup and its child are removed" test -z "$(find "$JOBS" -mindepth 1 -type d)"
+if $CAN_ISOLATE; then
+        sup_leash --isolate -w 1 -g 100ms -- $A6
+        sup_wait
+        expect "--isolate: making a child cgroup fails (EROFS)" "mkdir: EROFS"
+        check "--isolate: ended by the wall time (124)" test "$RC/$(jget "$TMP/a.json" reason)" = 124/wall_time
+else no_iso "--isolate: making a child cgroup fails"; fi
+
+# 7. What the job sees, and what ends it, under --isolate.
+if $CAN_ISOLATE; then
+        sup_leash --isolate -- $H pids ppid
+        sup_wait
+        expect "--isolate: the job sees 2 processes (its init and itself)" "pids: 2"
+        expect "--isolate: its parent is the init, pid 1" "ppid: 1"
+        sup_leash --isolate -t 1s -g 2s -- "$HELPERS/lh-spin" 20
+        sup_wait
+        check "--isolate: SIGXCPU ends a CPU-time overrun (124, cpu_time, SIGXCPU)" \
+                test "$RC/$(jget "$TMP/a.json" reason)/$(jget "$TMP/a.json" exit.signal)" = 124/cpu_time/XCPU
+        sup_leash --isolate -- $H raise 11
+        sup_wait
+        check "--isolate: the job's own death by signal passes through (139, SEGV)" \
+                test "$RC/$(jget "$TMP/a.json" exit.signal)" = 139/SEGV
+        sup_leash --isolate -- $H exit 42
+        sup_wait
+        check "--isolate: the job's exit status passes through (42)" test "$RC/$(jget "$TMP/a.json" exit.status)" = 42/42
+        sup_leash --isolate -- sh -c "$H sleep 30 & $H sleep 30 & exit 0"
+        sup_wait
+        check "--isolate: processes left behind are killed and counted (2)" \
+                test "$RC/$(jget "$TMP/a.json" usage.leftovers_killed)" = 0/2
+        # a sysctl, written back with its own value: works without isolation
+        v=$(cat /proc/sys/vm/overcommit_ratio)
+        sup_leash -- $H write /proc/sys/vm/overcommit_ratio "$v"
+        sup_wait
+        if $ROOT; then expect "control: a root job without capabilities writes a sysctl" "write: ok"; fi
+        sup_leash --isolate -- $H write /proc/sys/vm/overcommit_ratio "$v"
+        sup_wait
+        expect "--isolate: /proc/sys is read-only (EROFS)" "write: EROFS"
+else no_iso "--isolate: the job's view, SIGXCPU, exit status passthrough"; fi
+"$LEASH" run --cgroup-parent "$JOBS" -q -o "$TMP/u.json" --user nobody -- true 2>/dev/null &&
+        check "a job running as another user is marked identity" grep -q '"isolation": "identity: ' "$TMP/u.json"
+rmdir "$SUP" "$JOBS" "$OTHER"
 
 finish
