@@ -43,15 +43,6 @@ struct config_built {
         struct leash_profiles *profiles; /* holds the origin strings of s */
 };
 
-static int fail(struct leash_error *err, const char *step, const char *detail, int r) {
-        if (err) {
-                err->step = step;
-                snprintf(err->detail, sizeof err->detail, "%s", detail ? detail : "");
-                err->error = -r;
-        }
-        return r;
-}
-
 int leash_config_new(struct leash_config **ret) {
         struct leash_config *c;
 
@@ -98,14 +89,14 @@ int leash_config_set(struct leash_config *c, const char *key, const char *value,
         int r;
 
         if (!c || !key)
-                return fail(err, "set a job setting", "", -EINVAL);
+                return leash_error_set(err, "set a job setting", "", -EINVAL);
         o = leash_option_by_name(key);
         if (!o)
-                return fail(err, "set a job setting", key, -ENOENT);
+                return leash_error_set(err, "set a job setting", key, -ENOENT);
         if (cli_matter(o))
-                return fail(err, "set a job setting", key, -EINVAL);
+                return leash_error_set(err, "set a job setting", key, -EINVAL);
         if (o->type != LEASH_OPT_FLAG && !value)
-                return fail(err, "set a job setting", key, -EINVAL);
+                return leash_error_set(err, "set a job setting", key, -EINVAL);
         r = leash_option_set(&c->check, o, value, "caller", err);
         if (r < 0)
                 return r;
@@ -113,12 +104,12 @@ int leash_config_set(struct leash_config *c, const char *key, const char *value,
                 return 0; /* kept in c->check: read when a job is made */
         a = realloc(c->args, (c->n_args + 1) * sizeof *c->args);
         if (!a)
-                return fail(err, "set a job setting", key, -ENOMEM);
+                return leash_error_set(err, "set a job setting", key, -ENOMEM);
         c->args = a;
         a[c->n_args].opt = o;
         a[c->n_args].value = NULL;
         if (value && !(a[c->n_args].value = strdup(value)))
-                return fail(err, "set a job setting", key, -ENOMEM);
+                return leash_error_set(err, "set a job setting", key, -ENOMEM);
         c->n_args++;
         return 0;
 }
@@ -153,7 +144,7 @@ static int load(const struct leash_config *c, struct leash_profiles **ret, struc
         snprintf(paths.user_dir, sizeof paths.user_dir, "%s", c->user_dir ? c->user_dir : "");
         r = leash_profiles_new(paths.trust, &p);
         if (r < 0)
-                return fail(err, "read the configuration", "", r);
+                return leash_error_set(err, "read the configuration", "", r);
         r = leash_profiles_load_paths(p, &paths);
         for (size_t i = 0; i < c->check.n_profile_files && r != -ENOMEM; i++) {
                 int k = leash_profiles_load_file(p, c->check.profile_files[i], LEASH_INI_PROFILES);
@@ -164,11 +155,11 @@ static int load(const struct leash_config *c, struct leash_profiles **ret, struc
                 r = leash_profiles_finish(p);
         if (r == -ENOMEM) {
                 leash_profiles_free(p);
-                return fail(err, "read the configuration", "", r);
+                return leash_error_set(err, "read the configuration", "", r);
         }
         if (leash_profiles_n_errors(p) > 0) {
                 /* the first; leash_profiles_check-style listings are the CLI's */
-                fail(err, "read the configuration", leash_profiles_error(p, 0), -EINVAL);
+                leash_error_set(err, "read the configuration", leash_profiles_error(p, 0), -EINVAL);
                 leash_profiles_free(p);
                 return -EINVAL;
         }
@@ -183,14 +174,14 @@ int config_build(const struct leash_config *c, struct config_built **ret, struct
 
         b = calloc(1, sizeof *b);
         if (!b)
-                return fail(err, "build the job's settings", "", -ENOMEM);
+                return leash_error_set(err, "build the job's settings", "", -ENOMEM);
         leash_settings_init(&b->s);
         r = load(c, &b->profiles, err);
         if (r < 0)
                 goto fail;
         r = leash_profiles_apply(b->profiles, name, &b->s, &file);
         if (r < 0) {
-                fail(err, r == -ENOENT ? "find the profile" : "apply the profile", name, r);
+                leash_error_set(err, r == -ENOENT ? "find the profile" : "apply the profile", name, r);
                 goto fail;
         }
         for (size_t i = 0; i < c->n_args; i++) {
@@ -203,7 +194,7 @@ int config_build(const struct leash_config *c, struct config_built **ret, struct
         if (c->check.profile_name) {
                 r = -ENOMEM;
                 if (!(b->s.profile_name = strdup(c->check.profile_name))) {
-                        fail(err, "build the job's settings", "", r);
+                        leash_error_set(err, "build the job's settings", "", r);
                         goto fail;
                 }
                 b->s.config.profile = b->s.profile_name;
@@ -234,15 +225,15 @@ int leash_config_get(const struct leash_config *c, const char *key, char **ret_v
         int r;
 
         if (!c || !key || !ret_value)
-                return fail(err, "get a job setting", "", -EINVAL);
+                return leash_error_set(err, "get a job setting", "", -EINVAL);
         o = leash_option_by_name(key);
         if (!o)
-                return fail(err, "get a job setting", key, -ENOENT);
+                return leash_error_set(err, "get a job setting", key, -ENOENT);
         r = config_build(c, &b, err);
         if (r < 0)
                 return r;
         leash_option_format(&b->s, o, buf, sizeof buf);
         config_built_free(b);
         *ret_value = strdup(buf);
-        return *ret_value ? 0 : fail(err, "get a job setting", key, -ENOMEM);
+        return *ret_value ? 0 : leash_error_set(err, "get a job setting", key, -ENOMEM);
 }

@@ -151,15 +151,6 @@ static bool holds_processes(const char *dir) {
         return r < 0 || buf[0] != '\0';
 }
 
-static int fill_err(struct leash_error *err, const char *step, const char *detail, int r) {
-        if (err) {
-                err->step = step;
-                snprintf(err->detail, sizeof err->detail, "%s", detail ? detail : "");
-                err->error = -r;
-        }
-        return r;
-}
-
 /* The launch path's way to the cgroup2 mount: statfs of the two places every
  * init system uses (unified: /sys/fs/cgroup; hybrid: /sys/fs/cgroup/unified),
  * as systemd does, and /proc/self/mountinfo only when neither is cgroup2.
@@ -186,7 +177,7 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
 
         r = host_cgroup2_mount_fast(mount, sizeof mount);
         if (r < 0)
-                return fill_err(err, "find the cgroup2 mount in /proc/self/mountinfo", "", r);
+                return leash_error_set(err, "find the cgroup2 mount in /proc/self/mountinfo", "", r);
 
         if (requested) {
                 size_t ml = strlen(mount);
@@ -206,23 +197,23 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
                 } else
                         snprintf(path, sizeof path, "%s/%s", mount, requested);
                 if (statfs(path, &sfs) < 0)
-                        return fill_err(err, "open the cgroup parent", path, negative_errno());
+                        return leash_error_set(err, "open the cgroup parent", path, negative_errno());
                 if (sfs.f_type != CGROUP2_SUPER_MAGIC)
-                        return fill_err(err, "use the cgroup parent (not on cgroup2)", path, -EINVAL);
+                        return leash_error_set(err, "use the cgroup parent (not on cgroup2)", path, -EINVAL);
         } else if (geteuid() == 0) {
                 snprintf(path, sizeof path, "%s/leash", mount);
                 if (create && mkdir(path, 0755) < 0 && errno != EEXIST)
-                        return fill_err(err, "create the leash cgroup", path, negative_errno());
+                        return leash_error_set(err, "create the leash cgroup", path, negative_errno());
         } else {
                 char cand[8192];
                 r = host_own_cgroup(own, sizeof own);
                 if (r < 0)
-                        return fill_err(err, "read /proc/self/cgroup", "", r);
+                        return leash_error_set(err, "read /proc/self/cgroup", "", r);
                 snprintf(cand, sizeof cand, "%s%s", mount, strcmp(own, "/") == 0 ? "" : own);
                 if (!writable_delegation(cand))
-                        return fill_err(err,
-                                        "find a delegated cgroup (cgroup.procs and cgroup.subtree_control writable)",
-                                        cand, -EACCES);
+                        return leash_error_set(
+                                err, "find a delegated cgroup (cgroup.procs and cgroup.subtree_control writable)", cand,
+                                -EACCES);
                 snprintf(path, sizeof path, "%s", cand);
                 /* walk up while still delegated; stop at the first ancestor without processes */
                 while (holds_processes(cand)) {
@@ -239,7 +230,7 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
                 }
         }
         if (strlen(path) >= size)
-                return fill_err(err, "use the cgroup parent", path, -ENAMETOOLONG);
+                return leash_error_set(err, "use the cgroup parent", path, -ENAMETOOLONG);
         strcpy(ret, path);
         return 0;
 }
@@ -301,7 +292,7 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
                 h->mode = v1 ? LEASH_CG_HYBRID : LEASH_CG_V2;
         probe_v1_mounts(h);
         if (r < 0)
-                return fill_err(err, "find a cgroup2 mount", "", r);
+                return leash_error_set(err, "find a cgroup2 mount", "", r);
 
         (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup);
         /* check changes nothing: no mkdir, no write to cgroup.subtree_control */

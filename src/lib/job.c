@@ -44,15 +44,6 @@
 #include "spawn.h"
 #include "sweep.h"
 
-static int fail(struct leash_error *err, const char *step, const char *detail, int r) {
-        if (err) {
-                err->step = step;
-                snprintf(err->detail, sizeof err->detail, "%s", detail ? detail : "");
-                err->error = -r;
-        }
-        return r;
-}
-
 /* basename of the command, made safe for a cgroup name */
 static void default_name(const char *argv0, char *buf, size_t size) {
         const char *b = strrchr(argv0, '/');
@@ -119,8 +110,8 @@ static int check_strict(const struct leash_job *j, struct leash_error *err) {
                     (l == LEASH_LIMIT_MEMORY || l == LEASH_LIMIT_MEMORY_HIGH || l == LEASH_LIMIT_SWAP ||
                      l == LEASH_LIMIT_PIDS || l == LEASH_LIMIT_CPUS) &&
                     j->r.enforced[l] != LEASH_BY_CGROUP)
-                        return fail(err, "enforce every limit by cgroup (--strict)",
-                                    leash_limit_to_string((enum leash_limit) l), -EOPNOTSUPP);
+                        return leash_error_set(err, "enforce every limit by cgroup (--strict)",
+                                               leash_limit_to_string((enum leash_limit) l), -EOPNOTSUPP);
         return 0;
 }
 
@@ -132,10 +123,10 @@ static int job_arm(struct leash_job *j, struct leash_error *err) {
                 return r;
         j->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
         if (j->timer_fd < 0)
-                return fail(err, "create a timerfd", "", negative_errno());
+                return leash_error_set(err, "create a timerfd", "", negative_errno());
         r = watchdog_start(&j->wd, j->parent_fd, j->job_fd, j->dirname, j->remove_cgroup);
         if (r < 0)
-                return fail(err, "start the watchdog", "", r);
+                return leash_error_set(err, "start the watchdog", "", r);
         return 0;
 }
 
@@ -150,7 +141,7 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
                 return r;
         j = job_alloc(spec);
         if (!j)
-                return fail(err, "allocate the job", "", -ENOMEM);
+                return leash_error_set(err, "allocate the job", "", -ENOMEM);
         j->remove_cgroup = true;
         /* identity, capabilities, filter, environment: resolved before anything exists */
         r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
@@ -165,12 +156,12 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
                 goto fail;
         j->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (j->parent_fd < 0) {
-                r = fail(err, "open the cgroup parent", parent, negative_errno());
+                r = leash_error_set(err, "open the cgroup parent", parent, negative_errno());
                 goto fail;
         }
         r = cgroupfs_enable_controllers(j->parent_fd, CTL_MEMORY | CTL_PIDS | CTL_CPU | CTL_IO, &available);
         if (r < 0) {
-                fail(err, "read the controllers of the cgroup parent", parent, r);
+                leash_error_set(err, "read the controllers of the cgroup parent", parent, r);
                 goto fail;
         }
         cgroupfs_plan_enforcement(&j->spec, available, j->r.enforced, j->r.enforce_note);
@@ -185,7 +176,7 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
                 default_name(spec->argv && spec->argv[0] ? spec->argv[0] : "job", name, sizeof name);
         r = cgroupfs_create_job(j->parent_fd, name, j->dirname, sizeof j->dirname, &j->job_fd);
         if (r < 0) {
-                fail(err, "create the job cgroup", parent, r);
+                leash_error_set(err, "create the job cgroup", parent, r);
                 goto fail;
         }
         (void) sweep_mark(j->job_fd);
@@ -215,28 +206,29 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
         int r;
 
         if (!cgroup || !cgroup[0] || (flags & ~(unsigned) LEASH_ADOPT_REMOVE))
-                return fail(err, "adopt a cgroup", cgroup ? cgroup : "", -EINVAL);
+                return leash_error_set(err, "adopt a cgroup", cgroup ? cgroup : "", -EINVAL);
         r = leash_spec_validate(spec, err);
         if (r < 0)
                 return r;
         r = host_cgroup2_mount_fast(mount, sizeof mount);
         if (r < 0)
-                return fail(err, "find the cgroup2 mount", "", r);
+                return leash_error_set(err, "find the cgroup2 mount", "", r);
         if (strncmp(cgroup, mount, strlen(mount)) == 0 && (cgroup[strlen(mount)] == '/' || !cgroup[strlen(mount)]))
                 r = snprintf(path, sizeof path, "%s", cgroup);
         else
                 r = snprintf(path, sizeof path, "%s/%s", mount, cgroup[0] == '/' ? cgroup + 1 : cgroup);
         if (r < 0 || (size_t) r >= sizeof path || strstr(path, "/../") || strstr(path, "/./"))
-                return fail(err, "adopt a cgroup", cgroup, -EINVAL);
+                return leash_error_set(err, "adopt a cgroup", cgroup, -EINVAL);
         while (strlen(path) > strlen(mount) + 1 && path[strlen(path) - 1] == '/')
                 path[strlen(path) - 1] = '\0';
         slash = strrchr(path, '/');
         if (!slash || slash <= path + strlen(mount) - 1 || strlen(slash + 1) >= sizeof j->dirname)
-                return fail(err, "adopt a cgroup", cgroup, -EINVAL); /* not the root: it has no cgroup.procs */
+                return leash_error_set(err, "adopt a cgroup", cgroup,
+                                       -EINVAL); /* not the root: it has no cgroup.procs */
 
         j = job_alloc(spec);
         if (!j)
-                return fail(err, "allocate the job", "", -ENOMEM);
+                return leash_error_set(err, "allocate the job", "", -ENOMEM);
         j->adopted = true;
         j->remove_cgroup = flags & LEASH_ADOPT_REMOVE;
         r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
@@ -253,23 +245,23 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
         j->parent_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         *slash = '/';
         if (j->parent_fd < 0) {
-                r = fail(err, "open the adopted cgroup's parent", path, negative_errno());
+                r = leash_error_set(err, "open the adopted cgroup's parent", path, negative_errno());
                 goto fail;
         }
         j->job_fd = openat(j->parent_fd, j->dirname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (j->job_fd < 0) {
-                r = fail(err, "open the adopted cgroup", path, negative_errno());
+                r = leash_error_set(err, "open the adopted cgroup", path, negative_errno());
                 goto fail;
         }
         j->events_fd = openat(j->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
         if (j->events_fd < 0) {
-                r = fail(err, "open the adopted cgroup's cgroup.events", path, negative_errno());
+                r = leash_error_set(err, "open the adopted cgroup's cgroup.events", path, negative_errno());
                 goto fail;
         }
         /* what this cgroup has: its own cgroup.controllers */
         r = read_file_at(j->job_fd, "cgroup.controllers", ctl, sizeof ctl, NULL);
         if (r < 0) {
-                fail(err, "read the controllers of the adopted cgroup", path, r);
+                leash_error_set(err, "read the controllers of the adopted cgroup", path, r);
                 goto fail;
         }
         cgroupfs_plan_enforcement(&j->spec, cgroupfs_parse_controllers(ctl), j->r.enforced, j->r.enforce_note);
@@ -285,7 +277,7 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
         j->state = JOB_RUNNING;
         r = supervise_begin(j);
         if (r < 0) {
-                fail(err, "supervise the adopted cgroup", path, r);
+                leash_error_set(err, "supervise the adopted cgroup", path, r);
                 goto fail;
         }
         *ret = j;
@@ -358,13 +350,13 @@ static int start_failed(struct leash_job *j, const struct spawn_failure *sf, str
         if (sf->step == SPAWN_STEP_RLIMIT) {
                 char d[128];
                 rlimit_detail(sf, d, sizeof d);
-                fail(&j->start_error, spawn_step_to_string(sf->step), d, -sf->error);
+                leash_error_set(&j->start_error, spawn_step_to_string(sf->step), d, -sf->error);
         } else
-                fail(&j->start_error, spawn_step_to_string(sf->step),
-                     sf->step == SPAWN_STEP_CHDIR ? j->spec.sandbox.chdir
-                     : j->argv                    ? j->argv[0]
-                                                  : "",
-                     -sf->error);
+                leash_error_set(&j->start_error, spawn_step_to_string(sf->step),
+                                sf->step == SPAWN_STEP_CHDIR ? j->spec.sandbox.chdir
+                                : j->argv                    ? j->argv[0]
+                                                             : "",
+                                -sf->error);
         if (err)
                 *err = j->start_error;
         return -sf->error;
@@ -378,14 +370,14 @@ static int begin(struct leash_job *j, struct leash_error *err) {
         r = supervise_begin(j);
         if (r < 0) {
                 supervise_kill_now(j, "leash_error");
-                return fail(err, "supervise the job", "", r);
+                return leash_error_set(err, "supervise the job", "", r);
         }
         return 0;
 }
 
 static int may_start(const struct leash_job *j, struct leash_error *err) {
         if (j->has_main || j->state >= JOB_ENDED)
-                return fail(err, "start the job", "the job already has a main process or has ended", -EBUSY);
+                return leash_error_set(err, "start the job", "the job already has a main process or has ended", -EBUSY);
         return 0;
 }
 
@@ -397,7 +389,7 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
         int r;
 
         if (!j || !argv || !argv[0] || !argv[0][0])
-                return fail(err, "parse", "no command given", -EINVAL);
+                return leash_error_set(err, "parse", "no command given", -EINVAL);
         r = may_start(j, err);
         if (r < 0)
                 return r;
@@ -405,10 +397,10 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
                 n++;
         j->argv = calloc(n + 1, sizeof *j->argv);
         if (!j->argv)
-                return fail(err, "start the job", "", -ENOMEM);
+                return leash_error_set(err, "start the job", "", -ENOMEM);
         for (size_t i = 0; i < n; i++)
                 if (!(j->argv[i] = strdup(argv[i])))
-                        return fail(err, "start the job", "", -ENOMEM);
+                        return leash_error_set(err, "start the job", "", -ENOMEM);
         j->spec.argv = j->argv;
         spawn_params_fill(j, &sp);
         if (!j->adopted) {
@@ -421,7 +413,7 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
                 j->iso.status_wfd = -1;
         }
         if (r < 0)
-                return fail(err, "start the job", "", r);
+                return leash_error_set(err, "start the job", "", r);
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
         if (sf.step != SPAWN_STEP_NONE)
                 return start_failed(j, &sf, err);
@@ -434,7 +426,7 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
         int r;
 
         if (!j)
-                return fail(err, "fork into the job", "", -EINVAL);
+                return leash_error_set(err, "fork into the job", "", -EINVAL);
         r = may_start(j, err);
         if (r < 0)
                 return r;
@@ -448,7 +440,7 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
         }
         r = spawn_fork(&sp, &j->r.pid, &j->pidfd, &sf);
         if (r < 0)
-                return fail(err, "fork into the job", "", r);
+                return leash_error_set(err, "fork into the job", "", r);
         if (r > 0)
                 return 0; /* the child */
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
@@ -526,7 +518,7 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 supervise_kill_now(j, "killed");
                 rc = leash_job_wait(j);
                 if (rc < 0)
-                        fail(err, "wait for the job", "", rc);
+                        leash_error_set(err, "wait for the job", "", rc);
         }
         if (j->has_main && r->reason != LEASH_REASON_EXEC_ERROR && r->reason != LEASH_REASON_SETUP_ERROR)
                 take_rusage(&r->usage, &j->ru);
@@ -547,7 +539,7 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         if (j->remove_cgroup) {
                 int k = cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
                 if (k < 0 && rc == 0)
-                        rc = fail(err, "remove the job cgroup", r->cgroup, k);
+                        rc = leash_error_set(err, "remove the job cgroup", r->cgroup, k);
         }
         watchdog_stop(&j->wd);
         j->state = JOB_FINISHED;
@@ -565,16 +557,20 @@ void leash_job_free(struct leash_job *j) {
         job_destroy(j);
 }
 
-int leash_job_new(const struct leash_config *c, struct leash_job **ret, struct leash_error *err) {
+/* A job from a public config: the settings are built (files read, profile
+ * applied) and owned by the job. adopt_cgroup NULL: a new job cgroup. */
+static int job_from_config(const struct leash_config *c, const char *adopt_cgroup, unsigned flags,
+                           struct leash_job **ret, struct leash_error *err) {
         struct config_built *s;
         int r;
 
         if (!c || !ret)
-                return fail(err, "create the job", "", -EINVAL);
+                return leash_error_set(err, adopt_cgroup ? "adopt a cgroup" : "create the job", "", -EINVAL);
         r = config_build(c, &s, err);
         if (r < 0)
                 return r;
-        r = leash_job_new_spec(config_built_spec(s), ret, err);
+        r = adopt_cgroup ? leash_job_adopt_spec(config_built_spec(s), adopt_cgroup, flags, ret, err)
+                         : leash_job_new_spec(config_built_spec(s), ret, err);
         if (r < 0) {
                 config_built_free(s);
                 return r;
@@ -583,23 +579,15 @@ int leash_job_new(const struct leash_config *c, struct leash_job **ret, struct l
         return 0;
 }
 
+int leash_job_new(const struct leash_config *c, struct leash_job **ret, struct leash_error *err) {
+        return job_from_config(c, NULL, 0, ret, err);
+}
+
 int leash_job_adopt(const struct leash_config *c, const char *cgroup, unsigned flags, struct leash_job **ret,
                     struct leash_error *err) {
-        struct config_built *s;
-        int r;
-
-        if (!c || !ret)
-                return fail(err, "adopt a cgroup", "", -EINVAL);
-        r = config_build(c, &s, err);
-        if (r < 0)
-                return r;
-        r = leash_job_adopt_spec(config_built_spec(s), cgroup, flags, ret, err);
-        if (r < 0) {
-                config_built_free(s);
-                return r;
-        }
-        (*ret)->settings = s;
-        return 0;
+        if (!cgroup)
+                return leash_error_set(err, "adopt a cgroup", "", -EINVAL);
+        return job_from_config(c, cgroup, flags, ret, err);
 }
 
 /* ---- results ---- */

@@ -163,6 +163,9 @@ struct leash_result {
         struct leash_sandbox_result sandbox;
 };
 
+/* Fills err (when not NULL) with step, detail and -r; returns r (a -errno). */
+int leash_error_set(struct leash_error *err, const char *step, const char *detail, int r);
+
 /* Validates the config before anything is created: -EINVAL with err->step. */
 int leash_spec_validate(const struct leash_spec *c, struct leash_error *err);
 

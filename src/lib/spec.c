@@ -20,7 +20,7 @@ void leash_spec_init(struct leash_spec *c) {
         c->soft_signal = SIGXCPU;
 }
 
-static int fail(struct leash_error *err, const char *step, const char *detail, int r) {
+int leash_error_set(struct leash_error *err, const char *step, const char *detail, int r) {
         if (err) {
                 err->step = step;
                 snprintf(err->detail, sizeof err->detail, "%s", detail ? detail : "");
@@ -31,9 +31,9 @@ static int fail(struct leash_error *err, const char *step, const char *detail, i
 
 int leash_spec_validate(const struct leash_spec *c, struct leash_error *err) {
         if (c->name && !job_name_is_valid(c->name))
-                return fail(err, "parse", c->name, -EINVAL);
+                return leash_error_set(err, "parse", c->name, -EINVAL);
         if (c->soft_signal <= 0 || c->soft_signal >= _NSIG || c->soft_signal == SIGKILL || c->soft_signal == SIGSTOP)
-                return fail(err, "parse", "soft signal", -EINVAL);
+                return leash_error_set(err, "parse", "soft signal", -EINVAL);
         return 0;
 }
 
