@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
 
         jobs[0] = make(parent, "sleeper", "5s");
         jobs[1] = make(parent, "exits", "5s");
-        jobs[2] = make(parent, "runaway", "500ms");
+        jobs[2] = make(parent, "runaway", "1500ms");
         if (!jobs[0] || !jobs[1] || !jobs[2])
                 return 1;
         if (leash_job_start(jobs[0], sleeper, &err) < 0 || leash_job_start(jobs[1], exits, &err) < 0) {

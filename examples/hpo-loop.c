@@ -25,11 +25,12 @@ static int trial(unsigned i) {
 
         if (i % 100 == 17) { /* far past the memory limit */
                 size_t n = (size_t) 256 << 20;
-                char *p = malloc(n);
+                volatile char *p = malloc(n); /* volatile: the stores must happen, not be elided with the malloc */
                 if (!p)
-                        return 2; /* refused (an rlimit where there is no memory controller) */
-                memset(p, 1, n);  /* or OOM-killed by memory.max */
-                free(p);
+                        return 2;                    /* refused (an rlimit where there is no memory controller) */
+                for (size_t k = 0; k < n; k += 4096) /* or OOM-killed by memory.max */
+                        p[k] = 1;
+                free((void *) p);
                 return 0;
         }
         if (i % 100 == 42) /* a runaway */

@@ -20,7 +20,7 @@
 
 static int fn_mem(void) {
         size_t n = (size_t) 200 << 20;
-        char *p = malloc(n);
+        volatile char *p = malloc(n); /* volatile: the stores must happen, not be elided with the malloc */
         if (!p)
                 return 2;
         for (size_t i = 0; i < n; i += 4096)

@@ -19,6 +19,7 @@ done
 
 "$FN" "$PARENT" mem >"$TMP/mem.json"
 check "function past memory: reported" test -s "$TMP/mem.json"
+diag "mem: reason $(jget "$TMP/mem.json" reason), exit $(jget "$TMP/mem.json" exit.code), status $(jget "$TMP/mem.json" exit.status), signal $(jget "$TMP/mem.json" exit.signal), oom_kills $(jget "$TMP/mem.json" usage.oom_kills), peak $(jget "$TMP/mem.json" usage.memory_peak_bytes), swap $(jget "$TMP/mem.json" limits.swap.value)"
 check "function past memory: reason memory" test "$(jget "$TMP/mem.json" reason)" = memory
 check "function past memory: OOM-killed (SIGKILL, 137)" test "$(jget "$TMP/mem.json" exit.code)" = 137
 check "function past memory: enforced by the cgroup" test "$(jget "$TMP/mem.json" limits.memory.enforced_by)" = cgroup
