@@ -546,6 +546,16 @@ static int mode_sample(int argc, char **argv) {
 
 /* --- fork into a job vs a bare fork (issue 11) -------------------------------- */
 
+static double cpu_now(void) {
+        struct rusage self, kids;
+        getrusage(RUSAGE_SELF, &self);
+        getrusage(RUSAGE_CHILDREN, &kids);
+        return (double) (self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec + kids.ru_stime.tv_sec) +
+               (double) (self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec +
+                         kids.ru_stime.tv_usec) /
+                       1e6;
+}
+
 static double bare_fork(void) {
         double t0 = now_s(CLOCK_MONOTONIC);
         int st;
@@ -597,6 +607,17 @@ static int mode_fork_job(int argc, char **argv) {
                 die("calloc");
         for (size_t i = 0; i < 10; i++) /* warm-up */
                 (void) job_fork(c), (void) bare_fork();
+        /* CPU time too (this process + its reaped children): on a loaded machine
+         * wall time is mostly waiting for a CPU, CPU time is the cost itself */
+        double cpu_bare = 0, cpu_job = 0;
+        for (size_t i = 0; i < rounds; i++) {
+                double c0 = cpu_now();
+                bare_fork();
+                cpu_bare += cpu_now() - c0;
+                c0 = cpu_now();
+                job_fork(c);
+                cpu_job += cpu_now() - c0;
+        }
         for (size_t i = 0; i < rounds; i++) {
                 if (i % 2) {
                         job[i] = job_fork(c);
@@ -612,6 +633,9 @@ static int mode_fork_job(int argc, char **argv) {
                pct(bare, rounds, 99) * 1e6, rounds);
         printf("fork-job median_us=%.1f p99_us=%.1f runs=%zu\n", pct(job, rounds, 50) * 1e6, pct(job, rounds, 99) * 1e6,
                rounds);
+        printf("cpu bare-fork_us=%.1f fork-job_us=%.1f overhead_us=%.1f (mean CPU per call, parent + children)\n",
+               cpu_bare / (double) rounds * 1e6, cpu_job / (double) rounds * 1e6,
+               (cpu_job - cpu_bare) / (double) rounds * 1e6);
         printf("ratio fork-job/bare-fork median=%.2f overhead_median_us=%.1f overhead_p10_us=%.1f "
                "overhead_p90_us=%.1f\n",
                pct(ratio, rounds, 50), pct(over, rounds, 50) * 1e6, pct(over, rounds, 10) * 1e6,
