@@ -16,7 +16,7 @@
 #include "caps.h"
 #include "filter.h"
 #include "leash.h"
-#include "spawn.h"
+#include "spawn-step.h"
 
 struct sandbox_plan {
         bool switch_ids;

@@ -7,6 +7,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "spawn-step.h"
+
 #define SPAWN_RLIMITS_MAX 4
 
 struct sandbox_plan;
@@ -27,26 +29,6 @@ struct spawn_params {
         bool sigchld_ignored;               /* give the job SIGCHLD=SIG_IGN */
         const struct sandbox_plan *sandbox; /* NULL: nothing to apply */
         const struct isolate_plan *isolate; /* NULL: no --isolate */
-};
-
-enum spawn_step {
-        SPAWN_STEP_NONE,
-        SPAWN_STEP_CGROUP, /* fallback: moving itself into the job cgroup */
-        SPAWN_STEP_RLIMIT,
-        SPAWN_STEP_PDEATHSIG,
-        SPAWN_STEP_SESSION, /* setsid: no controlling terminal */
-        SPAWN_STEP_ISOLATE, /* isolate.c: namespaces, mounts, the init */
-        SPAWN_STEP_EXEC,
-        SPAWN_STEP_BOUNDING, /* sandbox.c, in this order */
-        SPAWN_STEP_SETGROUPS,
-        SPAWN_STEP_SETGID,
-        SPAWN_STEP_SETUID,
-        SPAWN_STEP_CHDIR,
-        SPAWN_STEP_STDIN,
-        SPAWN_STEP_FDS,
-        SPAWN_STEP_CAPS,
-        SPAWN_STEP_NO_NEW_PRIVS,
-        SPAWN_STEP_SECCOMP,
 };
 
 struct spawn_failure {
