@@ -431,8 +431,8 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
         if (r < 0)
                 return r;
         if (j->iso.on)
-                return fail(err, "fork into the job", "--isolate isolates a command, not a forked function",
-                            -EOPNOTSUPP);
+                return leash_error_set(err, "fork into the job", "--isolate isolates a command, not a forked function",
+                                       -EOPNOTSUPP);
         spawn_params_fill(j, &sp);
         if (!j->adopted) {
                 j->r.started_realtime_ns = now_ns(CLOCK_REALTIME);
