@@ -19,7 +19,7 @@ ROOT=false
 pty() {
         local secs=$1
         shift
-        sleep "$secs" | script -qec "$*; read -t 1 l; echo \"GOT[\$l]\"" /dev/null >"$TMP/pty" 2>&1
+        sleep "$secs" | SHELL=/bin/bash script -qec "$*; read -t 1 l; echo \"GOT[\$l]\"" /dev/null >"$TMP/pty" 2>&1
         PTY=$(tr -d '\r' <"$TMP/pty" | sed 's/\^C//g')
 }
 pty_has() { grep -qxF -- "$1" <<<"$PTY"; }
@@ -65,14 +65,14 @@ else
         # Ctrl-C: the terminal's SIGINT goes to leash's process group, not to the
         # job's session; leash passes it on, then the soft signal, exit 130.
         ( sleep 1.5; printf '\003'; sleep 2.5 ) |
-                script -qec "$L -o $TMP/int.json -- $H wait-signal 20" /dev/null >"$TMP/pty" 2>&1
+                SHELL=/bin/bash script -qec "$L -o $TMP/int.json -- $H wait-signal 20" /dev/null >"$TMP/pty" 2>&1
         PTY=$(tr -d '\r' <"$TMP/pty" | sed 's/\^C//g')
         pty_check "Ctrl-C at the terminal reaches the job through leash (SIGINT)" "signal: INT"
         check "Ctrl-C: report reason interrupted" test "$(jget "$TMP/int.json" reason)" = interrupted
         check "Ctrl-C: report exit code 130, interrupted by INT" \
                 test "$(jget "$TMP/int.json" exit.code)/$(jget "$TMP/int.json" exit.interrupted_by)" = 130/INT
         # control: a process in a session of its own does not get the terminal's Ctrl-C
-        ( sleep 1.5; printf '\003'; sleep 1.5 ) | script -qec "setsid $H wait-signal 2 >$TMP/ctl" /dev/null >/dev/null 2>&1
+        ( sleep 1.5; printf '\003'; sleep 1.5 ) | SHELL=/bin/bash script -qec "setsid $H wait-signal 2 >$TMP/ctl" /dev/null >/dev/null 2>&1
         for _ in $(seq 40); do grep -q wait-signal "$TMP/ctl" 2>/dev/null && break; sleep 0.1; done
         PTY=$(cat "$TMP/ctl")
         pty_check "control: without leash passing it on, a job in its own session misses Ctrl-C" "wait-signal: EAGAIN"
@@ -146,6 +146,8 @@ if $ROOT && command -v unshare >/dev/null && unshare --pid --fork --mount-proc t
         # a pid dead here that the host will not hand out again soon: just
         # below the host's last pid (pids are reused only after a wrap-around)
         N=$(($(cat /proc/sys/kernel/ns_last_pid) - 300))
+        # a young machine (the VM): far above the counter instead
+        [ "$N" -gt 1000 ] || N=$(($(cat /proc/sys/kernel/ns_last_pid) + 10000))
         while [ "$N" -gt 300 ] && [ -e /proc/$((N + 1)) ]; do N=$((N - 1)); done
         unshare --pid --fork --mount-proc sh -c "echo $N >/proc/sys/kernel/ns_last_pid; exec 3>&-; $LEASH run --cgroup-parent $PARENT -q -n other -o $TMP/other.json -- sleep 3" &
         OTHER=$!
