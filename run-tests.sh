@@ -71,6 +71,9 @@ if grep -q '^check-vm:' "$top/build/Makefile" 2>/dev/null; then
                 pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
         fi
         rm -f "$vmlog"
+        # the page tests/vm/t/60-report.sh made of a job OOM-killed in the guest, in Chromium
+        tier "VM OOM report in Chromium" bash -c "cd '$top/build' && LEASH='$top/build/src/cli/leash' \
+LEASH_SRCDIR='$top' LEASH_REPORT_VM_HTML='$top/build/tests/report/vm-oom.html' bash '$top/tests/report/chromium.sh'"
 else
         echo "=== VM tier: not in this tree"
         [ "$CI" = true ] && failed_tiers+=("VM tier missing")

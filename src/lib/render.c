@@ -111,7 +111,7 @@ static void table_row(struct writer *w, const struct cell *c, size_t n, const in
         for (size_t i = 0; i < n; i++) {
                 const char *s = c[i].text ? c[i].text : c[i].plain ? c[i].plain : "";
                 if (w->fmt == RENDER_HTML) {
-                        put(w, i == 0 ? "<th scope=\"row\"" : "<td");
+                        put(w, i == 0 ? "<th scope=\"row\"" : isnan(c[i].sort) ? "<td class=\"t\"" : "<td");
                         if (!isnan(c[i].sort))
                                 putf(w, " data-v=\"%.17g\"", c[i].sort);
                         else {
@@ -693,6 +693,12 @@ static void limits_short(const struct history_job *j, char *buf, size_t size) {
                 snprintf(buf, size, "none");
 }
 
+/* In a summary, the job cgroup's own name (NAME@PID) tells runs of one name apart. */
+static const char *job_label(const struct history_job *j) {
+        const char *b = j->cgroup ? strrchr(j->cgroup, '/') : NULL;
+        return b && b[1] ? b + 1 : j->name ? j->name : j->path;
+}
+
 static void summary_table(struct writer *w, struct history_job *const *jobs, size_t n) {
         static const char *const head[] = {"job", "reason",      "exit",      "wall",
                                            "CPU", "memory peak", "processes", "limits"};
@@ -713,7 +719,7 @@ static void summary_table(struct writer *w, struct history_job *const *jobs, siz
                 markup_value(j->usage[HU_PIDS_PEAK], HUNIT_COUNT, pids, sizeof pids);
                 limits_short(j, lim, sizeof lim);
                 table_row(w,
-                          (struct cell[]){{.text = j->name ? j->name : j->path, .sort = NAN},
+                          (struct cell[]){{.text = job_label(j), .sort = NAN},
                                           {.text = j->reason, .sort = NAN},
                                           {.plain = ex, .sort = j->exit_code},
                                           {.plain = wall, .sort = j->usage[HU_WALL]},
@@ -878,8 +884,8 @@ static void many_page(struct writer *w, struct history_job *const *jobs, size_t 
         else
                 putf(w, "leash report: %zu jobs\n", n);
         reasons_line(w, jobs, n);
-        summary_table(w, jobs, n);
         distributions(w, jobs, n);
+        summary_table(w, jobs, n);
 }
 
 /* --- the document ---------------------------------------------------------- */
@@ -909,7 +915,7 @@ static const char html_style[] =
         ".scroll{overflow-x:auto}table{border-collapse:collapse;margin:.5rem 0;font-variant-numeric:tabular-nums}\n"
         "caption{text-align:left;color:var(--muted);padding-bottom:.25rem}\n"
         "th,td{border-bottom:1px solid var(--rule);padding:.25rem .6rem;text-align:right;vertical-align:top}\n"
-        "th:first-child,td:first-child{text-align:left}thead th{text-align:left}\n"
+        "th:first-child,td:first-child,td.t{text-align:left}thead th{text-align:left}td{white-space:nowrap}\n"
         "table.sortable th button{font:inherit;color:inherit;background:none;border:0;padding:0;cursor:pointer}\n"
         "th[aria-sort=ascending] button::after{content:\" \\25B2\"}th[aria-sort=descending] button::after{content:\" "
         "\\25BC\"}\n"

@@ -9,6 +9,9 @@
 # CI to keep. Without chromium: in CI (CI=true) it is installed by
 # tools/install-deps.sh chromium and its absence fails; elsewhere it skips.
 # Cost: ~10 s (two page loads, two screenshots), once chromium is installed.
+# With LEASH_REPORT_VM_HTML=FILE (run-tests.sh, after the VM tier) it opens
+# instead the page tests/vm/t/60-report.sh made of a job OOM-killed on the
+# guest's pure cgroup-v2 kernel, and keeps its screenshot as vm-oom.png.
 set -u
 : "${LEASH:?}" "${LEASH_SRCDIR:?}"
 F=$LEASH_SRCDIR/tests/unit/fixtures/report
@@ -44,6 +47,26 @@ browse() { # browse PROFILE ARGS...
                 --disable-background-networking --disable-component-update --disable-sync \
                 --enable-logging=stderr --v=0 --user-data-dir="$p" "$@"
 }
+
+if [ -n "${LEASH_REPORT_VM_HTML:-}" ]; then
+        check "the VM tier left its page ($LEASH_REPORT_VM_HTML)" test -s "$LEASH_REPORT_VM_HTML"
+        browse vm --dump-dom "file://$LEASH_REPORT_VM_HTML" >"$T/vm.dom" 2>"$T/vm.log"
+        check "chromium loads the VM job's page" grep -q '<p class="verdict bad" id="verdict">' "$T/vm.dom"
+        check "no console error" test "$(grep -ciE 'Uncaught' "$T/vm.log")" = 0
+        check "the verdict: its memory limit, enforced by cgroup" \
+                grep -q 'Reached its memory limit (64.0 MiB, enforced by cgroup)' "$T/vm.dom"
+        if grep -q 'data-series="mem_current_bytes"' "$T/vm.dom"; then
+                check "the memory chart with memory.max at 64 MiB" \
+                        grep -q 'data-level="memory.max" data-value="67108864"' "$T/vm.dom"
+                check "the OOM kill marked" grep -q 'data-mark="OOM kill"' "$T/vm.dom"
+        fi
+        browse vmshot --hide-scrollbars --window-size=900,2400 --screenshot="$ART/vm-oom.png" \
+                "file://$LEASH_REPORT_VM_HTML" >/dev/null 2>&1
+        check "screenshot kept in $ART/vm-oom.png" test -s "$ART/vm-oom.png"
+        echo "1..$n"
+        [ $failed = 0 ]
+        exit
+fi
 
 "$LEASH" report -o "$T/job.html" "$F/oom.json" "$F/oom.csv"
 browse dom --dump-dom "file://$T/job.html" >"$T/job.dom" 2>"$T/job.log"
