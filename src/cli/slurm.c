@@ -53,7 +53,7 @@ static void slurm_help(FILE *f) {
                 "       leash slurm epilog        Epilog= (root): kill leftovers, report, remove the cgroups\n"
                 "       leash slurm task-prolog   TaskProlog= (the user): place the task in its step cgroup\n"
                 "       leash slurm status [JOBID]\n"
-                "       leash slurm sweep [--dry-run]  remove what dead supervisors left behind\n"
+                "       leash slurm sweep [--dry-run] [--orphans]  remove what dead supervisors left behind\n"
                 "       leash slurm check-profile NAME  may a user ask for NAME (--leash-profile)?\n"
                 "\n"
                 "Slurm passes no arguments and no PATH: point slurm.conf at the wrappers\n"
@@ -251,6 +251,17 @@ static uint64_t proc_starttime(pid_t pid) {
         return v;
 }
 
+static char proc_state(pid_t pid) {
+        char path[64], buf[1024], *p;
+        _cleanup_close_ int fd = -1;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read_fd_at0(fd, buf, sizeof buf, NULL) < 0 || !(p = strrchr(buf, ')')) || !p[1] || !p[2])
+                return '?';
+        return p[2];
+}
+
 static int listen_socket(int state_fd, int *ret_fd) {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         char path[sizeof sa.sun_path];
@@ -331,6 +342,26 @@ static int prolog_trouble(struct ctx *x, int state_fd, const char *profile, cons
                 (void) slurm_file_replace(state_fd, "state", text);
         }
         return x->conf.on_error == SLURM_ON_ERROR_DRAIN ? 1 : 0;
+}
+
+/* The supervisor keeps its three fds, moved to 3, 4, 5, and nothing of
+ * slurmd's (or of whoever ran the Prolog). */
+static void close_others(struct slurm_supervisor *sv) {
+        int *fds[] = {&sv->listen_fd, &sv->job_fd, &sv->state_fd};
+        int moved[3];
+
+        for (int i = 0; i < 3; i++)
+                moved[i] = fcntl(*fds[i], F_DUPFD_CLOEXEC, 100);
+        for (int i = 0; i < 3; i++) {
+                if (moved[i] < 0)
+                        return; /* keep what we have rather than lose it */
+        }
+        for (int i = 0; i < 3; i++) {
+                if (dup3(moved[i], 3 + i, O_CLOEXEC) < 0)
+                        return;
+                *fds[i] = 3 + i;
+        }
+        (void) syscall(SYS_close_range, 6U, ~0U, 0U);
 }
 
 static int prolog(void) {
@@ -446,6 +477,7 @@ static int prolog(void) {
                 (void) !chdir("/");
                 close(ready[0]);
                 close(ready[1]); /* the parent sees EOF: started */
+                close_others(&sv);
                 _exit(slurm_supervise(&sv));
         }
         close(ready[1]);
@@ -505,7 +537,8 @@ static int supervisor_pidfd(const char *state) {
         fd = pidfd_open_(pid);
         if (fd < 0)
                 return negative_errno();
-        if (proc_starttime(pid) != start) { /* recycled pid */
+        /* a recycled pid, or a zombie nobody reaped (its fds are gone) */
+        if (proc_starttime(pid) != start || proc_state(pid) == 'Z') {
                 close(fd);
                 return -ESRCH;
         }
@@ -950,6 +983,8 @@ static int status(int argc, char **argv) {
 
 /* A job is stale when its state says a supervisor ran and it is gone, or
  * when its cgroup has no state at all (the Epilog never came). */
+static bool sweep_orphans;
+
 static int sweep_one(struct ctx *x, uint32_t id, bool dry_run) {
         _cleanup_close_ int state_fd = -1, root_fd = -1;
         _cleanup_free_ char *state = NULL;
@@ -961,6 +996,14 @@ static int sweep_one(struct ctx *x, uint32_t id, bool dry_run) {
                      read_file_at_alloc(state_fd, "state", &state, NULL) == 0;
         if (have_state && (!kv_u64(state, "supervisor_pid", 0) || supervisor_alive(state)))
                 return 0;
+        /* A job cgroup without a state here may belong to a Prolog with another
+         * state-dir (another configuration on the same host): only --orphans
+         * removes those. */
+        if (!have_state && !sweep_orphans) {
+                printf("job %" PRIu32 ": a cgroup without state in %s: left alone (--orphans removes it)\n", id,
+                       x->conf.state_dir);
+                return 0;
+        }
         printf("%s job %" PRIu32 "\n", dry_run ? "would remove" : "removing", id);
         if (dry_run)
                 return 0;
@@ -975,11 +1018,17 @@ static int sweep_one(struct ctx *x, uint32_t id, bool dry_run) {
 static int sweep(int argc, char **argv) {
         struct ctx x = {0};
         _cleanup_close_ int root_fd = -1;
-        bool dry_run = argc == 2 && strcmp(argv[1], "--dry-run") == 0;
+        bool dry_run = false;
         int rc = 0;
 
-        if (argc > 2 || (argc == 2 && !dry_run))
-                return usage_error("slurm sweep: '%s': expected --dry-run or nothing", argv[1]);
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--dry-run") == 0)
+                        dry_run = true;
+                else if (strcmp(argv[i], "--orphans") == 0)
+                        sweep_orphans = true;
+                else
+                        return usage_error("slurm sweep: '%s': expected --dry-run or --orphans", argv[i]);
+        }
         ctx_load_conf(&x);
         /* job cgroups first (those without state too), then states without cgroups */
         if (slurm_cgroup_root(false, NULL, 0, &root_fd, NULL) == 0) {

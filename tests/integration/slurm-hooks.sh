@@ -77,6 +77,17 @@ check "the supervisor is gone" pid_gone "${spid:-0}"
 check "the job cgroup is gone" test ! -e "$JOBCG"
 check "the state is gone" test ! -e "$TMP/state/job_$JOB"
 
+# sweep: what a supervisor that died (no Epilog) leaves is removed; a live one is not touched
+hook prolog 2>/dev/null
+spid=$(sed -n 's/^supervisor_pid=//p' "$TMP/state/job_$JOB/state" 2>/dev/null)
+"$LEASH" slurm sweep --dry-run >"$TMP/sweep" 2>&1
+check "sweep leaves a job whose supervisor lives" bash -c "! grep -q 'job $JOB' '$TMP/sweep'"
+kill -KILL "${spid:-0}" 2>/dev/null
+pid_gone "${spid:-0}" 2000
+"$LEASH" slurm sweep >"$TMP/sweep" 2>&1
+check "sweep removes the job of a dead supervisor" grep -q "removing job $JOB" "$TMP/sweep"
+check "its cgroup and state are gone" bash -c "[ ! -e '$JOBCG' ] && [ ! -e '$TMP/state/job_$JOB' ]"
+
 # on-error = continue: a broken profile never fails the Prolog
 echo "partition.debug = nosuch" >>"$LEASH_CONFIG_DIR/slurm.ini"
 hook prolog 2>"$TMP/prolog.err"
