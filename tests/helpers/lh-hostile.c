@@ -142,6 +142,11 @@ static int wait_signal(int seconds) {
         }
         sigprocmask(SIG_BLOCK, &set, NULL);
         printf("waiting: ok\n");
+        if (getenv("LH_READY")) { /* the test sends its signal once this file exists */
+                FILE *f = fopen(getenv("LH_READY"), "we");
+                if (f)
+                        fclose(f);
+        }
         /* the freezer (leash signals a frozen cgroup) interrupts the wait: again */
         while (sigtimedwait(&set, &si, &ts) < 0)
                 if (errno != EINTR)

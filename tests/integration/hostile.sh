@@ -64,8 +64,9 @@ else
         fi
         # Ctrl-C: the terminal's SIGINT goes to leash's process group, not to the
         # job's session; leash passes it on, then the soft signal, exit 130.
-        ( sleep 1.5; printf '\003'; sleep 2.5 ) |
-                SHELL=/bin/bash script -qec "$L -o $TMP/int.json -- $H wait-signal 20" /dev/null >"$TMP/pty" 2>&1
+        # Ctrl-C once the job waits for it (LH_READY: lh-hostile says so in a file)
+        ( for _ in $(seq 300); do [ -e "$TMP/ready" ] && break; sleep 0.1; done; sleep 0.2; printf '\003'; sleep 2.5 ) |
+                LH_READY="$TMP/ready" SHELL=/bin/bash script -qec "$L -o $TMP/int.json -- $H wait-signal 20" /dev/null >"$TMP/pty" 2>&1
         PTY=$(tr -d '\r' <"$TMP/pty" | sed 's/\^C//g')
         pty_check "Ctrl-C at the terminal reaches the job through leash (SIGINT)" "signal: INT"
         check "Ctrl-C: report reason interrupted" test "$(jget "$TMP/int.json" reason)" = interrupted
@@ -117,12 +118,13 @@ if setmark "$PARENT/x@$D.1" $MARK "pid=$D pidns=1" 2>"$TMP/xattr" && setmark "$P
         check "control: the same cgroup with this namespace's $MARK is swept" test ! -d "$PARENT/y@$D"
         check "control: its process was killed" pid_gone "$FP_E" 2000
         # the mark leash writes itself, read while the job runs
-        "$LEASH" run --cgroup-parent "$PARENT" -q -n marked -- sh -c "sed -n 's/^0:://p' /proc/self/cgroup >$TMP/cg.tmp; mv $TMP/cg.tmp $TMP/cg; sleep 2" &
+        "$LEASH" run --cgroup-parent "$PARENT" -q -n marked -w 60 -- sh -c "sed -n 's/^0:://p' /proc/self/cgroup >$TMP/cg.tmp; mv $TMP/cg.tmp $TMP/cg; while [ ! -e $TMP/done ]; do sleep 0.1; done" &
         bg=$!
-        for _ in $(seq 100); do [ -s "$TMP/cg" ] && break; sleep 0.05; done
+        for _ in $(seq 600); do [ -s "$TMP/cg" ] && break; sleep 0.05; done
         cg="$CG2$(cat "$TMP/cg")"
         m=$(/usr/bin/python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())' "$cg" $MARK 2>&1)
         check "leash marks its job cgroup $(basename "$cg"): $MARK = '$m'" test "$m" = "pid=$bg pidns=$NS"
+        touch "$TMP/done"
         wait $bg
         if $ROOT; then
                 # a root job without CAP_SYS_ADMIN can neither forge nor read the trusted mark
