@@ -203,6 +203,28 @@ static void test_golden(void) {
         ok(chart_nice_step(2.5, 6, HUNIT_SECONDS) == 0.5, "time axes step in nice seconds");
 }
 
+static void test_thinning(void) {
+        enum { N = 20000 };
+        static double t[N], y[N];
+        struct chart c = {.id = "long", .title = "long", .desc = "long", .unit = HUNIT_COUNT, .n_lines = 1};
+        _cleanup_free_ char *svg = NULL;
+        size_t points = 0;
+        const char *p;
+
+        for (size_t i = 0; i < N; i++) {
+                t[i] = (double) i / 100;
+                y[i] = i == 12345 ? 1000 : i % 7 == 0 ? NAN : (double) (i % 50);
+        }
+        c.line[0] = (struct chart_line){"y", "y", t, y, N, 1, 1};
+        ok(chart_svg(&c, &svg) == 0, "a chart of 20,000 samples");
+        p = strstr(svg, "points=\"");
+        for (p = p ? p + 8 : ""; *p && *p != '"'; p++)
+                points += *p == ',';
+        ok(points > 0 && points <= 800, "thinned to at most two points per column (%zu)", points);
+        ok(strstr(svg, "data-n=\"17142\"") != NULL, "data-n counts the samples with a figure");
+        ok(strstr(svg, ",94.0") != NULL, "the one spike (1000 on a 0-1500 axis: y 94.0) survives the thinning");
+}
+
 int main(void) {
         const char *src = getenv("LEASH_SRCDIR");
         snprintf(dir, sizeof dir, "%s/tests/unit/fixtures/report", src ? src : "..");
@@ -211,5 +233,6 @@ int main(void) {
         test_escape();
         test_documents();
         test_golden();
+        test_thinning();
         return tap_done();
 }
