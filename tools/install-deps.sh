@@ -13,7 +13,7 @@ test_pkgs=(python3 procps util-linux clang clang-format libclang-rt-14-dev)
 # the slurm tier (tests/slurm) and spank_leash.so: a single-node Slurm cluster
 slurm_pkgs=(slurm-wlm slurmd slurmctld slurm-client munge libslurm-dev iproute2)
 # the packaging tier (tests/packaging/packages.sh)
-packaging_pkgs=(debhelper dpkg-dev fakeroot lintian rpm bash-completion man-db)
+packaging_pkgs=(debhelper dpkg-dev fakeroot lintian rpm bash-completion man-db libslurm-dev binutils)
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}" "${slurm_pkgs[@]}")

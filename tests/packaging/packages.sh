@@ -27,7 +27,7 @@ skip_all() {
 [ "$(id -u)" = 0 ] || skip_all "needs root to install packages"
 command -v apt-get >/dev/null && command -v dpkg >/dev/null || skip_all "not a Debian system (no apt-get/dpkg)"
 "$SRC/tools/install-deps.sh" packaging >&2 || skip_all "cannot install debhelper, lintian, rpm"
-PKGS=(leash libleash0 libleash-dev)
+PKGS=(leash libleash0 libleash-dev leash-spank)
 for p in "${PKGS[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok' &&
                 skip_all "$p is already installed here: the tier would replace an admin's package"
@@ -77,10 +77,11 @@ check "lintian --pedantic: no error or warning (exit $rc)" \
 leash_cg_before=0
 [ -n "$CG2" ] && [ -d "$CG2/leash" ] && leash_cg_before=1
 apt-get install -y -qq "$OUT"/deb/leash_*.deb "$OUT"/deb/libleash0_*.deb "$OUT"/deb/libleash-dev_*.deb \
+        "$OUT"/deb/leash-spank_*.deb \
         >"$OUT/apt.log" 2>&1
 rc=$?
 [ $rc = 0 ] && installed=1
-check "apt install ./leash ./libleash0 ./libleash-dev" test $rc = 0
+check "apt install ./leash ./libleash0 ./libleash-dev ./leash-spank" test $rc = 0
 [ $rc = 0 ] || tail -n 20 "$OUT/apt.log" | diag
 files=$(dpkg -L "${PKGS[@]}" 2>/dev/null | sort -u)
 check "/usr/bin/leash is from the package" test "$(dpkg -S /usr/bin/leash 2>/dev/null | cut -d: -f1)" = leash
@@ -101,9 +102,9 @@ jobcg=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))
 check "...its report names its cgroup ($jobcg)" test -n "$jobcg"
 check "...which is gone" test ! -e "$jobcg"
 . /usr/share/bash-completion/completions/leash 2>/dev/null
-COMP_WORDS=(leash r) COMP_CWORD=1 COMPREPLY=()
-_leash leash r leash 2>/dev/null
-check "the installed bash completion completes 'leash r' to run" test "${COMPREPLY[*]-}" = run
+COMP_WORDS=(leash ru) COMP_CWORD=1 COMPREPLY=()
+_leash leash ru leash 2>/dev/null
+check "the installed bash completion completes 'leash ru' to run" test "${COMPREPLY[*]-}" = run
 cat >"$OUT/api.c" <<'C'
 #include <leash/leash.h>
 #include <stdio.h>
@@ -113,14 +114,19 @@ cc -o "$OUT/api" "$OUT/api.c" $(pkg-config --cflags --libs libleash) 2>"$OUT/cc.
 check "a program builds against the installed libleash (pkg-config libleash)" test -x "$OUT/api"
 check "...and runs with the installed libleash.so.0 ($("$OUT/api" 2>&1))" \
         bash -c "'$OUT/api' >/dev/null && ldd '$OUT/api' | grep -Eq 'libleash.so.0 => /(usr/)?lib/'"
-man -w leash libleash leash.ini >/dev/null 2>&1
-check "man pages leash(1), leash.ini(5), libleash(3) installed" test $? = 0
+man -w leash libleash leash.ini leash-slurm >/dev/null 2>&1
+check "man pages leash(1), leash.ini(5), libleash(3), leash-slurm(8) installed" test $? = 0
+check "the Slurm entry points lead to the installed leash" \
+        test "$(readlink -f /usr/libexec/leash/slurm-prolog)" = /usr/bin/leash
+spank=$(dpkg -L leash-spank 2>/dev/null | grep '/spank_leash\.so$')
+check "the SPANK plugin is installed ($spank) and exports slurm_spank_init" \
+        bash -c "[ -n '$spank' ] && nm -D --defined-only '$spank' | grep -qw slurm_spank_init"
 
 # --- purge: nothing left --------------------------------------------------------
 apt-get purge -y -qq "${PKGS[@]}" >"$OUT/purge.log" 2>&1
 rc=$?
 [ $rc = 0 ] && installed=0
-check "apt purge leash libleash0 libleash-dev" test $rc = 0
+check "apt purge ${PKGS[*]}" test $rc = 0
 left=""
 while IFS= read -r f; do
         [ -n "$f" ] || continue
