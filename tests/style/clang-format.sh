@@ -10,7 +10,7 @@ have=$("$CF" --version | sed -n 's/.*clang-format version \([0-9]*\)\..*/\1/p')
 [ "$have" = "$want" ] || { echo "1..0 # SKIP $CF is version ${have:-unknown}, the tree is formatted with $want"; exit 77; }
 cd "$src" || exit 1
 n=0 failed=0
-for f in $(find src tests bench -name '*.c' -o -name '*.h' | sort); do
+for f in $(find src tests bench python -name '*.c' -o -name '*.h' | sort); do
         n=$((n + 1))
         if "$CF" --dry-run --Werror "$f" >/dev/null 2>&1; then
                 echo "ok $n - $f"

@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""leash from Python: run a function or a command in its own cgroup, under
+limits, and get back its result and a report of what it used.
+
+    import leash
+
+    @leash.limit(memory="512M", wall_time=10)
+    def trial(x):
+        return x * 2
+
+    trial(21)                      # 42, computed in a child inside its own cgroup
+
+Each call forks a child straight into a new job cgroup (never outside it),
+with the limits and the sandbox applied; the return value comes back by
+pickle, an exception raised by the function is re-raised here with its type,
+args and the child's traceback text (as ``__cause__``). A limit that ends the
+call raises a subclass of ``LimitExceeded`` (``MemoryLimitExceeded``, also a
+``MemoryError``; ``CpuTimeLimitExceeded``; ``WallTimeLimitExceeded``;
+``PidsLimitExceeded``); a death by a signal no limit sent raises
+``JobKilled``; an exit without a result ``JobExited``. Whatever the outcome,
+the job's whole process tree is gone when the call returns, its cgroup is
+removed, and the report (``leash run``'s JSON schema, as a dict) is in the
+exception's ``report`` attribute, or returned by ``call_with_report``.
+
+See also ``leash.run`` (commands), ``leash.monitored`` (resource_monitor's
+API) and ``leash.compat.pynisher`` (pynisher's API).
+"""
+
+import functools
+import json
+import os
+import threading
+
+from . import _call, _settings
+from ._errors import (
+    CpuTimeLimitExceeded,
+    JobExited,
+    JobKilled,
+    LeashError,
+    LimitExceeded,
+    MemoryLimitExceeded,
+    PidsLimitExceeded,
+    RemoteTraceback,
+    ResourceExhaustion,
+    SetupError,
+    WallTimeLimitExceeded,
+)
+
+__all__ = [
+    "configure",
+    "limit",
+    "Limited",
+    "run",
+    "monitored",
+    "contexts",
+    "version",
+    "LeashError",
+    "SetupError",
+    "LimitExceeded",
+    "MemoryLimitExceeded",
+    "CpuTimeLimitExceeded",
+    "WallTimeLimitExceeded",
+    "PidsLimitExceeded",
+    "JobKilled",
+    "JobExited",
+    "ResourceExhaustion",
+    "RemoteTraceback",
+]
+
+__version__ = "0.1.0"
+
+#: The contexts a call may run in: ``"fork"`` (a fork of this interpreter,
+#: the default: cheap, inherits everything) and ``"spawn"`` (a fresh
+#: interpreter that inherits nothing but the function and its arguments,
+#: which must pickle).
+contexts = ("fork", "spawn")
+
+_defaults = []
+
+
+def configure(**options):
+    """Set options for every later job of this process (``leash.limit``,
+    ``leash.run``, ``leash.monitored`` and the pynisher drop-in), under the
+    options a call gives itself: ``leash.configure(cgroup_parent=...,
+    profile="hpo-trial")``. Same keywords as ``leash.limit``; ``None``
+    clears one. Returns the options now in force, as (key, value) pairs."""
+    named = {k: options.pop(k) for k in list(options) if k in _settings._NAMED}
+    new = _settings.build_settings(named, options)
+    keys = {_settings._NAMED.get(k, k.replace("_", "-")) for k in list(named) + list(options)}
+    _defaults[:] = [kv for kv in _defaults if kv[0] not in keys] + new
+    return list(_defaults)
+
+
+def version():
+    """The version of libleash this module runs on."""
+    return _call.require_extension().version()
+
+
+class Limited:
+    """A function bound to limits; see ``leash.limit``.
+
+    Calling it runs the function once in a new job. ``call_with_report``
+    returns ``(value, report)``; ``last_report`` is the report of this
+    thread's last call (None before the first). Usable as a context manager
+    (``with leash.limit(f, memory="1G") as lf: lf(x)``), which returns itself.
+    """
+
+    def __init__(self, func, settings, name, context, memory_limited, sample=None):
+        if not callable(func):
+            raise TypeError("leash.limit: {!r} is not callable".format(func))
+        if context not in contexts:
+            raise ValueError("leash.limit: context={!r}: expected one of {}".format(context, ", ".join(contexts)))
+        self.func = func
+        self.settings = list(settings)
+        self.name = name
+        self.context = context
+        self.memory_limited = memory_limited
+        self._sample = sample
+        self._local = threading.local()
+        functools.update_wrapper(self, func, updated=())
+
+    def __repr__(self):
+        return "<leash.Limited {} {}>".format(getattr(self.func, "__qualname__", self.func), dict(self.settings))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __get__(self, obj, objtype=None):
+        # a decorated method: bind like a function does
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    @property
+    def last_report(self):
+        """The report (dict) of this thread's last call, or None."""
+        return getattr(self._local, "report", None)
+
+    def _outcome(self, args, kwargs):
+        runner = _call.run_forked if self.context == "fork" else _call.run_spawned
+        name = self.name or _default_name(self.func)
+        out = runner(_defaults + self.settings, name, self.func, args, kwargs, self.memory_limited, self._sample)
+        self._local.report = out.report
+        return out
+
+    def call_with_report(self, *args, **kwargs):
+        """Like calling, but returns ``(value, report)``."""
+        out = self._outcome(args, kwargs)
+        if out.exception is not None:
+            _raise(out.exception)
+        return out.value, out.report
+
+    def __call__(self, *args, **kwargs):
+        out = self._outcome(args, kwargs)
+        if out.exception is not None:
+            _raise(out.exception)
+        return out.value
+
+
+def _raise(exc):
+    try:
+        raise exc
+    finally:
+        exc = None
+
+
+def _safe_name(text):
+    safe = "".join(c if c.isalnum() or c in "_.-" else "_" for c in text).lstrip(".")
+    return (safe or "call")[:48]
+
+
+def _default_name(func):
+    return _safe_name(getattr(func, "__name__", None) or "call")
+
+
+def limit(
+    func=None,
+    *,
+    memory=None,
+    cpu_time=None,
+    wall_time=None,
+    pids=None,
+    cpus=None,
+    grace=None,
+    signal=None,
+    profile=None,
+    name=None,
+    context="fork",
+    **sandbox
+):
+    """Limit a function: every call runs it in a child forked straight into
+    its own job cgroup.
+
+    ``memory``: bytes (int) or a size string (``"512M"``, ``"2G"``);
+    ``cpu_time``, ``wall_time``, ``grace``: seconds (int or float) or a
+    duration string (``"90s"``, ``"1.5s"``, ``"2m"``); ``pids``: processes
+    and threads of the whole tree; ``cpus``: cores (cpu.max bandwidth);
+    ``signal``: the soft signal sent at a time limit before SIGKILL after
+    ``grace`` (default SIGXCPU, 5 s); ``profile``: a leash profile name
+    (``"hpo-trial"``), whose settings come first; ``name``: the job name
+    (default: the function's name); ``context``: ``"fork"`` or ``"spawn"``.
+    Any other keyword is a ``leash run`` option with ``_`` for ``-``:
+    ``clean_env=True``, ``seccomp="no-network"``, ``env={"K": "V"}``,
+    ``nofile=64``, ``cgroup_parent=...``, ``user=...``, ``no_stdin=True``.
+
+    Forms::
+
+        lf = leash.limit(f, memory="1G");  lf(x)
+        @leash.limit(wall_time=10)
+        def f(x): ...
+        with leash.limit(f, cpu_time=5) as lf: lf(x)
+
+    A bad value raises ValueError naming it, before anything is created.
+    """
+    named = dict(
+        memory=memory, cpu_time=cpu_time, wall_time=wall_time, pids=pids, cpus=cpus, grace=grace, signal=signal,
+        profile=profile,
+    )
+    settings = _settings.build_settings(named, sandbox)
+    memory_limited = memory is not None and memory != "max"
+    if func is None:
+        return lambda f: Limited(f, settings, name, context, memory_limited)
+    return Limited(func, settings, name, context, memory_limited)
+
+
+def run(argv, *, check=False, name=None, **limits):
+    """Run a command (a list of strings) in its own job cgroup under the
+    same limits as ``leash.limit`` (and any ``leash run`` option), wait for
+    it, and return its report as a dict (``report["reason"]``,
+    ``report["exit"]["status"]``, ``report["usage"]``...). The command's
+    stdin, stdout and stderr are the caller's. With ``check=True`` a reason
+    other than ``ok`` raises the exception ``leash.limit`` would raise.
+    """
+    if isinstance(argv, (str, bytes)) or not argv:
+        raise ValueError("leash.run: argv must be a non-empty list of strings, not {!r}".format(argv))
+    argv = [os.fsdecode(a) for a in argv]
+    named = {k: limits.pop(k) for k in list(limits) if k in _settings._NAMED}
+    settings = _defaults + _settings.build_settings(named, limits)
+    job = _call.new_job(settings, name or _safe_name(os.path.basename(argv[0])))
+    try:
+        job.start(argv)
+        try:
+            while not job.dispatch():
+                import select
+
+                select.select([job.fileno()], [], [])
+        except BaseException:
+            _call.abort(job)
+            raise
+        report = json.loads(job.finish())
+    finally:
+        job.close()
+    if check and report.get("reason") != "ok":
+        out = _call.outcome(report, None, "the command", named.get("memory") is not None)
+        if out.exception is not None:
+            raise out.exception
+    return report
+
+
+from ._monitor import monitored  # noqa: E402  (needs limit and Limited above)

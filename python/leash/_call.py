@@ -1,0 +1,394 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""One limited call: a job object, a child forked straight into its cgroup,
+the result back through a pipe, the job supervised from this thread.
+
+Theory of operation. The caller's thread creates the job (cgroup made, limits
+written), makes a close-on-exec pipe and forks through the library, so the
+child is inside the job cgroup from its first instruction with the sandbox
+applied. The child runs the function and writes one frame: a tag byte
+(R result, E exception) and a pickle. The parent polls two fds at once, the
+pipe and the job's own fd: the result is drained while the job runs (a
+100 MiB result never blocks the child on a full pipe) and the job's events
+(deadlines, the child's exit) are dispatched as they come. EOF alone is not
+the end: a grandchild may still hold the pipe; the job's end is. When the
+job has ended, leftovers have been killed by the library, so the pipe reaches
+EOF and the frame is complete or provably truncated. The report decides what
+the outcome was; the frame only carries what the function said.
+"""
+
+import errno as _errno
+import fcntl
+import json
+import os
+import pickle
+import select
+import sys
+import traceback
+
+from . import _errors
+
+try:
+    from . import _leash
+except ImportError as e:  # pragma: no cover - reported when used
+    _leash = None
+    _import_error = e
+
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+_PIPE_SIZE = 1 << 20
+_CHUNK = 1 << 20
+
+TAG_RESULT = b"R"
+TAG_ERROR = b"E"
+
+
+def config_paths():
+    """Where leash.ini and profiles are read from, as ``leash run`` finds
+    them: LEASH_CONFIG_DIR when absolute (the library reads no environment:
+    its caller does), and a user's own profiles.d when not root."""
+    env = os.environ.get("LEASH_CONFIG_DIR")
+    config_dir = env if env and env.startswith("/") else None
+    user_dir = None
+    if os.geteuid() != 0:
+        xdg, home = os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME")
+        if xdg and xdg.startswith("/"):
+            user_dir = os.path.join(xdg, "leash", "profiles.d")
+        elif home and home.startswith("/"):
+            user_dir = os.path.join(home, ".config", "leash", "profiles.d")
+    return config_dir, user_dir
+
+
+def new_job(settings, name):
+    return require_extension().Job(settings, name, *config_paths())
+
+
+def require_extension():
+    if _leash is None:
+        raise ImportError("leash: the C extension leash._leash is not built: {}".format(_import_error))
+    return _leash
+
+
+class Outcome:
+    """What one call produced: ``report`` (dict), and either ``value`` or
+    ``exception`` (None when the function returned)."""
+
+    __slots__ = ("report", "value", "exception")
+
+    def __init__(self, report, value=None, exception=None):
+        self.report = report
+        self.value = value
+        self.exception = exception
+
+
+# --- the child ---------------------------------------------------------------
+
+
+def _flush_std():
+    for f in (sys.stdout, sys.stderr):
+        try:
+            if f is not None:
+                f.flush()
+        except BaseException:
+            pass
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except InterruptedError:
+            continue
+        view = view[n:]
+
+
+class _UnpicklableError(Exception):
+    """Stands in for an exception raised in the child that pickle could not
+    carry back: its type's qualified name, its str() and args' reprs."""
+
+
+def exception_frame(exc, tb_text):
+    """The E frame for exc: the exception itself when it pickles (and
+    unpickles: some exceptions pickle but cannot be rebuilt), else a
+    stand-in with its type name and message."""
+    try:
+        payload = pickle.dumps((exc, tb_text), protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.loads(payload)
+        return TAG_ERROR + payload
+    except BaseException:
+        pass
+    name = "{}.{}".format(type(exc).__module__, type(exc).__qualname__)
+    try:
+        text = str(exc)
+    except BaseException:
+        text = "<str() failed>"
+    stand_in = _UnpicklableError("{}: {}".format(name, text))
+    stand_in.type_name = name
+    return TAG_ERROR + pickle.dumps((stand_in, tb_text), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def child_run(fd, func, args, kwargs):
+    """In the child: call func, write the frame to fd, and exit without
+    running the parent's atexit handlers or finalisers (os._exit)."""
+    status = 0
+    try:
+        try:
+            value = func(*args, **kwargs)
+            frame = TAG_RESULT + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException as e:  # the function's own, or pickling the value
+            frame = exception_frame(e, traceback.format_exc())
+            e = None
+            status = 1  # as an interpreter ending with an uncaught exception
+        _flush_std()
+        _write_all(fd, frame)
+    except BaseException:
+        status = 2
+        # MemoryError while building or writing the frame, or a broken pipe:
+        # the report tells the parent what happened; a truncated frame is
+        # recognised as such.
+    finally:
+        _flush_std()
+        os._exit(status)
+
+
+# --- the parent --------------------------------------------------------------
+
+
+def _new_pipe():
+    r, w = os.pipe2(os.O_CLOEXEC)
+    try:
+        fcntl.fcntl(w, _F_SETPIPE_SZ, _PIPE_SIZE)
+    except OSError:
+        pass  # pipe-max-size lowered by the admin: the default size works too
+    return r, w
+
+
+def supervise(job, rfd, chunks):
+    """Drain rfd into chunks and dispatch the job until the job has ended
+    (its main process was reaped). What a leftover process may still hold
+    open is read by drain() after finish() has killed it."""
+    poller = select.poll()
+    jfd = job.fileno()
+    poller.register(rfd, select.POLLIN)
+    poller.register(jfd, select.POLLIN)
+    done = job.dispatch()
+    while not done:
+        for fd, _ in poller.poll():
+            if fd == rfd:
+                data = os.read(rfd, _CHUNK)
+                if data:
+                    chunks.append(data)
+                else:
+                    poller.unregister(rfd)
+            elif not done:
+                done = job.dispatch()
+
+
+def drain(rfd, chunks):
+    """After finish(): every writer is dead, so this reaches EOF."""
+    while True:
+        data = os.read(rfd, _CHUNK)
+        if not data:
+            return b"".join(chunks)
+        chunks.append(data)
+
+
+def abort(job):
+    """Kill the job at once and wait for it: used when the caller is
+    interrupted (KeyboardInterrupt) or supervision failed."""
+    try:
+        job.kill(True)
+    except OSError:
+        pass
+    while not job.dispatch():
+        select.select([job.fileno()], [], [], 1.0)
+
+
+def decode(data):
+    """(tag, object) from a frame, or (None, reason) when it is missing or
+    truncated."""
+    if not data:
+        return None, "no result"
+    tag, payload = data[:1], data[1:]
+    if tag not in (TAG_RESULT, TAG_ERROR):
+        return None, "garbled result"
+    try:
+        return tag, pickle.loads(payload)
+    except BaseException as e:  # truncated by a kill, or a class gone
+        return None, "the result could not be unpickled: {}: {}".format(type(e).__name__, e)
+
+
+def _exit_description(report):
+    ex = report.get("exit") or {}
+    if ex.get("signal"):
+        return "killed by SIG{}".format(ex["signal"])
+    if ex.get("status") is not None:
+        return "exited with status {}".format(ex["status"])
+    return "ended ({})".format(report.get("reason"))
+
+
+def outcome(report, tag, obj, memory_limited):
+    """Turns the report and the frame into an Outcome."""
+    reason = report.get("reason")
+    limit_exc = _errors.limit_exception(reason, report)
+    if limit_exc is not None:
+        return Outcome(report, exception=limit_exc)
+    if reason == "interrupted":
+        return Outcome(report, exception=KeyboardInterrupt())
+    if reason == "killed":
+        return Outcome(report, exception=_errors.JobKilled("the job was killed by its caller", None, report))
+    if tag == TAG_RESULT and reason == "ok":
+        return Outcome(report, value=obj)
+    if tag == TAG_ERROR:
+        exc, tb_text = obj
+        if memory_limited and isinstance(exc, MemoryError):
+            # RLIMIT_AS fallback: the limit shows as a MemoryError in the child
+            m = _errors.MemoryLimitExceeded(
+                "memory limit ({} bytes, by {}) reached: MemoryError in the function".format(
+                    _errors._limit_value(report, "memory"),
+                    ((report.get("limits") or {}).get("memory") or {}).get("enforced_by"),
+                ),
+                "memory",
+                _errors._limit_value(report, "memory"),
+                report,
+            )
+            m.__cause__ = _errors.RemoteTraceback(tb_text)
+            return Outcome(report, exception=m)
+        try:
+            exc.__cause__ = _errors.RemoteTraceback(tb_text)
+            exc.child_traceback = tb_text
+            exc.report = report
+        except (AttributeError, TypeError):
+            pass
+        return Outcome(report, exception=exc)
+    ex = report.get("exit") or {}
+    if reason in ("signal", "seccomp"):
+        import signal as _signal
+
+        signum = None
+        name = ex.get("signal")
+        if name:
+            try:
+                signum = int(_signal.Signals["SIG" + name])
+            except KeyError:
+                signum = None
+        return Outcome(
+            report,
+            exception=_errors.JobKilled("the function's process was {}".format(_exit_description(report)), signum, report),
+        )
+    if reason in ("setup_error", "exec_error"):
+        return Outcome(
+            report,
+            exception=_errors.SetupError(
+                "leash could not start the function: {}".format(ex.get("error") or reason),
+                ex.get("errno"),
+                reason,
+                report,
+            ),
+        )
+    status = ex.get("status")
+    why = obj if tag is None else "no result"
+    return Outcome(
+        report,
+        exception=_errors.JobExited(
+            "the function's process {} without a result ({})".format(_exit_description(report), why), status, report
+        ),
+    )
+
+
+def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
+    """The fork context: the child is a fork of this interpreter."""
+    job = new_job(settings, name)
+    try:
+        if sample is not None:
+            job.set_sampler(*sample)
+        rfd, wfd = _new_pipe()
+        try:
+            pid = job.fork()
+            if pid == 0:
+                # the child: never returns
+                os.close(rfd)
+                child_run(wfd, func, args, kwargs)
+            os.close(wfd)
+            wfd = -1
+            chunks = []
+            try:
+                supervise(job, rfd, chunks)
+            except BaseException:
+                abort(job)
+                raise
+            report = json.loads(job.finish())
+            data = drain(rfd, chunks)
+        finally:
+            os.close(rfd)
+            if wfd >= 0:
+                os.close(wfd)
+    finally:
+        job.close()
+    tag, obj = decode(data)
+    return outcome(report, tag, obj, memory_limited)
+
+
+def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None):
+    """The spawn context: the child is a fresh interpreter (sys.executable
+    -m leash._child) that inherits nothing of this one but the function,
+    its arguments (pickled) and what multiprocessing's spawn would give it
+    (sys.path, the main module)."""
+    import multiprocessing.spawn as mp_spawn
+
+    require_extension()
+    prep = mp_spawn.get_preparation_data("leash-call")
+    prep.pop("authkey", None)  # the child is no multiprocessing peer
+    try:
+        call = pickle.dumps(prep, protocol=pickle.HIGHEST_PROTOCOL) + pickle.dumps(
+            (func, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL
+        )
+    except Exception as e:
+        raise pickle.PicklingError(
+            "leash: context='spawn' needs the function and its arguments to pickle: {}: {}".format(type(e).__name__, e)
+        ) from e
+    job = new_job(settings, name)
+    try:
+        if sample is not None:
+            job.set_sampler(*sample)
+        rfd, wfd = _new_pipe()
+        cr, cw = _new_pipe()
+        try:
+            argv = [sys.executable, "-s", "-m", "leash._child", str(cr), str(wfd)]
+            env = dict(os.environ)
+            pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in sys.path if p])
+            pid = job.fork()
+            if pid == 0:
+                try:
+                    os.close(rfd)
+                    os.close(cw)
+                    os.set_inheritable(cr, True)
+                    os.set_inheritable(wfd, True)
+                    os.execve(argv[0], argv, env)
+                finally:
+                    os._exit(127)
+            os.close(wfd)
+            os.close(cr)
+            wfd = cr = -1
+            try:
+                _write_all(cw, call)
+            except BrokenPipeError:
+                pass  # the child died first: the report says how
+            os.close(cw)
+            cw = -1
+            chunks = []
+            try:
+                supervise(job, rfd, chunks)
+            except BaseException:
+                abort(job)
+                raise
+            report = json.loads(job.finish())
+            data = drain(rfd, chunks)
+        finally:
+            for fd in (rfd, wfd, cr, cw):
+                if fd >= 0:
+                    os.close(fd)
+    finally:
+        job.close()
+    tag, obj = decode(data)
+    return outcome(report, tag, obj, memory_limited)

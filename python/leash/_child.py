@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The fresh interpreter of context='spawn': ``python -m leash._child IN OUT``.
+
+Reads (preparation data, function, args, kwargs) pickled from fd IN, prepares
+itself the way multiprocessing's spawn does (sys.path, the main module under
+the name __mp_main__, so functions defined in a script unpickle), then runs
+the call exactly as the fork context's child does and writes the frame to fd
+OUT.
+"""
+
+import io
+import os
+import pickle
+import sys
+import traceback
+
+
+def _read_all(fd):
+    chunks = []
+    while True:
+        data = os.read(fd, 1 << 20)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def main():
+    infd, outfd = int(sys.argv[1]), int(sys.argv[2])
+    os.set_inheritable(outfd, False)
+    from leash import _call
+
+    try:
+        stream = io.BytesIO(_read_all(infd))
+        prep = pickle.load(stream)
+        if prep is not None:
+            import multiprocessing.spawn as mp_spawn
+
+            # sys.path, the working directory, and the caller's main module
+            # as __mp_main__, so that functions defined there unpickle
+            mp_spawn.prepare(prep)
+        func, args, kwargs = pickle.load(stream)
+    except BaseException as e:
+        _call._write_all(outfd, _call.exception_frame(e, traceback.format_exc()))
+        os._exit(1)
+    _call.child_run(outfd, func, args, kwargs)
+
+
+if __name__ == "__main__":
+    main()

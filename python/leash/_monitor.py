@@ -1,0 +1,220 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""leash.monitored: ndcctools resource_monitor's Python API on leash jobs.
+
+resource_monitor runs the function in a child and polls /proc for its
+processes at an interval; leash forks the function into its own cgroup and
+reads the cgroup's figures at each sample (constant cost whatever the number
+of processes), so nothing the function forks is missed. Names and units are
+resource_monitor's: times in seconds, memory, swap, disk and I/O in MB
+(2**20 bytes), counts as counts. leash's own figures (the sample's column
+names, e.g. ``mem_anon_bytes``, ``psi_cpu_some_us``) are in the same dict.
+"""
+
+import functools
+import itertools
+import json
+
+from . import _errors
+
+__all__ = ["monitored", "RESOURCE_UNITS"]
+
+MB = float(1 << 20)
+
+#: resource_monitor's name -> (unit, leash sample figure, divisor)
+RESOURCE_UNITS = {
+    "wall_time": ("s", "t_s", 1),
+    "cpu_time": ("s", "cpu_total_s", 1),
+    "cores": ("cores", "cores", 1),
+    "memory": ("MB", "mem_current_bytes", MB),
+    "swap_memory": ("MB", "swap_current_bytes", MB),
+    "bytes_read": ("MB", "io_read_bytes", MB),
+    "bytes_written": ("MB", "io_write_bytes", MB),
+    "disk": ("MB", "disk_bytes", MB),
+    "total_files": ("files", "disk_files", 1),
+    "max_concurrent_processes": ("procs", "procs", 1),
+    "total_processes": ("procs", "total_processes", 1),
+}
+
+# resource_monitor limits that leash enforces with its own limits, and the
+# option-table key and value text for each (value in resource_monitor units)
+_ENFORCED = {
+    "wall_time": ("wall-time", lambda v: "{}s".format(v)),
+    "cpu_time": ("cpu-time", lambda v: "{}s".format(v)),
+    "memory": ("memory", lambda v: str(int(v * MB))),
+    "swap_memory": ("swap", lambda v: str(int(v * MB))),
+    "max_concurrent_processes": ("pids", lambda v: str(int(v))),
+}
+# limits on measured figures (checked at each sample: issue 12's --limit)
+_MEASURED = {
+    "disk": ("disk", MB),
+    "total_files": ("files", 1),
+    "bytes_written": ("io_write_bytes", MB),
+    "bytes_read": ("io_read_bytes", MB),
+    "cores_avg": ("cores_avg", 1),
+    "cores": ("cores", 1),
+    "total_processes": ("total_processes", 1),
+}
+# report reason -> resource_monitor name
+_REASON_NAMES = {"wall_time": "wall_time", "cpu_time": "cpu_time", "memory": "memory", "pids": "max_concurrent_processes"}
+for _rm, (_fig, _div) in _MEASURED.items():
+    _REASON_NAMES.setdefault(_fig, _rm)
+
+
+def _limit_settings(limits):
+    out = []
+    for name, value in (limits or {}).items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ValueError("leash.monitored: limit {}={!r}: expected a number >= 0".format(name, value))
+        if name in _ENFORCED:
+            key, text = _ENFORCED[name]
+            out.append((key, text(value)))
+        elif name in _MEASURED:
+            fig, div = _MEASURED[name]
+            v = value * div
+            out.append(("limit", "{}={}".format(fig, int(v) if div != 1 else v)))
+        else:
+            raise ValueError(
+                "leash.monitored: unknown limit {!r}: expected one of {}".format(
+                    name, ", ".join(sorted(set(_ENFORCED) | set(_MEASURED)))
+                )
+            )
+    return out
+
+
+def to_resources(sample):
+    """resource_monitor's dict for one sample (a dict of leash figures)."""
+    res = {}
+    for name, (unit, fig, div) in RESOURCE_UNITS.items():
+        v = sample.get(fig)
+        if v is not None:
+            res[name] = v / div if div != 1 else v
+    wall, cpu = sample.get("t_s"), sample.get("cpu_total_s")
+    if wall and cpu is not None:
+        res["cores_avg"] = cpu / wall
+    for k, v in sample.items():
+        res.setdefault(k, v)
+    return res
+
+
+def _merge_max(peak, res):
+    for k, v in res.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            old = peak.get(k)
+            peak[k] = v if old is None or v > old else old
+        else:
+            peak.setdefault(k, v)
+
+
+def _from_report(report):
+    """Figures the report has that sampling may have missed (a call shorter
+    than one interval): the whole tree's totals, in resource_monitor's units."""
+    u = report.get("usage") or {}
+    res = {}
+    if u.get("wall_time_s") is not None:
+        res["wall_time"] = u["wall_time_s"]
+    if u.get("cpu_time_s") is not None:
+        res["cpu_time"] = u["cpu_time_s"]
+    if u.get("memory_peak_bytes") is not None:
+        res["memory"] = u["memory_peak_bytes"] / MB
+    if u.get("swap_peak_bytes") is not None:
+        res["swap_memory"] = u["swap_peak_bytes"] / MB
+    if u.get("pids_peak") is not None:
+        res["max_concurrent_processes"] = u["pids_peak"]
+    if u.get("io_read_bytes") is not None:
+        res["bytes_read"] = u["io_read_bytes"] / MB
+    if u.get("io_write_bytes") is not None:
+        res["bytes_written"] = u["io_write_bytes"] / MB
+    if res.get("wall_time") and res.get("cpu_time") is not None:
+        res["cores_avg"] = res["cpu_time"] / res["wall_time"]
+    return res
+
+
+_ids = itertools.count(1)
+
+
+def sampling_available():
+    """True when libleash was built with per-sample callbacks (issue 12);
+    without them a monitored call reports only its final figures (step -1),
+    from the job's report."""
+    from . import _call
+
+    return bool(getattr(_call.require_extension(), "sampling", 0))
+
+
+def _call_id(args, kwargs):
+    try:
+        return str(hash(json.dumps({"args": args, "kwargs": kwargs}, sort_keys=True)))
+    except (TypeError, ValueError):
+        return "call-{}".format(next(_ids))
+
+
+def monitored(limits=None, callback=None, interval=1, return_resources=True, **leash_options):
+    """resource_monitor's ``monitored``: a decorator (or a call on a
+    function: ``monitored(limits={...})(f)``) that runs each call of the
+    function in its own leash job and measures it.
+
+    ``limits``: resource_monitor's names and units (``wall_time`` and
+    ``cpu_time`` in s, ``memory``, ``swap_memory``, ``disk``,
+    ``bytes_read``, ``bytes_written`` in MB, ``max_concurrent_processes``,
+    ``total_processes``, ``total_files``, ``cores``, ``cores_avg``); the
+    first five are enforced by leash's own limits (cgroup or supervisor),
+    the others are checked at each sample. Passing one raises
+    ``leash.ResourceExhaustion`` with the resources measured.
+    ``callback(id, name, step, resources)`` is called in the caller at each
+    sample, every ``interval`` seconds, and last with ``step == -1`` and the
+    peaks. ``return_resources``: return ``(result, resources)`` instead of
+    the result. Extra keywords are ``leash.limit`` options (``context``,
+    ``cgroup_parent``, ``grace``...).
+    """
+    from . import limit as _limit
+
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval <= 0:
+        raise ValueError("leash.monitored: interval={!r}: expected seconds > 0".format(interval))
+    extra = _limit_settings(limits)
+
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            fun_id = _call_id(args, kwargs)
+            name = getattr(function, "__name__", "function")
+            peak = {}
+            state = {"step": 0}
+
+            def on_sample(sample, last):
+                res = to_resources(sample)
+                _merge_max(peak, res)
+                if not last and callback is not None:
+                    state["step"] += 1
+                    callback(fun_id, name, state["step"], res)
+
+            lim = _limit(function, **leash_options)
+            lim.settings.extend(extra)
+            if sampling_available():
+                lim._sample = (float(interval), on_sample)
+            exhausted = None
+            try:
+                value, report = lim.call_with_report(*args, **kwargs)
+            except _errors.LimitExceeded as e:
+                report, value = e.report, None
+                exhausted = e
+            for k, v in _from_report(report).items():
+                if k not in peak or (isinstance(v, (int, float)) and v > (peak[k] or 0)):
+                    peak[k] = v
+            peak["report"] = report
+            if exhausted is not None:
+                rm_name = _REASON_NAMES.get(exhausted.limit, exhausted.limit)
+                given = (limits or {}).get(rm_name, exhausted.value)
+                peak["limits_exceeded"] = {rm_name: given}
+            if callback is not None:
+                callback(fun_id, name, -1, peak)
+            if exhausted is not None:
+                raise _errors.ResourceExhaustion(peak, function, args, kwargs, report) from exhausted
+            if return_resources:
+                return value, peak
+            return value
+
+        return wrapper
+
+    return decorate

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * leash._leash: the job object of libleash (<leash/leash.h>) as a Python
+ * type. Thin on purpose: the Python modules decide what a call means; this
+ * file only carries settings in, the fork, the pollable fd and the report
+ * out, and converts -errno into exceptions.
+ *
+ * The GIL is held across every libleash call but the blocking wait. The
+ * library forks with clone3 (CLONE_INTO_CGROUP), which runs no atfork
+ * handler: glibc's malloc locks are not reset in the child. Holding the GIL
+ * while this module allocates keeps this module's threads out of malloc at
+ * the moment another of them forks; the Python runtime's own fork hooks
+ * (PyOS_BeforeFork/AfterFork_*) run around the call as os.fork() runs them.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <leash/leash.h>
+
+#ifdef LEASH_PY_SAMPLING
+#include <leash/leash-sample.h>
+#endif
+
+static PyObject *setup_error_type; /* leash._errors.SetupError */
+
+typedef struct {
+        PyObject_HEAD struct leash_job *job;
+        struct leash_config *config;
+        int ended;
+        int finished;
+        pid_t owner; /* the process that created the job: a forked child never frees it */
+#ifdef LEASH_PY_SAMPLING
+        PyObject *sampler;
+        PyObject *sample_error; /* an exception raised by the sampler, re-raised by dispatch() */
+#endif
+} JobObject;
+
+static PyObject *raise_setup(int r, const struct leash_error *err, const char *what) {
+        int e = r < 0 ? -r : (err && err->error ? err->error : EIO);
+        const char *step = err && err->step ? err->step : what;
+        PyObject *msg, *exc;
+
+        if (err && err->detail[0])
+                msg = PyUnicode_FromFormat("leash: %s: %s: %s", step, err->detail, strerror(e));
+        else
+                msg = PyUnicode_FromFormat("leash: %s: %s", step, strerror(e));
+        if (!msg)
+                return NULL;
+        exc = PyObject_CallFunction(setup_error_type, "(Nis)", msg, e, step);
+        if (!exc)
+                return NULL;
+        PyErr_SetObject(setup_error_type, exc);
+        Py_DECREF(exc);
+        return NULL;
+}
+
+static int set_one(JobObject *self, const char *key, PyObject *value) {
+        struct leash_error err = {0};
+        const char *v = NULL;
+        int r;
+
+        if (value != Py_None) {
+                if (!PyUnicode_Check(value)) {
+                        PyErr_Format(PyExc_TypeError, "leash: %s: the value must be a string, not %R", key, value);
+                        return -1;
+                }
+                v = PyUnicode_AsUTF8(value);
+                if (!v)
+                        return -1;
+        }
+        r = leash_config_set(self->config, key, v, &err);
+        if (r == -ENOENT) {
+                PyErr_Format(PyExc_TypeError, "leash: unknown option '%s'", key);
+                return -1;
+        }
+        if (r < 0) {
+                if (r == -EINVAL || r == -ERANGE)
+                        PyErr_Format(PyExc_ValueError, "leash: %s: %s", key,
+                                     err.detail[0] ? err.detail : (v ? v : "invalid"));
+                else
+                        raise_setup(r, &err, "set an option");
+                return -1;
+        }
+        return 0;
+}
+
+static int apply_settings(JobObject *self, PyObject *settings, const char *name) {
+        PyObject *seq = PySequence_Fast(settings, "settings must be a sequence of (key, value) pairs");
+        Py_ssize_t n;
+
+        if (!seq)
+                return -1;
+        n = PySequence_Fast_GET_SIZE(seq);
+        for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *pair = PySequence_Fast_GET_ITEM(seq, i), *k, *v;
+                const char *key;
+
+                if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                        PyErr_SetString(PyExc_TypeError, "settings must be (key, value) pairs");
+                        goto fail;
+                }
+                k = PyTuple_GET_ITEM(pair, 0);
+                v = PyTuple_GET_ITEM(pair, 1);
+                key = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+                if (!key) {
+                        if (!PyErr_Occurred())
+                                PyErr_SetString(PyExc_TypeError, "a setting's key must be a string");
+                        goto fail;
+                }
+                if (set_one(self, key, v) < 0)
+                        goto fail;
+        }
+        Py_DECREF(seq);
+        if (name) {
+                PyObject *nm = PyUnicode_FromString(name);
+                int r;
+
+                if (!nm)
+                        return -1;
+                r = set_one(self, "name", nm);
+                Py_DECREF(nm);
+                return r;
+        }
+        return 0;
+fail:
+        Py_DECREF(seq);
+        return -1;
+}
+
+/* The configuration directories, as `leash run` finds them: LEASH_CONFIG_DIR
+ * (the library reads no environment: its caller does), and a user's own
+ * profiles.d when not root. */
+static int apply_paths(JobObject *self, PyObject *config_dir, PyObject *user_dir) {
+        const char *c = NULL, *u = NULL;
+
+        if (config_dir != Py_None && !(c = PyUnicode_AsUTF8(config_dir)))
+                return -1;
+        if (user_dir != Py_None && !(u = PyUnicode_AsUTF8(user_dir)))
+                return -1;
+        if (!c && !u)
+                return 0;
+        int r = leash_config_set_paths(self->config, c, u);
+        if (r < 0) {
+                raise_setup(r, NULL, "set the configuration directories");
+                return -1;
+        }
+        return 0;
+}
+
+static int Job_init(JobObject *self, PyObject *args, PyObject *kwds) {
+        static char *kwlist[] = {(char *) "settings", (char *) "name", (char *) "config_dir", (char *) "user_dir",
+                                 NULL};
+        PyObject *settings, *config_dir = Py_None, *user_dir = Py_None;
+        const char *name = NULL;
+        struct leash_error err = {0};
+        int r;
+
+        if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|zOO", kwlist, &settings, &name, &config_dir, &user_dir))
+                return -1;
+        if (self->config || self->job) {
+                PyErr_SetString(PyExc_RuntimeError, "leash: a Job is initialised once");
+                return -1;
+        }
+        r = leash_config_new(&self->config);
+        if (r < 0) {
+                raise_setup(r, NULL, "allocate a configuration");
+                return -1;
+        }
+        if (apply_paths(self, config_dir, user_dir) < 0 || apply_settings(self, settings, name) < 0)
+                return -1;
+        r = leash_job_new(self->config, &self->job, &err);
+        if (r < 0) {
+                self->job = NULL;
+                if (r == -EINVAL || r == -ERANGE)
+                        PyErr_Format(PyExc_ValueError, "leash: %s: %s", err.step ? err.step : "invalid settings",
+                                     err.detail[0] ? err.detail : strerror(-r));
+                else
+                        raise_setup(r, &err, "create the job");
+                return -1;
+        }
+        self->owner = getpid();
+        return 0;
+}
+
+static void job_release(JobObject *self) {
+        /* a forked child that never exec'd must not kill or remove its own job */
+        if (self->job && self->owner == getpid())
+                leash_job_free(self->job);
+        self->job = NULL;
+        if (self->config)
+                leash_config_free(self->config);
+        self->config = NULL;
+}
+
+static void Job_dealloc(JobObject *self) {
+        job_release(self);
+#ifdef LEASH_PY_SAMPLING
+        Py_CLEAR(self->sampler);
+        Py_CLEAR(self->sample_error);
+#endif
+        Py_TYPE(self)->tp_free((PyObject *) self);
+}
+
+static int need_job(JobObject *self) {
+        if (!self->job) {
+                PyErr_SetString(PyExc_ValueError, "leash: the job is closed");
+                return -1;
+        }
+        return 0;
+}
+
+static PyObject *Job_fork(JobObject *self, PyObject *unused) {
+        struct leash_error err = {0};
+        pid_t pid;
+
+        if (need_job(self) < 0)
+                return NULL;
+        PyOS_BeforeFork();
+        pid = leash_job_fork(self->job, &err);
+        if (pid == 0) {
+                PyOS_AfterFork_Child();
+                return PyLong_FromLong(0);
+        }
+        PyOS_AfterFork_Parent();
+        if (pid < 0) {
+                self->ended = leash_job_ended(self->job) > 0;
+                return raise_setup(pid, &err, "fork into the job");
+        }
+        return PyLong_FromLong(pid);
+}
+
+static PyObject *Job_start(JobObject *self, PyObject *arg) {
+        struct leash_error err = {0};
+        PyObject *seq;
+        char **argv;
+        Py_ssize_t n;
+        int r;
+
+        if (need_job(self) < 0)
+                return NULL;
+        seq = PySequence_Fast(arg, "argv must be a sequence of strings");
+        if (!seq)
+                return NULL;
+        n = PySequence_Fast_GET_SIZE(seq);
+        if (n == 0) {
+                Py_DECREF(seq);
+                PyErr_SetString(PyExc_ValueError, "leash: argv is empty");
+                return NULL;
+        }
+        argv = calloc((size_t) n + 1, sizeof(char *));
+        if (!argv) {
+                Py_DECREF(seq);
+                return PyErr_NoMemory();
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
+                argv[i] = PyUnicode_Check(o) ? (char *) PyUnicode_AsUTF8(o) : NULL;
+                if (!argv[i]) {
+                        if (!PyErr_Occurred())
+                                PyErr_Format(PyExc_TypeError, "leash: argv[%zd] is not a string: %R", i, o);
+                        free(argv);
+                        Py_DECREF(seq);
+                        return NULL;
+                }
+        }
+        r = leash_job_start(self->job, argv, &err);
+        free(argv);
+        Py_DECREF(seq);
+        /* A failed exec or setup has ended the job: its report says why. */
+        return PyLong_FromLong(r < 0 ? -r : 0);
+}
+
+static PyObject *Job_fileno(JobObject *self, PyObject *unused) {
+        if (need_job(self) < 0)
+                return NULL;
+        return PyLong_FromLong(leash_job_fd(self->job));
+}
+
+static PyObject *Job_dispatch(JobObject *self, PyObject *unused) {
+        int r;
+
+        if (need_job(self) < 0)
+                return NULL;
+        if (self->ended)
+                Py_RETURN_TRUE;
+        r = leash_job_dispatch(self->job);
+#ifdef LEASH_PY_SAMPLING
+        if (self->sample_error) {
+                PyObject *e = self->sample_error;
+                self->sample_error = NULL;
+                PyErr_SetObject((PyObject *) Py_TYPE(e), e);
+                Py_DECREF(e);
+                return NULL;
+        }
+#endif
+        if (r < 0)
+                return raise_setup(r, NULL, "supervise the job");
+        self->ended = r > 0;
+        return PyBool_FromLong(r > 0);
+}
+
+static PyObject *Job_wait(JobObject *self, PyObject *unused) {
+        int r;
+
+        if (need_job(self) < 0)
+                return NULL;
+        Py_BEGIN_ALLOW_THREADS r = leash_job_wait(self->job);
+        Py_END_ALLOW_THREADS if (r < 0) return raise_setup(r, NULL, "wait for the job");
+        self->ended = 1;
+        Py_RETURN_NONE;
+}
+
+static PyObject *Job_kill(JobObject *self, PyObject *args) {
+        int now = 0, r;
+
+        if (!PyArg_ParseTuple(args, "|p", &now) || need_job(self) < 0)
+                return NULL;
+        r = leash_job_kill(self->job, now ? LEASH_KILL_NOW : LEASH_KILL_LADDER);
+        if (r < 0)
+                return raise_setup(r, NULL, "kill the job");
+        Py_RETURN_NONE;
+}
+
+static PyObject *Job_interrupt(JobObject *self, PyObject *args) {
+        int sig, r;
+
+        if (!PyArg_ParseTuple(args, "i", &sig) || need_job(self) < 0)
+                return NULL;
+        r = leash_job_interrupt(self->job, sig);
+        if (r < 0)
+                return raise_setup(r, NULL, "interrupt the job");
+        Py_RETURN_NONE;
+}
+
+static PyObject *report_text(JobObject *self, enum leash_format f) {
+        char *text = NULL;
+        PyObject *o;
+        int r = leash_job_report(self->job, f, &text);
+
+        if (r < 0)
+                return raise_setup(r, NULL, "write the report");
+        o = PyUnicode_DecodeUTF8(text, (Py_ssize_t) strlen(text), "surrogateescape");
+        free(text);
+        return o;
+}
+
+static PyObject *Job_finish(JobObject *self, PyObject *unused) {
+        struct leash_error err = {0};
+        int r;
+
+        if (need_job(self) < 0)
+                return NULL;
+        if (!self->finished) {
+                r = leash_job_finish(self->job, &err);
+                if (r < 0)
+                        return raise_setup(r, &err, "finish the job");
+                self->finished = 1;
+                self->ended = 1;
+        }
+        return report_text(self, LEASH_FORMAT_JSON);
+}
+
+static PyObject *Job_report(JobObject *self, PyObject *args) {
+        const char *fmt = "json";
+        enum leash_format f;
+
+        if (!PyArg_ParseTuple(args, "|s", &fmt) || need_job(self) < 0)
+                return NULL;
+        if (strcmp(fmt, "json") == 0)
+                f = LEASH_FORMAT_JSON;
+        else if (strcmp(fmt, "kv") == 0)
+                f = LEASH_FORMAT_KV;
+        else if (strcmp(fmt, "text") == 0)
+                f = LEASH_FORMAT_TEXT;
+        else {
+                PyErr_Format(PyExc_ValueError, "leash: report format '%s': expected json, kv or text", fmt);
+                return NULL;
+        }
+        return report_text(self, f);
+}
+
+static PyObject *Job_close(JobObject *self, PyObject *unused) {
+        job_release(self);
+        Py_RETURN_NONE;
+}
+
+static PyObject *Job_get_pid(JobObject *self, void *closure) {
+        if (need_job(self) < 0)
+                return NULL;
+        return PyLong_FromLong(leash_job_pid(self->job));
+}
+
+static PyObject *Job_get_cgroup(JobObject *self, void *closure) {
+        if (need_job(self) < 0)
+                return NULL;
+        return PyUnicode_DecodeFSDefault(leash_job_cgroup(self->job));
+}
+
+static PyObject *Job_get_ended(JobObject *self, void *closure) {
+        if (need_job(self) < 0)
+                return NULL;
+        return PyBool_FromLong(leash_job_ended(self->job) > 0);
+}
+
+#ifdef LEASH_PY_SAMPLING
+#include "sampling.inc"
+#endif
+
+static PyMethodDef Job_methods[] = {
+        {"fork", (PyCFunction) Job_fork, METH_NOARGS,
+         "fork() -> int\n\nFork this process into the job: 0 in the child (inside the job cgroup, "
+         "sandbox applied; it must end with os._exit), the child's pid in the parent."},
+        {"start", (PyCFunction) Job_start, METH_O,
+         "start(argv) -> int\n\nStart a command in the job. 0, or the errno of a failed exec "
+         "(the job has then ended; its report says why)."},
+        {"fileno", (PyCFunction) Job_fileno, METH_NOARGS,
+         "fileno() -> int\n\nAn fd that becomes readable when dispatch() has work."},
+        {"dispatch", (PyCFunction) Job_dispatch, METH_NOARGS,
+         "dispatch() -> bool\n\nHandle what is due without blocking; True once the job has ended."},
+        {"wait", (PyCFunction) Job_wait, METH_NOARGS, "wait()\n\nBlock until the job has ended."},
+        {"kill", (PyCFunction) Job_kill, METH_VARARGS,
+         "kill(now=False)\n\nEnd the job: the soft signal then SIGKILL after the grace, or SIGKILL now."},
+        {"interrupt", (PyCFunction) Job_interrupt, METH_VARARGS,
+         "interrupt(sig)\n\nEnd the job as `leash run` does when it receives sig."},
+        {"finish", (PyCFunction) Job_finish, METH_NOARGS,
+         "finish() -> str\n\nKill what is left, account, remove the cgroup; the JSON report."},
+        {"report", (PyCFunction) Job_report, METH_VARARGS, "report(format='json') -> str"},
+        {"close", (PyCFunction) Job_close, METH_NOARGS,
+         "close()\n\nKill and finish the job if that was not done, and free it."},
+#ifdef LEASH_PY_SAMPLING
+        SAMPLING_METHODS
+#endif
+        {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Job_getset[] = {
+        {"pid", (getter) Job_get_pid, NULL, "the main process's pid", NULL},
+        {"cgroup", (getter) Job_get_cgroup, NULL, "the job cgroup's absolute path", NULL},
+        {"ended", (getter) Job_get_ended, NULL, "True once the job has ended", NULL},
+        {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject JobType = {
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "leash._leash.Job",
+        .tp_basicsize = sizeof(JobObject),
+        .tp_dealloc = (destructor) Job_dealloc,
+        .tp_flags = Py_TPFLAGS_DEFAULT,
+        .tp_doc = "Job(settings, name=None, config_dir=None, user_dir=None)\n\n"
+                  "One libleash job: settings are (key, value) pairs of `leash run`'s option table. "
+                  "Creating it makes the job cgroup and writes its limits; nothing runs yet.",
+        .tp_methods = Job_methods,
+        .tp_getset = Job_getset,
+        .tp_init = (initproc) Job_init,
+        .tp_new = PyType_GenericNew,
+};
+
+static PyObject *mod_version(PyObject *m, PyObject *unused) {
+        return PyUnicode_FromString(leash_version());
+}
+
+static PyMethodDef module_methods[] = {
+        {"version", mod_version, METH_NOARGS, "version() -> str: libleash's version"},
+        {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+        PyModuleDef_HEAD_INIT, "leash._leash", "libleash's job object (see the leash package).", -1, module_methods,
+};
+
+PyMODINIT_FUNC PyInit__leash(void);
+PyMODINIT_FUNC PyInit__leash(void) {
+        PyObject *m, *errors;
+
+        if (PyType_Ready(&JobType) < 0)
+                return NULL;
+        errors = PyImport_ImportModule("leash._errors");
+        if (!errors)
+                return NULL;
+        setup_error_type = PyObject_GetAttrString(errors, "SetupError");
+        Py_DECREF(errors);
+        if (!setup_error_type)
+                return NULL;
+        m = PyModule_Create(&module);
+        if (!m)
+                return NULL;
+        Py_INCREF(&JobType);
+        if (PyModule_AddObject(m, "Job", (PyObject *) &JobType) < 0) {
+                Py_DECREF(&JobType);
+                Py_DECREF(m);
+                return NULL;
+        }
+#ifdef LEASH_PY_SAMPLING
+        PyModule_AddIntConstant(m, "sampling", 1);
+#else
+        PyModule_AddIntConstant(m, "sampling", 0);
+#endif
+        return m;
+}

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Builds leash._leash with the project's own build system, so that pip and
+`make` build the one extension the same way: configure (with this
+interpreter as PYTHON) in a private directory, `make python-build`, then the
+extension is copied into the wheel. Needs what `make` needs (gcc, autoconf,
+automake, pkg-config, the -dev packages: tools/install-deps.sh); no network.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+TOP = os.path.dirname(os.path.abspath(__file__))
+
+
+class MakeBuildExt(build_ext):
+    def build_extension(self, ext):
+        build = os.path.abspath(os.path.join(self.build_temp, "leash-build"))
+        os.makedirs(build, exist_ok=True)
+        if not os.path.exists(os.path.join(TOP, "configure")):
+            subprocess.check_call(["./autogen.sh"], cwd=TOP)
+        if not os.path.exists(os.path.join(build, "Makefile")):
+            subprocess.check_call(
+                [os.path.join(TOP, "configure"), "--quiet", "--with-python", "PYTHON=" + sys.executable], cwd=build
+            )
+        jobs = str(os.cpu_count() or 1)
+        subprocess.check_call(["make", "-j" + jobs, "--quiet", "python-build"], cwd=build)
+        built = os.path.join(build, "python", "leash", "_leash" + sysconfig.get_config_var("EXT_SUFFIX"))
+        target = self.get_ext_fullpath(ext.name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy2(built, target)
+
+
+setup(
+    ext_modules=[Extension("leash._leash", sources=[])],
+    cmdclass={"build_ext": MakeBuildExt},
+    # not build/: that is where developers configure the autotools build
+    options={"build": {"build_base": ".pybuild"}, "egg_info": {"egg_base": ".pybuild"}},
+)

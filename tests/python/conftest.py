@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Fixtures of the Python tests: a private parent cgroup for the session
+(as tests/integration/lib.sh makes one), and after every test the proof that
+it left nothing behind: no job cgroup, no child process (zombies included),
+no new file descriptor."""
+
+import os
+import time
+
+import pytest
+
+import leash
+
+
+def _cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index("-")
+            if fields[sep + 1] == "cgroup2":
+                return fields[4]
+    return None
+
+
+def _make_parent():
+    if os.environ.get("LEASH_TEST_PARENT"):
+        base = os.environ["LEASH_TEST_PARENT"]
+    else:
+        if os.geteuid() != 0:
+            return None, "needs root, or LEASH_TEST_PARENT set to a delegated cgroup"
+        mount = _cgroup2_mount()
+        if not mount:
+            return None, "no cgroup2 mount on this host"
+        base = os.path.join(mount, "leash-test")
+    parent = os.path.join(base, "py-{}".format(os.getpid()))
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        return None, "cannot create {}: {}".format(parent, e)
+    # hand the controllers down, so limits are real where the host has them
+    for d in (base, parent):
+        try:
+            with open(os.path.join(d, "cgroup.controllers")) as f:
+                ctl = " ".join("+" + c for c in f.read().split())
+            if ctl:
+                with open(os.path.join(d, "cgroup.subtree_control"), "w") as f:
+                    f.write(ctl)
+        except OSError:
+            pass
+    return parent, None
+
+
+PARENT, WHY_NOT = _make_parent()
+
+
+def controllers():
+    if not PARENT:
+        return set()
+    try:
+        with open(os.path.join(PARENT, "cgroup.controllers")) as f:
+            return set(f.read().split())
+    except OSError:
+        return set()
+
+
+def job_cgroups():
+    if not PARENT:
+        return []
+    return sorted(e.name for e in os.scandir(PARENT) if e.is_dir())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if PARENT:
+        try:
+            os.rmdir(PARENT)
+            os.rmdir(os.path.dirname(PARENT))
+        except OSError:
+            pass
+
+
+@pytest.fixture(autouse=True)
+def _leash_session():
+    if not PARENT:
+        pytest.skip(WHY_NOT)
+    leash.configure(cgroup_parent=PARENT)
+    yield
+
+
+def _children():
+    out = []
+    me = str(os.getpid())
+    for e in os.scandir("/proc"):
+        if not e.name.isdigit():
+            continue
+        try:
+            with open("/proc/{}/stat".format(e.name)) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[1] == me:
+            out.append((int(e.name), fields[0]))
+    return out
+
+
+def _fds():
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.fixture(autouse=True)
+def nothing_left(_leash_session):
+    """Fails the test (in teardown) when it left a job cgroup, a child
+    process or zombie, or a descriptor behind."""
+    fds = _fds()
+    yield
+    deadline = time.monotonic() + 5
+    while True:
+        left = {"cgroups": job_cgroups(), "children": _children(), "fds": sorted(_fds() - fds)}
+        if not any(left.values()) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not left["cgroups"], "job cgroups left behind: {}".format(left["cgroups"])
+    assert not left["children"], "child processes left behind: {}".format(left["children"])
+    # the fd list of /proc/self/fd itself is gone by now
+    assert not left["fds"], "descriptors left behind: {}".format(
+        [(fd, os.readlink("/proc/self/fd/" + fd)) for fd in left["fds"] if os.path.exists("/proc/self/fd/" + fd)]
+    )

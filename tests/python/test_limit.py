@@ -1,0 +1,348 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""leash.limit and leash.run: every outcome of a call (issue 13, "What must
+be true"). The conftest fixture checks after each test that no cgroup,
+process, zombie or descriptor was left behind."""
+
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+import leash
+from conftest import controllers
+
+STATE = "as imported"
+
+
+# --- functions the children run (module level: the spawn context pickles them)
+
+
+def double(x):
+    return 2 * x
+
+
+def where_am_i():
+    with open("/proc/self/cgroup") as f:
+        return f.read()
+
+
+def fail(*args):
+    raise ValueError(*args)
+
+
+class Odd(Exception):
+    def __init__(self, a, b):  # pickles, but cannot be rebuilt from args
+        super().__init__("{}-{}".format(a, b))
+
+
+def fail_odd():
+    raise Odd(1, 2)
+
+
+def unpicklable_result():
+    return threading.Lock()
+
+
+def exit_now(code):
+    os._exit(code)
+
+
+def allocate(mib):
+    chunks = []
+    for _ in range(mib):
+        chunks.append(bytearray(1 << 20))
+        chunks[-1][::4096] = b"x" * len(chunks[-1][::4096])
+    return len(chunks)
+
+
+def spin(seconds, ignore_xcpu=False):
+    if ignore_xcpu:
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return "spun"
+
+
+def sleep(seconds):
+    time.sleep(seconds)
+    return "slept"
+
+
+def big(mib):
+    return b"\x5a" * (mib << 20)
+
+
+def outlive(path):
+    """Forks a grandchild that leaves the session and sleeps, writes its pid,
+    and returns at once."""
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(120)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    time.sleep(0.2)
+    pids = [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())]
+    mine = []
+    for p in pids:
+        try:
+            with open("/proc/{}/cgroup".format(p)) as f:
+                if f.read() == where_am_i():
+                    mine.append(int(p))
+        except OSError:
+            pass
+    with open(path, "w") as f:
+        f.write(" ".join(map(str, mine)))
+    return mine
+
+
+def get_state():
+    return STATE
+
+
+def report_of(exc_info):
+    return exc_info.value.report
+
+
+# --- results and exceptions --------------------------------------------------
+
+
+def test_returns_the_value_and_a_report():
+    lf = leash.limit(double, wall_time=30)
+    assert lf(21) == 42
+    value, report = lf.call_with_report(5)
+    assert value == 10
+    assert report["reason"] == "ok" and report["schema"] == 1
+    assert report["limits"]["wall_time"]["value"] == 30
+    assert lf.last_report["reason"] == "ok"
+
+
+def test_decorator_and_context_manager_forms():
+    @leash.limit(wall_time="10s", memory="1G")
+    def triple(x):
+        return 3 * x
+
+    assert triple(3) == 9
+    assert triple.last_report["limits"]["memory"]["value"] == 1 << 30
+    with leash.limit(double, cpu_time=5) as lf:
+        assert lf(4) == 8
+
+
+def test_the_child_runs_inside_the_job_cgroup():
+    value, report = leash.limit(where_am_i).call_with_report()
+    v2 = [line[3:] for line in value.splitlines() if line.startswith("0::")]
+    assert v2 and report["cgroup"].endswith(v2[0]), (value, report["cgroup"])
+
+
+def test_the_functions_exception_comes_back():
+    with pytest.raises(ValueError) as e:
+        leash.limit(fail)("bad", 3)
+    assert e.value.args == ("bad", 3)
+    assert isinstance(e.value.__cause__, leash.RemoteTraceback)
+    assert "in fail" in e.value.child_traceback and "ValueError: ('bad', 3)" in e.value.child_traceback
+    assert e.value.report["reason"] == "exit"
+
+
+def test_an_exception_that_does_not_unpickle_comes_back_by_name():
+    with pytest.raises(Exception) as e:
+        leash.limit(fail_odd)()
+    assert "test_limit.Odd: 1-2" in str(e.value)
+    assert "in fail_odd" in str(e.value.__cause__)
+
+
+def test_an_unpicklable_result_raises_the_pickling_error():
+    with pytest.raises((TypeError, pickle.PicklingError)) as e:
+        leash.limit(unpicklable_result)()
+    assert "lock" in str(e.value)
+    assert "pickle" in e.value.child_traceback
+
+
+def test_os_exit_is_an_exit_without_a_result():
+    with pytest.raises(leash.JobExited) as e:
+        leash.limit(exit_now)(7)
+    assert e.value.status == 7
+    assert e.value.report["exit"]["status"] == 7
+    with pytest.raises(leash.JobExited) as e:
+        leash.limit(exit_now)(0)
+    assert e.value.status == 0
+
+
+def test_a_large_result_does_not_block_on_the_pipe():
+    value = leash.limit(big, wall_time=120)(100)
+    assert len(value) == 100 << 20 and value[:2] == b"ZZ" and value[-1:] == b"Z"
+
+
+# --- limits --------------------------------------------------------------------
+
+
+def test_memory_past_the_limit_is_memory_limit_exceeded():
+    with pytest.raises(leash.MemoryLimitExceeded) as e:
+        leash.limit(allocate, memory="100M", wall_time=60)(400)
+    assert isinstance(e.value, MemoryError)
+    report = e.value.report
+    by = report["limits"]["memory"]["enforced_by"]
+    if "memory" in controllers():
+        # the cgroup's OOM kill (the VM tier proves this path)
+        assert by == "cgroup" and report["reason"] == "memory" and report["usage"]["oom_kills"] >= 1
+    else:
+        # no memory controller: RLIMIT_AS -> MemoryError in the child
+        assert by == "rlimit" and report["reason"] == "exit"
+        assert "MemoryError" in str(e.value.__cause__)
+
+
+def test_memory_within_the_limit_is_fine():
+    assert leash.limit(allocate, memory="300M")(20) == 20
+
+
+def test_cpu_time_past_the_limit():
+    t0 = time.monotonic()
+    with pytest.raises(leash.CpuTimeLimitExceeded) as e:
+        leash.limit(spin, cpu_time=1, grace=1)(30)
+    assert time.monotonic() - t0 < 25
+    report = e.value.report
+    assert report["reason"] == "cpu_time" and report["usage"]["cpu_time_s"] >= 1.0
+    assert [s["signal"] for s in report["signals"]][:1] == ["XCPU"]
+
+
+def test_cpu_time_ignoring_sigxcpu_is_killed_after_the_grace():
+    with pytest.raises(leash.CpuTimeLimitExceeded) as e:
+        leash.limit(spin, cpu_time=1, grace=0.5)(30, True)
+    sigs = [s["signal"] for s in e.value.report["signals"]]
+    assert sigs[0] == "XCPU" and "KILL" in sigs, sigs
+    assert e.value.report["exit"]["signal"] == "KILL"
+
+
+def test_wall_time_past_the_limit():
+    t0 = time.monotonic()
+    with pytest.raises(leash.WallTimeLimitExceeded) as e:
+        leash.limit(sleep, wall_time=0.5, grace=0.5)(60)
+    assert time.monotonic() - t0 < 20
+    assert e.value.report["reason"] == "wall_time"
+    assert e.value.limit == "wall_time" and e.value.value == 0.5
+
+
+def test_children_that_try_to_outlive_the_call_are_dead(tmp_path):
+    path = tmp_path / "pids"
+    pids = leash.limit(outlive, wall_time=30)(str(path))
+    assert pids, "the grandchild was not seen in the job cgroup"
+    deadline = time.monotonic() + 5
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in pids if os.path.exists("/proc/{}".format(p))]
+        time.sleep(0.05)
+    assert not alive, "processes outlived the call: {}".format(alive)
+
+
+# --- contexts ------------------------------------------------------------------
+
+
+def test_spawn_is_a_fresh_interpreter():
+    global STATE
+    STATE = "changed in the caller"
+    try:
+        assert leash.limit(get_state)() == "changed in the caller"
+        assert leash.limit(get_state, context="spawn")() == "as imported"
+    finally:
+        STATE = "as imported"
+
+
+def test_spawn_returns_raises_and_is_limited():
+    assert leash.limit(double, context="spawn")(21) == 42
+    with pytest.raises(ValueError) as e:
+        leash.limit(fail, context="spawn")("x")
+    assert e.value.args == ("x",) and "in fail" in e.value.child_traceback
+    with pytest.raises(leash.WallTimeLimitExceeded):
+        leash.limit(sleep, context="spawn", wall_time=1, grace=0.2)(60)
+
+
+def test_spawn_refuses_what_does_not_pickle_before_making_a_job():
+    with pytest.raises(pickle.PicklingError):
+        leash.limit(lambda: 1, context="spawn")()
+
+
+# --- the caller's side ------------------------------------------------------------
+
+
+def test_four_threads_at_once():
+    results, errors = {}, []
+
+    def worker(i):
+        try:
+            results[i] = leash.limit(double, wall_time=60)(i)
+        except BaseException as e:  # noqa: B902 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert results == {i: 2 * i for i in range(4)}
+
+
+def test_keyboard_interrupt_ends_the_child():
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            leash.limit(sleep)(60)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 20
+
+
+def test_many_calls_leave_nothing_behind():
+    """10,000 calls in a row (LEASH_PY_CALLS to change it); the fixture then
+    checks that no descriptor, process, zombie or cgroup is left."""
+    n = int(os.environ.get("LEASH_PY_CALLS", "10000"))
+    lf = leash.limit(double, wall_time=60)
+    fds = len(os.listdir("/proc/self/fd"))
+    for i in range(n):
+        assert lf(i) == 2 * i
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+# --- commands and bad values -------------------------------------------------------
+
+
+def test_run_a_command():
+    report = leash.run(["/bin/sh", "-c", "exit 3"], wall_time=10)
+    assert report["reason"] == "exit" and report["exit"]["status"] == 3
+    report = leash.run(["/bin/sleep", "30"], wall_time=0.3, grace=0.2)
+    assert report["reason"] == "wall_time"
+    report = leash.run(["/no/such/command"])
+    assert report["reason"] == "exec_error" and report["exit"]["code"] == 127
+    with pytest.raises(leash.WallTimeLimitExceeded):
+        leash.run(["/bin/sleep", "30"], wall_time=0.3, grace=0.2, check=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [
+        (dict(memory="lots"), "lots"),
+        (dict(memory=True), "True"),
+        (dict(wall_time=-1), "-1"),
+        (dict(wall_time="soon"), "soon"),
+        (dict(pids=2.5), "2.5"),
+        (dict(seccomp="no-such-set"), "no-such-set"),
+        (dict(context="thread"), "thread"),
+    ],
+)
+def test_bad_values_are_refused_naming_them(kwargs, word):
+    with pytest.raises((ValueError, TypeError)) as e:
+        leash.limit(double, **kwargs)(1)
+    assert word in str(e.value)
+
+
+def test_an_unknown_option_is_refused():
+    with pytest.raises(TypeError) as e:
+        leash.limit(double, no_such_option=1)(1)
+    assert "no-such-option" in str(e.value)
