@@ -50,7 +50,18 @@ def _make_parent():
     return parent, None
 
 
-PARENT, WHY_NOT = _make_parent()
+# Made by pytest_configure, in the pytest process only: a spawn-context child
+# imports this module too (through the test modules) and must create nothing.
+PARENT, WHY_NOT = None, "not configured"
+
+
+def pytest_configure(config):
+    global PARENT, WHY_NOT
+    PARENT, WHY_NOT = _make_parent()
+
+
+def parent():
+    return PARENT
 
 
 def controllers():

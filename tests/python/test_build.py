@@ -10,7 +10,7 @@ import sysconfig
 
 import pytest
 
-from conftest import PARENT
+import conftest
 
 SRC = os.environ.get("LEASH_SRCDIR")
 BUILD = os.environ.get("LEASH_BUILDDIR")
@@ -27,7 +27,7 @@ def _run_installed(path, env_extra=None):
     env = dict(os.environ, PYTHONPATH=path)
     env.update(env_extra or {})
     out = subprocess.run(
-        [sys.executable, "-c", CHECK, PARENT, path], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", CHECK, conftest.parent(), path], env=env, capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1024"
