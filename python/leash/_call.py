@@ -303,6 +303,8 @@ def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
             job.set_sampler(*sample)
         rfd, wfd = _new_pipe()
         try:
+            # the child would otherwise write the caller's buffered output again
+            _flush_std()
             pid = job.fork()
             if pid == 0:
                 # the child: never returns

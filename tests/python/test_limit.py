@@ -134,6 +134,15 @@ def test_decorator_and_context_manager_forms():
         assert lf(4) == 8
 
 
+def test_output_buffered_in_the_caller_is_not_written_twice(tmp_path):
+    import subprocess
+
+    code = "import leash, sys; leash.configure(cgroup_parent=sys.argv[1]); print('once'); leash.limit(int)(1)"
+    out = subprocess.run([sys.executable, "-c", code, leash._defaults[0][1]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "once\n"
+
+
 def test_the_child_runs_inside_the_job_cgroup():
     value, report = leash.limit(where_am_i).call_with_report()
     v2 = [line[3:] for line in value.splitlines() if line.startswith("0::")]
