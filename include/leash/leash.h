@@ -69,8 +69,9 @@ enum leash_reason {
         LEASH_REASON_INTERRUPTED,
         LEASH_REASON_SETUP_ERROR,
         LEASH_REASON_EXEC_ERROR,
-        LEASH_REASON_SECCOMP, /* SIGSYS from the job's seccomp filter */
-        LEASH_REASON_KILLED,  /* the caller ended it (leash_job_kill) */
+        LEASH_REASON_SECCOMP,  /* SIGSYS from the job's seccomp filter */
+        LEASH_REASON_KILLED,   /* the caller ended it (leash_job_kill) */
+        LEASH_REASON_MEASURED, /* a limit on a sampled figure (config key "limit") */
         _LEASH_REASON_MAX,
 };
 
@@ -213,7 +214,88 @@ enum leash_usage_figure {
 /* A figure after leash_job_finish(), LEASH_NULL when the kernel gave none. */
 uint64_t leash_job_usage(const struct leash_job *j, enum leash_usage_figure f);
 
+/* ---- sampling (leash(1), SAMPLING) ---------------------------------------
+ * A sample exposes every figure by its enum. leash_sample_get() returns the
+ * figure in its integer unit (leash_fig_unit(): "us", "ucores" = millionths
+ * of a core, "bytes", "count"), or LEASH_NULL when the kernel did not give
+ * it (a hybrid host has no memory, pids or io controller);
+ * leash_sample_value() returns it in the unit of its series column
+ * (leash_fig_column(): seconds, cores, bytes, count), NAN when null. */
+
+/* The order is the series' column order. Never renumbered: new figures go
+ * before _LEASH_FIG_MAX. */
+enum leash_fig {
+        LEASH_FIG_T,            /* us since the job started: t_s */
+        LEASH_FIG_CPU_USER,     /* us, cumulative, cpu.stat */
+        LEASH_FIG_CPU_SYSTEM,   /* us, cumulative */
+        LEASH_FIG_CPU_TOTAL,    /* us, cumulative (usage_usec) */
+        LEASH_FIG_CORES,        /* ucores: CPU used since the previous sample / time since it */
+        LEASH_FIG_MEM_CURRENT,  /* bytes, memory.current */
+        LEASH_FIG_MEM_ANON,     /* bytes, memory.stat */
+        LEASH_FIG_MEM_FILE,     /* bytes */
+        LEASH_FIG_MEM_KERNEL,   /* bytes */
+        LEASH_FIG_MEM_SHMEM,    /* bytes */
+        LEASH_FIG_MEM_SOCK,     /* bytes */
+        LEASH_FIG_SWAP_CURRENT, /* bytes, memory.swap.current */
+        LEASH_FIG_PIDS_CURRENT, /* count of tasks (threads), pids.current */
+        LEASH_FIG_PROCS,        /* count of processes in cgroup.procs */
+        LEASH_FIG_IO_READ_BYTES,
+        LEASH_FIG_IO_WRITE_BYTES,
+        LEASH_FIG_IO_READ_OPS,
+        LEASH_FIG_IO_WRITE_OPS,
+        LEASH_FIG_THROTTLED, /* us, cpu.stat throttled_usec */
+        LEASH_FIG_PSI_CPU_SOME,
+        LEASH_FIG_PSI_CPU_FULL,
+        LEASH_FIG_PSI_MEM_SOME,
+        LEASH_FIG_PSI_MEM_FULL,
+        LEASH_FIG_PSI_IO_SOME,
+        LEASH_FIG_PSI_IO_FULL,
+        LEASH_FIG_DISK_BYTES, /* bytes allocated under the --sample-disk directory */
+        LEASH_FIG_DISK_FILES, /* entries under it */
+        /* added by leash beyond the shared contract */
+        LEASH_FIG_THREADS,         /* count of threads in cgroup.threads */
+        LEASH_FIG_MEM_RSS,         /* bytes: sum of the processes' Rss (smaps_rollup), fallback only */
+        LEASH_FIG_MEM_PSS,         /* bytes: sum of Pss */
+        LEASH_FIG_MEM_USS,         /* bytes: sum of Private_Clean + Private_Dirty */
+        LEASH_FIG_CORES_AVG,       /* ucores: cpu_total / t */
+        LEASH_FIG_TOTAL_PROCESSES, /* count of distinct processes seen by the samples so far */
+        LEASH_FIG_MEMORY,          /* bytes: memory.current, or the Pss sum where there is none */
+        _LEASH_FIG_MAX,
+};
+
+struct leash_sample; /* opaque: valid only during the callback */
+
+uint64_t leash_sample_get(const struct leash_sample *s, enum leash_fig f);
+double leash_sample_value(const struct leash_sample *s, enum leash_fig f);
+/* 0 for the first sample */
+uint64_t leash_sample_step(const struct leash_sample *s);
+/* true for the sample taken when the main process ended */
+bool leash_sample_last(const struct leash_sample *s);
+/* where a figure came from in this sample: "memory.current", "smaps_rollup",
+ * "cgroup.procs", ...; NULL when null */
+const char *leash_sample_basis(const struct leash_sample *s, enum leash_fig f);
+
+/* "cpu_user" */
+const char *leash_fig_name(enum leash_fig f);
+/* unit of leash_sample_get: "us", "ucores", "bytes" or "count" */
+const char *leash_fig_unit(enum leash_fig f);
+/* the series column, unit as suffix: "cpu_user_s", "cores", "mem_current_bytes" */
+const char *leash_fig_column(enum leash_fig f);
+/* by name or column name; -EINVAL when unknown */
+int leash_fig_from_name(const char *name);
+
+/* Called after each sample is taken (from leash_job_dispatch/wait), before
+ * the measured limits are checked. The sample is valid during the call. */
+struct leash_job;
+typedef void (*leash_sample_fn)(struct leash_job *job, const struct leash_sample *s, void *userdata);
+/* Sets the callback of a job (before it starts); sampling itself is asked for
+ * with the config keys "sample" (interval) and "limit" (FIGURE=VALUE). */
+int leash_job_set_sample_fn(struct leash_job *j, leash_sample_fn fn, void *userdata);
+
 const char *leash_reason_to_string(enum leash_reason r);
+/* the report's reason of a finished job: leash_reason_to_string, or the
+ * figure a --limit named ("disk") for LEASH_REASON_MEASURED */
+const char *leash_job_reason_name(const struct leash_job *j);
 const char *leash_limit_to_string(enum leash_limit l);
 const char *leash_enforcer_to_string(enum leash_enforcer e);
 const char *leash_version(void);

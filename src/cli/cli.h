@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Exit codes of leash itself (the job's own pass through). */
@@ -14,6 +15,9 @@ int cmd_profiles(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_suggest(int argc, char **argv);
+/* --series PATH|fd:N, opened before the job starts (src/cli/series.c);
+ * *ret_created: leash made the file (removed again if the run fails) */
+int cli_series_open(const char *path, int *ret_fd, bool *ret_own, bool *ret_created);
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_help(FILE *f);
 /* leash check: seccomp, filter sets, capabilities, identity switch */

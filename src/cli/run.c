@@ -224,6 +224,8 @@ int cmd_run(int argc, char **argv) {
         struct leash_profiles *profiles = NULL;
         size_t n_args = 0;
         int r, first, code;
+        _cleanup_close_ int series_fd = -1;
+        bool series_own = false, series_created = false;
 
         if (!args)
                 return usage_error("out of memory");
@@ -250,10 +252,25 @@ int cmd_run(int argc, char **argv) {
                 return usage_error("out of memory");
         }
         log_set_level(s.quiet ? LOG_LEVEL_QUIET : s.verbose ? LOG_LEVEL_VERBOSE : LOG_LEVEL_NORMAL);
+        if (s.series_path) {
+                r = s.config.sampling.interval_ns
+                            ? cli_series_open(s.series_path, &series_fd, &series_own, &series_created)
+                            : usage_error("--series: needs --sample INTERVAL");
+                if (r != 0) {
+                        leash_settings_done(&s);
+                        leash_profiles_free(profiles);
+                        return r;
+                }
+                s.config.sampling.series_fd = series_fd;
+                if (!series_own)
+                        series_fd = -1; /* the caller's descriptor: written, never closed */
+        }
 
         if (s.report_path) {
                 r = report_prepare(s.report_path, &dest);
                 if (r != 0) {
+                        if (series_created)
+                                (void) unlink(s.series_path);
                         report_close(&dest);
                         leash_settings_done(&s);
                         leash_profiles_free(profiles);
@@ -272,6 +289,8 @@ int cmd_run(int argc, char **argv) {
                 leash_job_free(job);
                 unguard_signals(sig_fd, &old_mask);
                 report_close(&dest);
+                if (series_created) /* nothing left behind by a run that did not start */
+                        (void) unlink(s.series_path);
                 leash_settings_done(&s);
                 leash_profiles_free(profiles);
                 return EXIT_LEASH_FAILED;

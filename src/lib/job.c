@@ -41,6 +41,7 @@
 #include "cgroupfs.h"
 #include "config.h"
 #include "host.h"
+#include "sample.h"
 #include "spawn.h"
 #include "sweep.h"
 
@@ -72,6 +73,7 @@ static struct leash_job *job_alloc(const struct leash_spec *spec) {
         j->r.status_code = -1;
         j->r.reason = LEASH_REASON_OK;
         account_usage_init(&j->r.usage);
+        sampler_result(NULL, &j->r.sampling);
         for (int d = 0; d < _DEADLINE_MAX; d++)
                 j->deadline[d] = DEADLINE_NEVER;
         return j;
@@ -91,6 +93,7 @@ static void job_destroy(struct leash_job *j) {
                 return;
         watchdog_stop(&j->wd);
         job_close(j);
+        sampler_free(j->sampler);
         sandbox_plan_done(&j->plan);
         isolate_plan_done(&j->iso);
         for (char **a = j->argv; a && *a; a++)
@@ -151,6 +154,9 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
         if (r < 0)
                 goto fail;
         j->r.isolation = isolate_describe(spec, &j->r, j->iso.on);
+        r = sampler_new(&spec->sampling, &j->sampler, err); /* opens --sample-disk: before anything exists */
+        if (r < 0)
+                goto fail;
         r = host_job_parent(spec->cgroup_parent, true, parent, sizeof parent, err);
         if (r < 0)
                 goto fail;
@@ -238,6 +244,9 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
         if (r < 0)
                 goto fail;
         j->r.isolation = isolate_describe(spec, &j->r, j->iso.on);
+        r = sampler_new(&spec->sampling, &j->sampler, err); /* opens --sample-disk: before anything exists */
+        if (r < 0)
+                goto fail;
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", path);
         j->mount_len = strlen(mount);
@@ -459,6 +468,10 @@ static enum leash_reason decide(const struct leash_result *r, enum leash_reason 
                 *ret_exit = 124;
                 return cause;
         }
+        if (cause == LEASH_REASON_MEASURED) {
+                *ret_exit = own; /* like an OOM kill: what the job died of */
+                return cause;
+        }
         if (cause == LEASH_REASON_INTERRUPTED) {
                 *ret_exit = 128 + r->interrupt_signal;
                 return cause;
@@ -526,6 +539,14 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 kill_leftovers(j);
         (void) cgroupfs_wait_empty(j->job_fd, 10000);
         account_read(j->job_fd, &r->usage);
+        sampler_result(j->sampler, &r->sampling);
+        if (r->usage.memory_peak == LEASH_NULL && r->sampling.peak[LEASH_FIG_MEMORY] != LEASH_NULL) {
+                /* the whole tree, sampled, rather than the main process's exact peak */
+                const char *b = r->sampling.peak_basis[LEASH_FIG_MEMORY];
+                r->usage.memory_peak = r->sampling.peak[LEASH_FIG_MEMORY];
+                r->usage.memory_peak_basis =
+                        b && strcmp(b, "sampled_pss") == 0 ? "sampled_pss" : "sampled_memory.current";
+        }
         if (r->usage.memory_peak == LEASH_NULL && r->usage.main_maxrss_bytes != LEASH_NULL && j->has_main) {
                 r->usage.memory_peak = r->usage.main_maxrss_bytes;
                 r->usage.memory_peak_basis = "rusage_maxrss_main";
@@ -675,4 +696,19 @@ uint64_t leash_job_usage(const struct leash_job *j, enum leash_usage_figure f) {
                 break;
         }
         return LEASH_NULL;
+}
+
+int leash_job_set_sample_fn(struct leash_job *j, leash_sample_fn fn, void *userdata) {
+        if (!j)
+                return -EINVAL;
+        if (!j->sampler)
+                return -ENOENT; /* no "sample" interval (or "limit") in the config */
+        if (j->state != JOB_CREATED)
+                return -EBUSY;
+        sampler_set_fn(j->sampler, fn, userdata);
+        return 0;
+}
+
+const char *leash_job_reason_name(const struct leash_job *j) {
+        return j ? leash_result_reason(&j->r) : NULL;
 }

@@ -28,9 +28,10 @@ enum job_state {
  * A new kind of deadline (a sampling interval) is one more entry and one
  * case in supervise_due(). */
 enum job_deadline {
-        DEADLINE_WALL,  /* the wall-time limit */
-        DEADLINE_CPU,   /* the next CPU-time check */
-        DEADLINE_GRACE, /* the end of the grace: SIGKILL */
+        DEADLINE_WALL,   /* the wall-time limit */
+        DEADLINE_CPU,    /* the next CPU-time check */
+        DEADLINE_GRACE,  /* the end of the grace: SIGKILL */
+        DEADLINE_SAMPLE, /* the next sample (only with sampling asked for) */
         _DEADLINE_MAX,
 };
 #define DEADLINE_NEVER UINT64_MAX
@@ -55,6 +56,7 @@ struct leash_job {
         enum leash_reason cause; /* a time limit, an interrupt or the caller: OK when none */
         struct rusage ru;
         struct leash_error start_error; /* why start/fork failed in the child */
+        struct sampler *sampler;        /* NULL: no sampling, no wake-ups for it */
 };
 
 /* supervise.c: from the start of the job (start, fork or adopt). */

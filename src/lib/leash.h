@@ -54,6 +54,36 @@ struct leash_sandbox {
         bool isolate; /* own pid and mount namespaces under an init (isolate.c) */
 };
 
+/* Sampling (src/lib/sample.c): what to sample, and what it measured. */
+enum leash_series_format { LEASH_SERIES_CSV, LEASH_SERIES_JSONL };
+
+/* What to sample: part of struct leash_config. interval_ns 0 = no sampling
+ * (unless a measured limit is set: then LEASH_SAMPLE_DEFAULT_NS). */
+struct leash_sampling {
+        uint64_t interval_ns;
+        const char *disk_path; /* --sample-disk: opened before the job starts */
+        int series_fd;         /* -1 = none; written a row per sample, never closed by leash */
+        enum leash_series_format series_format;
+        leash_sample_fn fn;
+        void *userdata;
+        /* --limit FIGURE=VALUE: 0 = none, else the value in the figure's unit */
+        uint64_t limit[_LEASH_FIG_MAX];
+};
+
+#define LEASH_SAMPLE_DEFAULT_NS (1000000000ULL) /* with --limit and no --sample */
+
+/* What sampling measured over the whole run: part of struct leash_result. */
+struct leash_sampling_result {
+        uint64_t interval_ns; /* 0: the job was not sampled */
+        uint64_t samples;
+        uint64_t peak[_LEASH_FIG_MAX]; /* largest value seen, LEASH_NULL when never given */
+        const char *peak_basis[_LEASH_FIG_MAX];
+        int limit_reached;       /* the enum leash_fig whose limit was passed, -1 when none */
+        uint64_t limit_value_at; /* the figure's value at the sample that saw it */
+        uint64_t limit_seen_ns;  /* when, since the start */
+        uint64_t cost_ns;        /* CPU time leash spent sampling (thread CPU clock) */
+};
+
 struct leash_spec {
         char *const *argv;
         const char *name;                 /* job name; NULL = basename of argv[0] */
@@ -72,6 +102,7 @@ struct leash_spec {
         const sigset_t *child_sigmask;
         bool spawn_fallback;       /* fork + self-migration instead of clone3 (a test hook of the CLI) */
         bool child_sigchld_ignore; /* the job starts with SIGCHLD ignored (the CLI's caller ignored it) */
+        struct leash_sampling sampling;
 };
 
 /* Sets every field to its built-in default. */
@@ -161,6 +192,7 @@ struct leash_result {
         unsigned n_escaped;
         const char *isolation; /* what stops the job from touching leash and the cgroup tree (isolate.c) */
         struct leash_sandbox_result sandbox;
+        struct leash_sampling_result sampling;
 };
 
 /* Fills err (when not NULL) with step, detail and -r; returns r (a -errno). */
@@ -179,6 +211,9 @@ const struct leash_result *leash_job_result(const struct leash_job *j);
 const struct leash_spec *leash_job_spec(const struct leash_job *j);
 /* Why leash_job_start/fork's child failed (step and detail), for the one-line message. */
 const struct leash_error *leash_job_start_error(const struct leash_job *j);
+
+/* the report's reason: leash_reason_to_string, or the figure a --limit named */
+const char *leash_result_reason(const struct leash_result *r);
 
 /* Report writers: a malloc'd text. */
 int leash_report_format(const struct leash_spec *c, const struct leash_result *r, enum leash_format format,

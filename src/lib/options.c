@@ -11,6 +11,7 @@
 #include "../basic/parse.h"
 #include "caps.h"
 #include "filter.h"
+#include "sample.h"
 
 const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_PROFILE_ID, "profile", 0, LEASH_OPT_PROFILE, -1, "NAME",
@@ -88,6 +89,18 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "own pid and mount namespaces under an init, cgroupfs read-only: the job cannot see or touch leash or "
          "the cgroup tree (leash must be root)",
          "off"},
+        {LEASH_OPT_SAMPLE, "sample", 0, LEASH_OPT_DURATION, -1, "DURATION",
+         "sample every figure of the job at this interval (series, peaks, --limit)", "none"},
+        {LEASH_OPT_SERIES, "series", 0, LEASH_OPT_PATH, -1, "PATH", "write one row per sample to PATH (with --sample)",
+         "none", LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_SERIES_FORMAT, "series-format", 0, LEASH_OPT_FORMAT, -1, "FORMAT",
+         "time series format: csv (a header row) or jsonl", "csv"},
+        {LEASH_OPT_SAMPLE_DISK, "sample-disk", 0, LEASH_OPT_PATH, -1, "DIR",
+         "also sample the disk use and file count under DIR", "none"},
+        {LEASH_OPT_LIMIT, "limit", 0, LEASH_OPT_LIST, -1, "FIGURE=VALUE",
+         "kill the job when a sampled figure passes VALUE: disk, files, io_write_bytes, total_processes, "
+         "cores_avg, memory... (may repeat)",
+         "none"},
 };
 
 void leash_settings_init(struct leash_settings *s) {
@@ -118,6 +131,14 @@ void leash_settings_done(struct leash_settings *s) {
         for (size_t i = 0; i < s->n_profile_files; i++)
                 free(s->profile_files[i]);
         free(s->profile_files);
+        free(s->series_path);
+        free(s->sample_disk_buf);
+        s->series_path = s->sample_disk_buf = NULL;
+        for (size_t i = 0; i < s->n_limits; i++)
+                free(s->limits[i]);
+        free(s->limits);
+        s->limits = NULL;
+        s->n_limits = 0;
         s->report_dir = s->profile_name = NULL;
         s->profile_files = NULL;
         s->n_profile_files = 0;
@@ -168,6 +189,10 @@ char *const *leash_option_list(const struct leash_settings *s, const struct leas
         if (o->id == LEASH_OPT_ENV) {
                 *ret_n = s->n_env_set;
                 return s->env_set;
+        }
+        if (o->id == LEASH_OPT_LIMIT) {
+                *ret_n = s->n_limits;
+                return s->limits;
         }
         if (o->id == LEASH_OPT_UNSETENV) {
                 *ret_n = s->n_env_unset;
@@ -292,6 +317,12 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         c->grace_ns = v;
                         break;
                 }
+                if (o->id == LEASH_OPT_SAMPLE) {
+                        if (v < NSEC_PER_MSEC)
+                                return fail(err, -EINVAL, value, "an interval of at least 1ms");
+                        c->sampling.interval_ns = v;
+                        break;
+                }
                 if (v == 0)
                         return fail(err, -EINVAL, value, "a duration above 0");
                 leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
@@ -305,6 +336,15 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 c->soft_signal = sig;
                 break;
         case LEASH_OPT_FORMAT:
+                if (o->id == LEASH_OPT_SERIES_FORMAT) {
+                        if (value && strcmp(value, "csv") == 0)
+                                c->sampling.series_format = LEASH_SERIES_CSV;
+                        else if (value && strcmp(value, "jsonl") == 0)
+                                c->sampling.series_format = LEASH_SERIES_JSONL;
+                        else
+                                return fail(err, -EINVAL, value, "csv or jsonl");
+                        break;
+                }
                 if (strcmp(value, "json") == 0)
                         s->format = LEASH_FORMAT_JSON;
                 else if (strcmp(value, "kv") == 0)
@@ -332,6 +372,11 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         c->sandbox.chdir = s->chdir_buf;
                 } else if (o->id == LEASH_OPT_REPORT_DIR) {
                         r = set_string(&s->report_dir, value);
+                } else if (o->id == LEASH_OPT_SERIES) {
+                        r = set_string(&s->series_path, value);
+                } else if (o->id == LEASH_OPT_SAMPLE_DISK) {
+                        r = set_string(&s->sample_disk_buf, value);
+                        c->sampling.disk_path = s->sample_disk_buf;
                 } else if (o->id == LEASH_OPT_PROFILE_FILE) {
                         r = append_string(&s->profile_files, &s->n_profile_files, value);
                 } else {
@@ -383,7 +428,18 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
         case LEASH_OPT_LIST:
                 if (!value)
                         return fail(err, -EINVAL, value, "a value");
-                if (o->id == LEASH_OPT_ENV) {
+                if (o->id == LEASH_OPT_LIMIT) {
+                        enum leash_fig fig;
+                        const char *expected;
+                        uint64_t lv;
+                        r = sample_limit_parse(value, &fig, &lv, &expected);
+                        if (r == -ERANGE)
+                                return fail(err, r, value, "a value that fits in 64 bits");
+                        if (r < 0)
+                                return fail(err, r, value, expected);
+                        r = list_add(&s->limits, &s->n_limits, value);
+                        c->sampling.limit[fig] = lv;
+                } else if (o->id == LEASH_OPT_ENV) {
                         const char *eq = strchr(value, '=');
                         if (!eq || !env_key_valid(value, (size_t) (eq - value)))
                                 return fail(err, -EINVAL, value, "NAME=VALUE with a non-empty NAME");
@@ -441,7 +497,12 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
         case LEASH_OPT_DURATION:
                 if (o->id == LEASH_OPT_GRACE)
                         format_duration(c->grace_ns, buf, size);
-                else if (!leash_spec_has(c, (enum leash_limit) o->limit))
+                else if (o->id == LEASH_OPT_SAMPLE) {
+                        if (c->sampling.interval_ns)
+                                format_duration(c->sampling.interval_ns, buf, size);
+                        else
+                                snprintf(buf, size, "%s", o->default_text);
+                } else if (!leash_spec_has(c, (enum leash_limit) o->limit))
                         snprintf(buf, size, "%s", o->default_text);
                 else
                         format_duration(c->limit[o->limit], buf, size);
@@ -450,7 +511,10 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                 snprintf(buf, size, "%s", signal_name(c->soft_signal));
                 break;
         case LEASH_OPT_FORMAT:
-                snprintf(buf, size, "%s", formats[s->format]);
+                if (o->id == LEASH_OPT_SERIES_FORMAT)
+                        snprintf(buf, size, "%s", c->sampling.series_format == LEASH_SERIES_JSONL ? "jsonl" : "csv");
+                else
+                        snprintf(buf, size, "%s", formats[s->format]);
                 break;
         case LEASH_OPT_NAME:
                 snprintf(buf, size, "%s", c->name ? c->name : o->default_text);
@@ -465,6 +529,10 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                 else if (o->id == LEASH_OPT_PROFILE_FILE)
                         snprintf(buf, size, "%s",
                                  s->n_profile_files ? s->profile_files[s->n_profile_files - 1] : o->default_text);
+                else if (o->id == LEASH_OPT_SERIES)
+                        snprintf(buf, size, "%s", s->series_path ? s->series_path : o->default_text);
+                else if (o->id == LEASH_OPT_SAMPLE_DISK)
+                        snprintf(buf, size, "%s", s->sample_disk_buf ? s->sample_disk_buf : o->default_text);
                 else
                         snprintf(buf, size, "%s", c->cgroup_parent ? c->cgroup_parent : o->default_text);
                 break;

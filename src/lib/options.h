@@ -73,6 +73,12 @@ enum leash_opt_id {
         LEASH_OPT_NO_STDIN,
         LEASH_OPT_KEEP_FDS,
         LEASH_OPT_ISOLATE,
+        /* sampling (issue 12) */
+        LEASH_OPT_SAMPLE,
+        LEASH_OPT_SERIES,
+        LEASH_OPT_SERIES_FORMAT,
+        LEASH_OPT_SAMPLE_DISK,
+        LEASH_OPT_LIMIT,
         _LEASH_OPT_MAX,
 };
 
@@ -105,6 +111,10 @@ struct leash_settings {
         char *profile_name;   /* --profile, NULL = "default" */
         char **profile_files; /* --profile-file, in order */
         size_t n_profile_files;
+        char *series_path;     /* --series */
+        char *sample_disk_buf; /* --sample-disk */
+        char **limits;         /* --limit FIGURE=VALUE, in order */
+        size_t n_limits;
 };
 
 void leash_settings_init(struct leash_settings *s);

@@ -21,6 +21,7 @@
 #include "caps.h"
 #include "history.h"
 #include "leash.h"
+#include "sample.h"
 #include "slurm.h"
 
 static void json_object_putp(json_object **o) {
@@ -190,6 +191,91 @@ static json_object *sandbox_json(const struct leash_spec *c, const struct leash_
         return o;
 }
 
+/* A sampled figure in its column's unit: seconds and cores as decimals. */
+static json_object *fig_json(enum leash_fig f, uint64_t v) {
+        const char *unit = leash_fig_unit(f);
+        if (v == LEASH_NULL)
+                return NULL;
+        if (strcmp(unit, "ucores") == 0 || (strcmp(unit, "us") == 0 && strstr(leash_fig_column(f), "_s")))
+                return decimal((double) v / 1e6);
+        return json_object_new_uint64(v);
+}
+
+static const char *fig_unit_text(enum leash_fig f) {
+        const char *unit = leash_fig_unit(f);
+        return strcmp(unit, "ucores") == 0 ? "cores" : strcmp(unit, "us") == 0 ? "s" : unit;
+}
+
+/* --limit FIGURE=VALUE: in "limits", enforced by sampling */
+static void measured_limits_json(const struct leash_spec *c, const struct leash_result *r, json_object *o) {
+        char iv[32], note[160];
+
+        format_duration(r->sampling.interval_ns, iv, sizeof iv);
+        snprintf(note, sizeof note,
+                 "checked at each sample, every %s: the job may pass it for up to one interval before it is seen", iv);
+        for (int f = 0; f < _LEASH_FIG_MAX; f++) {
+                json_object *m;
+                if (c->sampling.limit[f] == 0)
+                        continue;
+                m = json_object_new_object();
+                json_object_object_add(m, "value", fig_json((enum leash_fig) f, c->sampling.limit[f]));
+                json_object_object_add(m, "unit", json_object_new_string(fig_unit_text((enum leash_fig) f)));
+                json_object_object_add(m, "enforced_by", json_object_new_string("sampling"));
+                json_object_object_add(m, "note", json_object_new_string(note));
+                json_object_object_add(o, leash_fig_name((enum leash_fig) f), m);
+        }
+}
+
+/* What only sampling can tell: peaks between the start and the end, the
+ * average use of cores, the limit a sample saw passed. */
+static json_object *sampling_json(const struct leash_result *r) {
+        static const enum leash_fig peaks[] = {
+                LEASH_FIG_CORES,           LEASH_FIG_PROCS,        LEASH_FIG_THREADS,    LEASH_FIG_PIDS_CURRENT,
+                LEASH_FIG_MEMORY,          LEASH_FIG_MEM_CURRENT,  LEASH_FIG_MEM_RSS,    LEASH_FIG_MEM_PSS,
+                LEASH_FIG_MEM_USS,         LEASH_FIG_SWAP_CURRENT, LEASH_FIG_DISK_BYTES, LEASH_FIG_DISK_FILES,
+                LEASH_FIG_TOTAL_PROCESSES,
+        };
+        const struct leash_sampling_result *x = &r->sampling;
+        const struct leash_usage *u = &r->usage;
+        json_object *o = json_object_new_object(), *p = json_object_new_object(), *m;
+
+        json_object_object_add(o, "interval_s", decimal((double) x->interval_ns / 1e9));
+        json_object_object_add(o, "samples", json_object_new_uint64(x->samples));
+        json_object_object_add(o, "cost_cpu_s", decimal((double) x->cost_ns / 1e9));
+        for (size_t i = 0; i < ELEMENTSOF(peaks); i++) {
+                enum leash_fig f = peaks[i];
+                m = json_object_new_object();
+                json_object_object_add(m, "value", fig_json(f, x->peak[f]));
+                json_object_object_add(
+                        m, "basis",
+                        x->peak_basis[f] && x->peak[f] != LEASH_NULL ? json_object_new_string(x->peak_basis[f]) : NULL);
+                json_object_object_add(p, leash_fig_column(f), m);
+        }
+        json_object_object_add(o, "peaks", p);
+        p = json_object_new_object();
+        m = json_object_new_object();
+        if (u->cpu_usage_us != LEASH_NULL && u->wall_ns != LEASH_NULL && u->wall_ns > 0) {
+                json_object_object_add(m, "value", decimal((double) u->cpu_usage_us * 1e3 / (double) u->wall_ns));
+                json_object_object_add(m, "basis", json_object_new_string("cpu.stat usage_usec / wall time"));
+        } else {
+                json_object_object_add(m, "value", NULL);
+                json_object_object_add(m, "basis", NULL);
+        }
+        json_object_object_add(p, "cores", m);
+        json_object_object_add(o, "averages", p);
+        if (x->limit_reached >= 0) {
+                enum leash_fig f = (enum leash_fig) x->limit_reached;
+                m = json_object_new_object();
+                json_object_object_add(m, "figure", json_object_new_string(leash_fig_name(f)));
+                json_object_object_add(m, "value", fig_json(f, x->limit_value_at));
+                json_object_object_add(m, "at_s", decimal((double) x->limit_seen_ns / 1e9));
+                json_object_object_add(m, "late_by_at_most_s", decimal((double) x->interval_ns / 1e9));
+                json_object_object_add(o, "limit_reached", m);
+        } else
+                json_object_object_add(o, "limit_reached", NULL);
+        return o;
+}
+
 static json_object *build(const struct leash_spec *c, const struct leash_result *r) {
         json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
         const struct leash_usage *x = &r->usage;
@@ -218,7 +304,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         json_object_object_add(root, "started", r->started_realtime_ns ? json_object_new_string(buf) : NULL);
         json_object_object_add(root, "pid", r->pid > 0 ? json_object_new_int(r->pid) : NULL);
         json_object_object_add(root, "isolation", jstr(r->isolation));
-        json_object_object_add(root, "reason", json_object_new_string(leash_reason_to_string(r->reason)));
+        json_object_object_add(root, "reason", json_object_new_string(leash_result_reason(r)));
 
         o = json_object_new_object();
         json_object_object_add(o, "code", json_object_new_int(r->exit_code));
@@ -244,6 +330,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                         json_object_object_add(m, "note", jstr(r->enforce_note[l]));
                 json_object_object_add(o, leash_limit_to_string((enum leash_limit) l), m);
         }
+        measured_limits_json(c, r, o);
         json_object_object_add(root, "limits", o);
 
         o = json_object_new_object();
@@ -309,6 +396,8 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_array_add(a, m);
         }
         json_object_object_add(root, "signals", a);
+        if (r->sampling.interval_ns)
+                json_object_object_add(root, "sampling", sampling_json(r));
 
         /* issue 9.4: who left the job cgroup; never counted as killed there */
         a = json_object_new_array();
@@ -361,7 +450,7 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
                 utf8_fputs_escaped(*arg, f); /* never ESC or a control byte raw to a terminal */
                 fputc(arg[1] ? ' ' : '\n', f);
         }
-        fprintf(f, "reason:    %s (exit %d", leash_reason_to_string(r->reason), r->exit_code);
+        fprintf(f, "reason:    %s (exit %d", leash_result_reason(r), r->exit_code);
         if (r->term_signal)
                 fprintf(f, ", killed by SIG%s", signal_name(r->term_signal));
         fprintf(f, ")\n");
@@ -394,6 +483,15 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
                         if (r->sandbox.seccomp & (1U << i))
                                 fprintf(f, "seccomp:   %s (%s)\n", leash_filter_to_string(1U << i),
                                         leash_seccomp_action_to_string(c->sandbox.seccomp_action));
+        }
+        if (r->sampling.interval_ns) {
+                format_duration(r->sampling.interval_ns, buf, sizeof buf);
+                fprintf(f, "sampling:  %llu samples every %s", (unsigned long long) r->sampling.samples, buf);
+                if (r->sampling.peak[LEASH_FIG_CORES] != LEASH_NULL)
+                        fprintf(f, ", peak %.2f cores", (double) r->sampling.peak[LEASH_FIG_CORES] / 1e6);
+                if (r->sampling.peak[LEASH_FIG_PROCS] != LEASH_NULL)
+                        fprintf(f, ", peak %llu processes", (unsigned long long) r->sampling.peak[LEASH_FIG_PROCS]);
+                fputc('\n', f);
         }
         for (unsigned i = 0; i < r->n_signals; i++)
                 fprintf(f, "signal:    SIG%s at %.3f s (%s)\n", signal_name(r->signals[i].signal),
@@ -522,6 +620,21 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
         case LEASH_REASON_SECCOMP:
                 snprintf(tail, sizeof tail, "a syscall denied by the seccomp filter killed the job (SIGSYS)");
                 break;
+        case LEASH_REASON_MEASURED: {
+                enum leash_fig f = (enum leash_fig) r->sampling.limit_reached;
+                char seen[32], iv[32];
+                if (r->sampling.limit_reached < 0)
+                        break;
+                sample_fig_format(f, c->sampling.limit[f], lim, sizeof lim);
+                sample_fig_format(f, r->sampling.limit_value_at, seen, sizeof seen);
+                format_duration(r->sampling.interval_ns, iv, sizeof iv);
+                for (unsigned i = 0; i < r->n_signals; i++)
+                        if (r->signals[i].signal == SIGKILL)
+                                sig_at = "; killed after the grace";
+                snprintf(tail, sizeof tail, "%s limit %s passed (%s, sampled every %s): sent SIG%s%s",
+                         leash_fig_name(f), lim, seen, iv, signal_name(c->soft_signal), sig_at);
+                break;
+        }
         default:
                 *ret_text = NULL;
                 return 0;

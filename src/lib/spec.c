@@ -18,6 +18,7 @@ void leash_spec_init(struct leash_spec *c) {
         memset(c, 0, sizeof *c);
         c->grace_ns = 5 * NSEC_PER_SEC;
         c->soft_signal = SIGXCPU;
+        c->sampling.series_fd = -1;
 }
 
 int leash_error_set(struct leash_error *err, const char *step, const char *detail, int r) {
@@ -51,8 +52,15 @@ const char *leash_reason_to_string(enum leash_reason r) {
                 [LEASH_REASON_EXEC_ERROR] = "exec_error",
                 [LEASH_REASON_SECCOMP] = "seccomp",
                 [LEASH_REASON_KILLED] = "killed",
+                [LEASH_REASON_MEASURED] = "measured_limit",
         };
         return (unsigned) r < _LEASH_REASON_MAX ? names[r] : "unknown";
+}
+
+const char *leash_result_reason(const struct leash_result *r) {
+        if (r->reason == LEASH_REASON_MEASURED && r->sampling.limit_reached >= 0)
+                return leash_fig_name((enum leash_fig) r->sampling.limit_reached);
+        return leash_reason_to_string(r->reason);
 }
 
 const char *leash_limit_to_string(enum leash_limit l) {

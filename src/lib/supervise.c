@@ -42,6 +42,7 @@
 #include "../basic/time-util.h"
 #include "account.h"
 #include "cgroupfs.h"
+#include "sample.h"
 
 #define CPU_CHECK_MIN_NS (250 * NSEC_PER_USEC)
 
@@ -82,6 +83,8 @@ static const char *cause_name(enum leash_reason cause) {
                 return "cpu_time";
         case LEASH_REASON_KILLED:
                 return "killed";
+        case LEASH_REASON_MEASURED:
+                return "measured_limit";
         default:
                 return "interrupt";
         }
@@ -99,7 +102,10 @@ static void escalate(struct leash_job *j, enum leash_reason cause, uint64_t now)
         if (!j->iso.on) /* isolated: the init forwards to its whole namespace */
                 (void) cgroupfs_signal_all(j->job_fd, sig, j->pidfd >= 0 ? j->r.pid : 0);
         signal_main(j, sig);
-        supervise_log_signal(j, sig, cause_name(cause));
+        supervise_log_signal(j, sig,
+                             cause == LEASH_REASON_MEASURED && j->r.sampling.limit_reached >= 0
+                                     ? leash_fig_name((enum leash_fig) j->r.sampling.limit_reached)
+                                     : cause_name(cause));
         if (j->spec.grace_ns == 0)
                 supervise_kill_now(j, "grace");
         else
@@ -130,6 +136,14 @@ static void supervise_due(struct leash_job *j, uint64_t now) {
                 supervise_kill_now(j, "grace");
         if (now >= j->deadline[DEADLINE_WALL])
                 escalate(j, LEASH_REASON_WALL_TIME, now);
+        if (now >= j->deadline[DEADLINE_SAMPLE]) {
+                int passed = sampler_step(j->sampler, now, false, j);
+                j->deadline[DEADLINE_SAMPLE] = sampler_next(j->sampler);
+                if (passed >= 0) {
+                        sampler_result(j->sampler, &j->r.sampling);
+                        escalate(j, LEASH_REASON_MEASURED, now);
+                }
+        }
         if (now >= j->deadline[DEADLINE_CPU])
                 check_cpu(j, now);
 }
@@ -165,6 +179,10 @@ int supervise_begin(struct leash_job *j) {
         j->cores = cgroupfs_job_cores(j->job_fd);
         if (leash_spec_has(c, LEASH_LIMIT_CPU_TIME) && j->r.enforced[LEASH_LIMIT_CPU_TIME] == LEASH_BY_LEASH)
                 check_cpu(j, j->start_ns);
+        if (j->sampler) {
+                sampler_start(j->sampler, j->job_fd, j->start_ns);
+                j->deadline[DEADLINE_SAMPLE] = sampler_next(j->sampler);
+        }
         if (j->epoll_fd >= 0 && j->pidfd >= 0) {
                 int r = epoll_add(j->epoll_fd, j->pidfd, EPOLLIN);
                 if (r < 0)
@@ -296,6 +314,9 @@ int leash_job_dispatch(struct leash_job *j) {
                         j->r.usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
         }
         if (r > 0) {
+                /* the last sample: the main process has ended, what it left still runs */
+                if (j->sampler && sampler_next(j->sampler) != DEADLINE_NEVER)
+                        (void) sampler_step(j->sampler, now_ns(CLOCK_MONOTONIC), true, j);
                 ended(j);
                 return 1;
         }

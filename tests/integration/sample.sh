@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Sampling (issue 12): the time series against ground truths (a job that
+# allocates in steps shows the steps, a job that forks K shows K), limits on
+# measured figures (disk, cores_avg, io_write_bytes), the report's sampling
+# object, and bad input refused with nothing left behind.
+. "$(dirname "$0")/lib.sh"
+
+# series_py FILE PYTHON-EXPR: evaluates EXPR with rows = list of dicts (floats, None for empty)
+series_py() {
+        /usr/bin/python3 - "$1" "$2" <<'PY'
+import csv, json, sys
+path, expr = sys.argv[1], sys.argv[2]
+def num(v):
+    return None if v in ("", None) else float(v)
+if path.endswith(".jsonl"):
+    rows = [json.loads(l) for l in open(path)]
+else:
+    rows = [{k: num(v) for k, v in r.items()} for r in csv.DictReader(open(path))]
+r = eval(expr)
+print(r)
+sys.exit(0 if r not in (False, None) else 1)
+PY
+}
+MIB=1048576
+
+# --- a job allocating 5 steps of 16 MiB shows the 5 steps ---------------------
+run_leash --sample 100ms --series "$TMP/steps.csv" -o "$TMP/r.json" -- "$HELPERS/lh-steps" alloc 16 5 400
+check "steps: the job ran (exit 0)" test "$RC" = 0
+basis=$(jget "$TMP/r.json" sampling.peaks.memory_bytes.basis)
+diag "memory basis here: $basis"
+check "steps: memory peak named by its basis (memory.current or sampled_pss)" \
+        bash -c "[ '$basis' = memory.current ] || [ '$basis' = sampled_pss ]"
+for k in 1 2 3 4 5; do
+        lo=$((k * 16 * MIB))
+        hi=$(((k * 16 + 12) * MIB))
+        check "steps: a sample sees step $k ($((k * 16)) MiB + at most 12 MiB of the process itself)" \
+                series_py "$TMP/steps.csv" "any(r['memory_bytes'] is not None and $lo <= r['memory_bytes'] <= $hi for r in rows)"
+done
+check "steps: the memory figure never falls while the job allocates" \
+        series_py "$TMP/steps.csv" "all(a['memory_bytes'] <= b['memory_bytes'] + 1048576 for a, b in zip(rows, rows[1:]) if a['memory_bytes'] and b['memory_bytes'] and not b['last'])"
+check "steps: exactly one last row, at the end" series_py "$TMP/steps.csv" "[r['last'] for r in rows].count(1) == 1 and rows[-1]['last'] == 1"
+check "steps: time rises by about the interval" \
+        series_py "$TMP/steps.csv" "all(0.05 < b['t_s'] - a['t_s'] < 1.0 for a, b in zip(rows[:-2], rows[1:-1]))"
+check "steps: report counts the rows as samples" \
+        series_py "$TMP/steps.csv" "len(rows) == $(jget "$TMP/r.json" sampling.samples)"
+peak=$(jget "$TMP/r.json" usage.memory_peak_bytes)
+check "steps: usage.memory_peak_bytes covers the 80 MiB of the whole tree ($peak)" fcmp "$peak >= 80 * $MIB"
+if ! has_controller memory; then
+        check "steps, no memory controller: memory_peak_basis is sampled_pss, not the main process's rusage" \
+                test "$(jget "$TMP/r.json" usage.memory_peak_basis)" = sampled_pss
+        check "steps, no memory controller: mem_current_bytes is empty, never invented" \
+                series_py "$TMP/steps.csv" "all(r['mem_current_bytes'] is None for r in rows)"
+else
+        check "steps: memory.peak stays the basis where the kernel has it" \
+                test "$(jget "$TMP/r.json" usage.memory_peak_basis)" = memory.peak
+fi
+
+# --- a job forking K = 20 children shows K + 1 processes at once -------------------
+run_leash --sample 100ms --series "$TMP/fork.jsonl" --series-format jsonl -o "$TMP/r.json" -- "$HELPERS/lh-forkn" 20 1500
+check "fork: the job ran" test "$RC" = 0
+check "fork: a sample sees 21 processes (20 children + the parent)" \
+        series_py "$TMP/fork.jsonl" "max(r['procs'] for r in rows if r['procs'] is not None) == 21"
+check "fork: report peak procs is 21, basis cgroup.procs" \
+        bash -c "[ '$(jget "$TMP/r.json" sampling.peaks.procs.value)' = 21 ] && [ '$(jget "$TMP/r.json" sampling.peaks.procs.basis)' = cgroup.procs ]"
+check "fork: total_processes counts at least the 21 distinct processes" \
+        fcmp "$(jget "$TMP/r.json" sampling.peaks.total_processes.value) >= 21"
+if has_controller pids; then
+        check "fork: pids_current sees 21 tasks" series_py "$TMP/fork.jsonl" "max(r['pids_current'] or 0 for r in rows) == 21"
+else
+        check "fork, no pids controller: pids_current is null in JSON lines" \
+                series_py "$TMP/fork.jsonl" "all(r['pids_current'] is None for r in rows)"
+fi
+check "JSON lines: every row has the same keys as the CSV header" \
+        /usr/bin/python3 -c "
+import csv, json, sys
+h = next(csv.reader(open('$TMP/steps.csv')))
+sys.exit(0 if all(list(json.loads(l).keys()) == h for l in open('$TMP/fork.jsonl')) else 1)"
+
+# --- --limit disk=10M on a job writing 50 MiB ----------------------------------------
+mkdir "$TMP/disk"
+run_leash --sample 50ms --sample-disk "$TMP/disk" --limit disk=10M --grace 1s -o "$TMP/r.json" \
+        -- "$HELPERS/lh-steps" write "$TMP/disk/f" 2 25 40
+check "disk: reason disk" test "$(jget "$TMP/r.json" reason)" = disk
+check "disk: killed by the soft signal (SIGXCPU, 152)" test "$RC" = 152
+seen=$(jget "$TMP/r.json" sampling.limit_reached.value)
+check "disk: the sample that saw it measured more than 10 MiB ($seen)" fcmp "$seen > 10 * $MIB"
+size=$(stat -c %s "$TMP/disk/f")
+check "disk: the job was stopped before writing its 50 MiB ($size bytes)" fcmp "$size < 50 * $MIB"
+check "disk: limits.disk enforced_by sampling" test "$(jget "$TMP/r.json" limits.disk.enforced_by)" = sampling
+check "disk: the report says the interval bounds how late" \
+        bash -c "[[ '$(jget "$TMP/r.json" limits.disk.note)' == *'up to one interval'* ]] && [ '$(jget "$TMP/r.json" sampling.limit_reached.late_by_at_most_s)' = 0.05 ]"
+check "disk: the signal log names the figure" test "$(jget "$TMP/r.json" signals.0.why)" = disk
+check "disk: the summary line names the figure" bash -c "
+        '$LEASH' run --cgroup-parent '$PARENT' --sample 50ms --sample-disk '$TMP/disk' --limit files=1 -- sh -c 'touch $TMP/disk/a $TMP/disk/b; sleep 5' 2>&1 | grep -q 'files limit 1 passed'"
+
+# --- --limit cores_avg: a spinner over 0.02 cores on average (true even on a loaded machine) ----------------------------
+run_leash --sample 100ms --limit cores_avg=0.02 --grace 0 -o "$TMP/r.json" -- "$HELPERS/lh-spin" 10
+check "cores_avg: reason cores_avg" test "$(jget "$TMP/r.json" reason)" = cores_avg
+check "cores_avg: stopped long before its 10 s" fcmp "$(jget "$TMP/r.json" usage.wall_time_s) < 5"
+check "cores_avg: averages.cores is cpu/wall" \
+        fcmp "abs($(jget "$TMP/r.json" sampling.averages.cores.value) - $(jget "$TMP/r.json" usage.cpu_time_s) / $(jget "$TMP/r.json" usage.wall_time_s)) < 0.01"
+
+# --- --limit io_write_bytes ----------------------------------------------------------
+mkdir -p "$TMP/io"
+run_leash --sample 50ms --limit io_write_bytes=8M --grace 0 -o "$TMP/r.json" --series "$TMP/io.csv" \
+        -- "$HELPERS/lh-steps" write "$TMP/io/f" 2 25 40
+if series_py "$TMP/io.csv" "any(r['io_write_bytes'] for r in rows)" >/dev/null; then
+        check "io_write_bytes: reason io_write_bytes" test "$(jget "$TMP/r.json" reason)" = io_write_bytes
+else
+        SKIP_WHY="no io figure here: neither io.stat nor a storage write_bytes in /proc/PID/io ($(stat -f -c %T "$TMP"))"
+        skip "io_write_bytes limit"
+fi
+
+# --- without --sample: no sampling object, no series --------------------------------
+run_leash -o "$TMP/r.json" -- true
+check "no --sample: the report has no sampling object" test "$(jget "$TMP/r.json" sampling)" = null
+
+# --- bad input: 125, one line naming the value, nothing left behind ---------------------
+run_leash --sample 0 -- true
+check "--sample 0: 125 naming the value" bash -c "[ $RC = 125 ] && [[ '$ERR' == *\"'0'\"* ]]"
+run_leash --limit bogus=1 -- true
+check "--limit bogus=1: 125 naming the value" bash -c "[ $RC = 125 ] && [[ '$ERR' == *'bogus=1'* ]]"
+run_leash --limit disk=lots -- true
+check "--limit disk=lots: 125, says a size is expected" bash -c "[ $RC = 125 ] && [[ '$ERR' == *'size'* ]]"
+run_leash --series "$TMP/s.csv" -- true
+check "--series without --sample: 125, no file" bash -c "[ $RC = 125 ] && [ ! -e '$TMP/s.csv' ]"
+run_leash --sample 100ms --series "$TMP/s2.csv" --sample-disk "$TMP/no/such/dir" -- true
+check "--sample-disk missing: 125, names it, no series file left" \
+        bash -c "[ $RC = 125 ] && [[ '$ERR' == *'no/such/dir'* ]] && [ ! -e '$TMP/s2.csv' ]"
+ln -s "$TMP/target" "$TMP/link.csv"
+run_leash --sample 100ms --series "$TMP/link.csv" -- true
+check "--series on a symlink: refused (125), the target untouched" bash -c "[ $RC = 125 ] && [ ! -e '$TMP/target' ]"
+echo precious >"$TMP/precious"
+ln "$TMP/precious" "$TMP/hard.csv"
+run_leash --sample 100ms --series "$TMP/hard.csv" -- true
+check "--series on a hard link: refused (125), the other name's data kept" \
+        bash -c "[ $RC = 125 ] && [ \"\$(cat '$TMP/precious')\" = precious ]"
+finish
