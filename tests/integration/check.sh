@@ -19,15 +19,15 @@ else
         check "memory degraded, and says why" grep -q 'no memory controller' "$TMP/c"
 fi
 # check changes nothing: no directory made, no controller enabled. Only what
-# check could make is compared (the default parent, the test's parent): other
-# programs on the machine (CI's, a developer's other jobs) create cgroups too.
+# this test owns is compared (its parent, and a parent that does not exist yet):
+# other programs on the machine, and leash runs with the default placement in
+# parallel tests, create and remove cgroups under the cgroup2 root meanwhile.
 cg_state() {
-        ls -d "$CG2/leash" 2>/dev/null
         find "$PARENT" -type d | sort
-        cat "$CG2/cgroup.subtree_control" "$PARENT/cgroup.subtree_control"
+        cat "$PARENT/cgroup.subtree_control"
 }
 before=$(cg_state)
-"$LEASH" check >/dev/null 2>&1
+"$LEASH" check --cgroup-parent "$PARENT/not-yet" >/dev/null 2>&1
 "$LEASH" check --cgroup-parent "$PARENT" >/dev/null 2>&1
 after=$(cg_state)
 check "check creates no cgroup and enables no controller" test "$before" = "$after"
