@@ -55,7 +55,7 @@ SPANK_PLUGIN(leash, 1);
 static char state_dir[1024] = "/run/leash/slurm";
 static char leash_bin[1024] = LEASH_BINDIR "/leash";
 
-static int profile_option(int val, const char *optarg, int remote);
+static int profile_option(int val, const char *value, int remote);
 
 static struct spank_option profile_opt = {
         (char *) "leash-profile",
@@ -77,12 +77,12 @@ static bool name_ok(const char *s) {
         return true;
 }
 
-static int profile_option(int val, const char *optarg, int remote) {
+static int profile_option(int val, const char *value, int remote) {
         pid_t pid;
         int status;
 
-        if (!optarg || !name_ok(optarg)) {
-                slurm_error("leash: --leash-profile='%s': expected a profile name", optarg ? optarg : "");
+        if (!value || !name_ok(value)) {
+                slurm_error("leash: --leash-profile='%s': expected a profile name", value ? value : "");
                 return -1;
         }
         if (remote)
@@ -92,7 +92,7 @@ static int profile_option(int val, const char *optarg, int remote) {
         if (pid < 0)
                 return 0;
         if (pid == 0) {
-                execl(leash_bin, "leash", "slurm", "check-profile", optarg, (char *) NULL);
+                execl(leash_bin, "leash", "slurm", "check-profile", value, (char *) NULL);
                 _exit(127);
         }
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
