@@ -211,13 +211,29 @@ static void exec_path(const char *file, char *const *argv, char *const *envp) {
         errno = eacces ? EACCES : ENOENT;
 }
 
+/* AddressSanitizer cannot follow a switch to a stack of our own: the vfork
+ * child's first noreturn call makes it print "False positive error reports may
+ * follow" on the job's stderr. Sanitizer builds take the fork form. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPAWN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPAWN_ASAN 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(SPAWN_ASAN)
+#define SPAWN_VFORK 1
+#else
+#define SPAWN_VFORK 0
+#endif
+
 static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t parent, bool migrate) {
         child_setup(p, errfd, parent, migrate);
         exec_path(p->argv[0], p->argv, p->sandbox && p->sandbox->envp ? p->sandbox->envp : environ);
         child_fail(errfd, SPAWN_STEP_EXEC, errno);
 }
 
-#if defined(__x86_64__)
+#if SPAWN_VFORK
 /* The vfork form of clone3, as posix_spawn does with clone: CLONE_VM |
  * CLONE_VFORK, so the kernel neither copies leash's page tables nor tears the
  * copy down again at exec, and leash takes no copy-on-write faults after it.
@@ -282,7 +298,7 @@ static pid_t do_clone3(const struct spawn_params *p, int errfd, pid_t parent, in
                 .exit_signal = 0,
                 .cgroup = (uint64_t) p->cgroup_fd,
         };
-#if defined(__x86_64__)
+#if SPAWN_VFORK
         struct child_args a = {.p = p, .errfd = errfd, .parent = parent};
         size_t size = child_stack_size(p->argv), page = (size_t) sysconf(_SC_PAGESIZE);
         void *stack;

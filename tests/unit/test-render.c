@@ -122,8 +122,7 @@ static struct history_job *fixture_job(void) {
         struct history_job *j = NULL;
         size_t len;
         _cleanup_free_ char *text = slurp("oom.json", &len), *csv = slurp("oom.csv", &len);
-        _cleanup_free_ char *t2 = slurp("oom.json", &len);
-        if (report_parse_job(t2, strlen(t2), &j) < 0 ||
+        if (report_parse_job(text, strlen(text), &j) < 0 ||
             history_series_parse_csv(csv, strlen(csv), &j->series, NULL) < 0) {
                 printf("Bail out! fixture\n");
                 exit(1);
