@@ -299,6 +299,15 @@ static double *derive_rate(struct derived *d, const struct history_series *s, in
         return v;
 }
 
+/* true when the series has the column and at least one figure in it */
+static bool column_has_data(const struct history_series *s, const char *key) {
+        int col = history_series_col(s, key);
+        for (size_t r = 0; col >= 0 && r < s->n_rows; r++)
+                if (!isnan(s->v[r * s->n_cols + (size_t) col]))
+                        return true;
+        return false;
+}
+
 static bool add_line(struct chart *c, const struct history_series *s, int tcol, const char *key, const char *label,
                      const double *derived) {
         int col = history_series_col(s, key);
@@ -449,8 +458,14 @@ static void job_charts(struct writer *w, const struct history_job *j) {
         emit_chart(w, &c);
 
         c = (struct chart){.id = "memory", .title = "Memory", .unit = HUNIT_BYTES};
-        add_line(&c, s, t, "mem_current_bytes", "current", NULL);
-        add_line(&c, s, t, "mem_anon_bytes", "anon", NULL);
+        if (column_has_data(s, "mem_current_bytes") || !column_has_data(s, "mem_pss_bytes")) {
+                add_line(&c, s, t, "mem_current_bytes", "current", NULL);
+                add_line(&c, s, t, "mem_anon_bytes", "anon", NULL);
+        } else {
+                /* no memory controller: the per-process sampling of the tree */
+                add_line(&c, s, t, "mem_pss_bytes", "PSS (sampled)", NULL);
+                add_line(&c, s, t, "mem_rss_bytes", "RSS (sampled)", NULL);
+        }
         add_level(&c, j, LEASH_LIMIT_MEMORY, "memory.max", CHART_LEVEL_LIMIT);
         add_level(&c, j, LEASH_LIMIT_MEMORY_HIGH, "memory.high", CHART_LEVEL_SOFT);
         if (!isnan(j->usage[HU_MEM_PEAK]) && c.n_levels < CHART_MAX_LEVELS)
