@@ -22,6 +22,7 @@ import json
 import os
 import pickle
 import select
+import threading
 import sys
 import traceback
 
@@ -162,6 +163,9 @@ def _new_pipe():
     return r, w
 
 
+_MAIN_THREAD_WAKE_MS = 250
+
+
 def supervise(job, rfd, chunks):
     """Drain rfd into chunks and dispatch the job until the job has ended
     (its main process was reaped). What a leftover process may still hold
@@ -170,9 +174,14 @@ def supervise(job, rfd, chunks):
     jfd = job.fileno()
     poller.register(rfd, select.POLLIN)
     poller.register(jfd, select.POLLIN)
+    # Python runs signal handlers in the main thread only, and a SIGINT the
+    # kernel delivers to another thread does not interrupt the main thread's
+    # poll(): there, wake now and then so that Ctrl-C still becomes a
+    # KeyboardInterrupt (elsewhere no handler would run anyway).
+    timeout = _MAIN_THREAD_WAKE_MS if threading.current_thread() is threading.main_thread() else None
     done = job.dispatch()
     while not done:
-        for fd, _ in poller.poll():
+        for fd, _ in poller.poll(timeout):
             if fd == rfd:
                 data = os.read(rfd, _CHUNK)
                 if data:

@@ -318,6 +318,20 @@ def test_keyboard_interrupt_ends_the_child():
     assert time.monotonic() - t0 < 20
 
 
+
+def test_keyboard_interrupt_delivered_to_another_thread():
+    """The kernel may hand a process-directed SIGINT to any thread; Python
+    runs the handler in the main thread only: the call must still end."""
+    timer = threading.Timer(0.5, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            leash.limit(sleep)(60)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 20
+
 def test_many_calls_leave_nothing_behind():
     """10,000 calls in a row (LEASH_PY_CALLS to change it); the fixture then
     checks that no descriptor, process, zombie or cgroup is left."""
