@@ -13,7 +13,7 @@ import time
 import pytest
 
 import leash
-from conftest import controllers
+from conftest import controllers, skip_rlimit_as_under_asan
 
 STATE = "as imported"
 
@@ -191,15 +191,9 @@ def test_a_large_result_does_not_block_on_the_pipe():
 
 
 
-def _rlimit_as_under_asan():
-    """RLIMIT_AS in a forked child of an ASan-instrumented extension leaves ASan no
-    room for its shadow memory: the child dies before the function runs."""
-    if "memory" not in controllers() and "sanitize=address" in os.environ.get("LEASH_SAN_CFLAGS", ""):
-        pytest.skip("no memory controller and an ASan build: RLIMIT_AS leaves ASan no room for its shadow")
-
 
 def test_memory_past_the_limit_is_memory_limit_exceeded():
-    _rlimit_as_under_asan()
+    skip_rlimit_as_under_asan()
     with pytest.raises(leash.MemoryLimitExceeded) as e:
         leash.limit(allocate, memory="100M", wall_time=60)(400)
     assert isinstance(e.value, MemoryError)
@@ -215,7 +209,7 @@ def test_memory_past_the_limit_is_memory_limit_exceeded():
 
 
 def test_memory_within_the_limit_is_fine():
-    _rlimit_as_under_asan()
+    skip_rlimit_as_under_asan()
     assert leash.limit(allocate, memory="300M")(20) == 20
 
 
