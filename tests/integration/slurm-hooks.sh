@@ -23,6 +23,7 @@ report-dir = $TMP/reports
 INI
 JOB=$((900000000 + $$))
 JOBCG=$CG2/leash/slurm/job_$JOB
+had_slurm_dir=false; [ -d "$CG2/leash/slurm" ] && had_slurm_dir=true # the Prolog makes it; left as found
 hook() { # NAME [ENV...]: the hook as slurmd runs it: argv[0] = its wrapper name, no arguments
         local name=$1
         shift
@@ -100,4 +101,5 @@ hook prolog 2>/dev/null
 check "with on-error = drain it exits 1 (Slurm drains the node)" test $? = 1
 hook epilog 2>/dev/null
 
+$had_slurm_dir || rmdir "$CG2/leash/slurm" 2>/dev/null
 finish
