@@ -517,6 +517,33 @@ static json_object *slurm_step_json(const struct slurm_step_usage *st) {
         return o;
 }
 
+/*
+ * Slurm starts the tasks; leash only places them in the job cgroup. The
+ * sandbox and isolation keys then say so, with the job's own identity, and
+ * not what an empty leash_result would claim (uid 0, no capabilities).
+ */
+static void slurm_sandbox_json(json_object *root, const struct slurm_job *j) {
+        json_object *o = json_object_new_object(), *id = json_object_new_object();
+        char buf[160];
+
+        json_object_object_add(o, "applied", json_object_new_boolean(false));
+        json_object_object_add(o, "started_by", json_object_new_string("slurmstepd"));
+        json_object_object_add(id, "uid", json_object_new_int64((int64_t) j->uid));
+        json_object_object_add(id, "gid", json_object_new_int64((int64_t) j->gid));
+        json_object_object_add(o, "identity", id);
+        json_object_object_add(o, "note",
+                               json_object_new_string("leash placed Slurm's tasks in the job cgroup; it "
+                                                      "changed no identity, capability or seccomp filter"));
+        json_object_object_add(root, "sandbox", o);
+        if (j->uid == 0)
+                snprintf(buf, sizeof buf, "none: Slurm runs the tasks as root, who can leave the cgroup or stop leash");
+        else
+                snprintf(buf, sizeof buf,
+                         "identity: Slurm runs the tasks as uid %u, who cannot write leash's cgroups or signal leash",
+                         (unsigned) j->uid);
+        json_object_object_add(root, "isolation", json_object_new_string(buf));
+}
+
 int slurm_report_format(const struct leash_spec *c, const struct leash_result *r, const struct slurm_report *s,
                         char **ret_text) {
         _cleanup_json_ json_object *root = NULL;
@@ -525,6 +552,7 @@ int slurm_report_format(const struct leash_spec *c, const struct leash_result *r
         const char *text;
 
         root = build(c, r);
+        slurm_sandbox_json(root, j);
         o = json_object_new_object();
         json_object_object_add(o, "job_id", json_object_new_int64(j->id));
         json_object_object_add(o, "user", j->user[0] ? json_object_new_string(j->user) : NULL);
