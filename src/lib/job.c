@@ -133,6 +133,24 @@ static int job_arm(struct leash_job *j, struct leash_error *err) {
         return 0;
 }
 
+/*
+ * What a new and an adopted job resolve before any cgroup or process exists:
+ * identity, capabilities, filter and environment, the isolation mode, and
+ * the sampler (which opens --sample-disk).
+ */
+static int job_prepare(struct leash_job *j, const struct leash_spec *spec, struct leash_error *err) {
+        int r;
+
+        r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
+        if (r < 0)
+                return r;
+        r = isolate_prepare(spec->sandbox.isolate, false, &j->iso, err);
+        if (r < 0)
+                return r;
+        j->r.isolation = isolate_describe(spec, &j->r, j->iso.on);
+        return sampler_new(&spec->sampling, &j->sampler, err);
+}
+
 int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, struct leash_error *err) {
         struct leash_job *j;
         char parent[4096], name[80];
@@ -146,15 +164,7 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
         if (!j)
                 return leash_error_set(err, "allocate the job", "", -ENOMEM);
         j->remove_cgroup = true;
-        /* identity, capabilities, filter, environment: resolved before anything exists */
-        r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
-        if (r < 0)
-                goto fail;
-        r = isolate_prepare(spec->sandbox.isolate, false, &j->iso, err);
-        if (r < 0)
-                goto fail;
-        j->r.isolation = isolate_describe(spec, &j->r, j->iso.on);
-        r = sampler_new(&spec->sampling, &j->sampler, err); /* opens --sample-disk: before anything exists */
+        r = job_prepare(j, spec, err);
         if (r < 0)
                 goto fail;
         r = host_job_parent(spec->cgroup_parent, true, parent, sizeof parent, err);
@@ -237,14 +247,7 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
                 return leash_error_set(err, "allocate the job", "", -ENOMEM);
         j->adopted = true;
         j->remove_cgroup = flags & LEASH_ADOPT_REMOVE;
-        r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
-        if (r < 0)
-                goto fail;
-        r = isolate_prepare(spec->sandbox.isolate, false, &j->iso, err);
-        if (r < 0)
-                goto fail;
-        j->r.isolation = isolate_describe(spec, &j->r, j->iso.on);
-        r = sampler_new(&spec->sampling, &j->sampler, err); /* opens --sample-disk: before anything exists */
+        r = job_prepare(j, spec, err);
         if (r < 0)
                 goto fail;
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
