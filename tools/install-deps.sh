@@ -13,7 +13,7 @@ test_pkgs=(python3 procps util-linux clang clang-format libclang-rt-14-dev)
 # the slurm tier (tests/slurm) and spank_leash.so: a single-node Slurm cluster
 slurm_pkgs=(slurm-wlm slurmd slurmctld slurm-client munge libslurm-dev iproute2)
 # the packaging tier (tests/packaging/packages.sh)
-packaging_pkgs=(debhelper dpkg-dev fakeroot lintian rpm bash-completion man-db libslurm-dev binutils)
+packaging_pkgs=(debhelper dpkg-dev fakeroot lintian rpm bash-completion man-db libslurm-dev binutils dh-python python3-dev)
 # the Python package (issue 13): its headers to build, pytest to test, setuptools
 # and pip for the `pip install --no-build-isolation` test, psutil for bench/
 test_pkgs+=(python3-dev python3-pytest python3-psutil python3-setuptools python3-pip)

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The packaging tier (run-tests.sh): build the .debs (dpkg-buildpackage) and
 # the .rpms (rpmbuild) from `make dist` of BUILDDIR, run lintian on the .debs,
-# install them on this machine (apt install ./*.deb), run `leash check`, a job
-# and a program built against libleash from the installed paths, then purge
+# install them on this machine (apt install ./*.deb), run `leash check`, a job,
+# a program built against libleash and `import leash` in /usr/bin/python3
+# (python3-leash) from the installed paths, then purge
 # them and check that nothing is left: no file of theirs, no /etc/leash, no
 # cgroup they made. TAP on stdout. Needs root and Debian (apt, dpkg); skips
 # (77) without them, and fails instead under CI=true.
 #   tests/packaging/packages.sh BUILDDIR
-# Cost: ~2-3 min on 2 cores (two builds of the tree without make check,
+# Cost: ~3-4 min on 2 cores (two builds of the tree without make check,
 # which the gcc tier ran; lintian ~10 s; install and purge ~10 s).
 set -uo pipefail
 BUILDDIR=$(realpath "${1:?usage: tests/packaging/packages.sh BUILDDIR}")
@@ -27,7 +28,7 @@ skip_all() {
 [ "$(id -u)" = 0 ] || skip_all "needs root to install packages"
 command -v apt-get >/dev/null && command -v dpkg >/dev/null || skip_all "not a Debian system (no apt-get/dpkg)"
 "$SRC/tools/install-deps.sh" packaging >&2 || skip_all "cannot install debhelper, lintian, rpm"
-PKGS=(leash libleash0 libleash-dev leash-spank)
+PKGS=(leash libleash0 libleash-dev leash-spank python3-leash)
 for p in "${PKGS[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok' &&
                 skip_all "$p is already installed here: the tier would replace an admin's package"
@@ -62,7 +63,7 @@ RPM_NOCHECK=1 "$SRC/packaging/build-rpm" "$TARBALL" "$OUT/rpm" >"$OUT/rpm.log" 2
 rc=$?
 check "rpmbuild -bb packaging/rpm/leash.spec builds ($((SECONDS - t0)) s)" test $rc = 0
 [ $rc = 0 ] || tail -n 30 "$OUT/rpm.log" | diag
-for p in leash libleash libleash-devel; do
+for p in leash libleash libleash-devel python3-leash; do
         check "rpm $p built" bash -c "ls '$OUT'/rpm/$p-[0-9]*.rpm >/dev/null 2>&1"
 done
 
@@ -77,11 +78,11 @@ check "lintian --pedantic: no error or warning (exit $rc)" \
 leash_cg_before=0
 [ -n "$CG2" ] && [ -d "$CG2/leash" ] && leash_cg_before=1
 apt-get install -y -qq "$OUT"/deb/leash_*.deb "$OUT"/deb/libleash0_*.deb "$OUT"/deb/libleash-dev_*.deb \
-        "$OUT"/deb/leash-spank_*.deb \
+        "$OUT"/deb/leash-spank_*.deb "$OUT"/deb/python3-leash_*.deb \
         >"$OUT/apt.log" 2>&1
 rc=$?
 [ $rc = 0 ] && installed=1
-check "apt install ./leash ./libleash0 ./libleash-dev ./leash-spank" test $rc = 0
+check "apt install ./leash ./libleash0 ./libleash-dev ./leash-spank ./python3-leash" test $rc = 0
 [ $rc = 0 ] || tail -n 20 "$OUT/apt.log" | diag
 files=$(dpkg -L "${PKGS[@]}" 2>/dev/null | sort -u)
 check "/usr/bin/leash is from the package" test "$(dpkg -S /usr/bin/leash 2>/dev/null | cut -d: -f1)" = leash
@@ -121,6 +122,32 @@ check "the Slurm entry points lead to the installed leash" \
 spank=$(dpkg -L leash-spank 2>/dev/null | grep '/spank_leash\.so$')
 check "the SPANK plugin is installed ($spank) and exports slurm_spank_init" \
         bash -c "[ -n '$spank' ] && nm -D --defined-only '$spank' | grep -qw slurm_spank_init"
+# Debian's own interpreter, from a directory that is not the source tree, with
+# no PYTHONPATH: the module must come from the package
+(cd / && env -u PYTHONPATH -u PYTHONHOME /usr/bin/python3 -I - >"$OUT/py.log" 2>&1) <<'PY'
+import json, os, sys, time
+import leash
+print("module", leash.__file__)
+print("value", leash.limit(memory="256M", wall_time=10)(lambda x: x * 2)(21))
+try:
+    leash.limit(wall_time=0.5)(time.sleep)(30)
+    print("no limit")
+except leash.WallTimeLimitExceeded as e:
+    print("raised", type(e).__name__, e.report["reason"])
+    print("cgroup", e.report["cgroup"], "exists" if os.path.exists(e.report["cgroup"]) else "gone")
+sys.path.insert(0, "/usr/share/leash/python-compat")
+import pynisher
+print("pynisher", pynisher.__file__)
+PY
+diag <"$OUT/py.log"
+check "/usr/bin/python3 imports leash from the package (python3-leash)" \
+        grep -qx 'module /usr/lib/python3/dist-packages/leash/__init__.py' "$OUT/py.log"
+check "...a limited call returns its value (42)" grep -qx 'value 42' "$OUT/py.log"
+check "...a call over its wall time raises WallTimeLimitExceeded, reason wall_time" \
+        grep -qx 'raised WallTimeLimitExceeded wall_time' "$OUT/py.log"
+check "...and its job cgroup is gone" grep -q '^cgroup /.* gone$' "$OUT/py.log"
+check "...the pynisher drop-in imports from /usr/share/leash/python-compat" \
+        grep -qx 'pynisher /usr/share/leash/python-compat/pynisher/__init__.py' "$OUT/py.log"
 
 # --- purge: nothing left --------------------------------------------------------
 apt-get purge -y -qq "${PKGS[@]}" >"$OUT/purge.log" 2>&1
