@@ -132,23 +132,42 @@ bool caps_have(unsigned cap) {
         return c && cap_get_flag(c, (cap_value_t) cap, CAP_EFFECTIVE, &v) == 0 && v == CAP_SET;
 }
 
+/* PR_CAPBSET_READ for the capabilities in want only: one system call each,
+ * and the sets are read on every launch. */
+static uint64_t bound_mask(uint64_t want, unsigned last) {
+        uint64_t m = 0;
+        for (unsigned i = 0; i <= last; i++)
+                if ((want & BIT(i)) && cap_get_bound((cap_value_t) i) > 0)
+                        m |= BIT(i);
+        return m;
+}
+
 int caps_prepare(enum leash_caps_mode mode, uint64_t mask, bool switch_uid, struct caps_plan *ret,
                  struct leash_sandbox_result *res, unsigned *ret_missing) {
         _cleanup_(cap_freep) cap_t cur = cap_get_proc(), target = NULL;
-        uint64_t eff, prm, inh, bnd = 0, amb = 0, keep;
+        uint64_t eff, prm, inh, bnd, amb = 0, keep, all;
         unsigned last = last_cap();
+        bool may_drop;
 
         if (!cur)
                 return negative_errno();
+        all = last >= 63 ? UINT64_MAX : BIT(last + 1) - 1;
         eff = flag_mask(cur, CAP_EFFECTIVE, last);
         prm = flag_mask(cur, CAP_PERMITTED, last);
         inh = flag_mask(cur, CAP_INHERITABLE, last);
-        for (unsigned i = 0; i <= last; i++) {
-                if (cap_get_bound((cap_value_t) i) > 0)
-                        bnd |= BIT(i);
-                if (cap_get_ambient((cap_value_t) i) > 0)
+        /* The kernel keeps ambient within permitted and inheritable (usually
+         * empty: no call at all). */
+        for (unsigned i = 0; i <= last; i++)
+                if ((prm & inh & BIT(i)) && cap_get_ambient((cap_value_t) i) > 0)
                         amb |= BIT(i);
-        }
+        /* Dropping the bounding set needs CAP_SETPCAP. When it will be dropped
+         * to LIST, only LIST's part of it is worth reading: the rest goes
+         * whether it is there or not (dropping an absent capability is a
+         * no-op), so the default plan reads none of it, one call per
+         * capability saved on every launch. */
+        may_drop = mode != LEASH_CAPS_KEEP && (eff & BIT(CAP_SETPCAP));
+        keep = mode == LEASH_CAPS_KEEP ? prm : mode == LEASH_CAPS_LIST ? mask : 0;
+        bnd = bound_mask(may_drop ? keep & all : all, last);
 
         memset(ret, 0, sizeof *ret);
         ret->last_cap = last;
@@ -170,9 +189,8 @@ int caps_prepare(enum leash_caps_mode mode, uint64_t mask, bool switch_uid, stru
                         }
                 return -EPERM;
         }
-        keep = mode == LEASH_CAPS_KEEP ? prm : mode == LEASH_CAPS_LIST ? mask : 0;
         ret->keep = keep;
-        ret->drop_bounding = mode != LEASH_CAPS_KEEP && (eff & BIT(CAP_SETPCAP)) && (bnd & ~keep);
+        ret->drop_bounding = may_drop;
         ret->keepcaps = switch_uid && keep;
         /* Nothing held, nothing to drop (a non-root leash, the usual case):
          * the child does nothing at all. */
@@ -194,6 +212,7 @@ int caps_prepare(enum leash_caps_mode mode, uint64_t mask, bool switch_uid, stru
                 ret->target = TAKE_PTR(target);
         }
         res->cap_effective = res->cap_permitted = res->cap_inheritable = res->cap_ambient = keep;
+        /* bnd is LIST's part only when dropping, the whole set otherwise */
         res->cap_bounding = ret->drop_bounding ? (bnd & keep) : bnd;
         res->bounding_dropped = ret->drop_bounding || !(bnd & ~keep);
         return 0;
@@ -222,7 +241,9 @@ int caps_child_apply(const struct caps_plan *p) {
                 return 0;
         if (cap_set_proc(p->target) < 0)
                 return negative_errno();
-        if (cap_reset_ambient() < 0 && errno != EINVAL)
+        /* One call (libcap's cap_reset_ambient reads every capability's
+         * ambient bit first); EINVAL: a kernel without ambient sets (< 4.3). */
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return negative_errno();
         for (unsigned i = 0; i <= p->last_cap; i++)
                 if ((p->keep & BIT(i)) && cap_set_ambient((cap_value_t) i, CAP_SET) < 0)
