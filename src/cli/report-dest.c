@@ -16,9 +16,11 @@
  *   existing regular file in its place must be root's: leash never replaces
  *   another user's file.
  * - A regular file is an O_TMPFILE in the held directory, linked at the end
- *   under an unpredictable name (getrandom) and renamed over the final name
- *   with renameat relative to the same descriptor: a symlink planted at the
- *   final name meanwhile is replaced, never followed. Without O_TMPFILE, the
+ *   straight to the final name when nothing is there (linkat: EEXIST rather
+ *   than follow or replace), else under an unpredictable name (getrandom)
+ *   and renamed over the final name with renameat relative to the same
+ *   descriptor: a symlink planted at the final name meanwhile is replaced,
+ *   never followed. Without O_TMPFILE, the
  *   unpredictable name is created with O_EXCL before the job starts.
  * - A FIFO, terminal or socket is opened before the job starts (O_NONBLOCK,
  *   so a FIFO without a reader is an error rather than a hang); "fd:N" and
@@ -382,6 +384,13 @@ static int link_and_rename(struct report_dest *d) {
         int r;
 
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", d->fd);
+        /* The final name is free (the usual case): link straight to it.
+         * linkat never follows or replaces what is at the name (EEXIST), so
+         * success means our inode landed there; anything else goes the long
+         * way. Saves a getrandom, a rename and two stats per report. */
+        if (linkat(d->fd, "", d->dirfd, d->name, AT_EMPTY_PATH) == 0 ||
+            linkat(AT_FDCWD, proc, d->dirfd, d->name, AT_SYMLINK_FOLLOW) == 0)
+                return 0;
         for (int attempt = 0; attempt < 16; attempt++) {
                 r = random_name(tmp, sizeof tmp);
                 if (r < 0)

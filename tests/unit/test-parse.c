@@ -4,8 +4,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "basic/parse.h"
+#include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "tap.h"
 
@@ -169,7 +172,41 @@ static void utf8(void) {
                "escapes ESC, CR, LF, TAB, \\, DEL, C1, bad bytes");
 }
 
+/* format_iso8601 does its own calendar arithmetic: compare it with gmtime_r
+ * on leap days, century and 400-year boundaries and a pseudo-random sweep */
+static void iso8601(void) {
+        static const uint64_t fixed[] = {0,          951782400,   951868799,   4107542400, 4107628799,
+                                         1709164800, 13574563200, 13574649599, 18429292800};
+        char buf[64], want[64];
+        bool same = true;
+        uint64_t x = 88172645463325252ULL;
+
+        format_iso8601(1795724463123456789ULL, buf, sizeof buf);
+        is_str(buf, "2026-11-26T20:21:03.123456Z", "ISO 8601 UTC with microseconds");
+        for (unsigned i = 0; i < 20000 && same; i++) {
+                uint64_t sec;
+                if (i < sizeof fixed / sizeof *fixed)
+                        sec = fixed[i];
+                else {
+                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                        sec = x % 18446744073ULL; /* as far as a uint64_t of ns goes: 2554 */
+                }
+                time_t t = (time_t) sec;
+                struct tm tm;
+                gmtime_r(&t, &tm);
+                snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.000000Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+                format_iso8601(sec * 1000000000ULL, buf, sizeof buf);
+                if (strcmp(buf, want) != 0) {
+                        printf("# %llu: %s, gmtime_r says %s\n", (unsigned long long) sec, buf, want);
+                        same = false;
+                }
+        }
+        ok(same, "format_iso8601 agrees with gmtime_r on 20,000 times from 1970 to 2554");
+}
+
 int main(void) {
+        iso8601();
         utf8();
         sizes();
         durations();
