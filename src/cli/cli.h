@@ -15,6 +15,10 @@ int cmd_profiles(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_suggest(int argc, char **argv);
+/* leash ps, stat, top: running jobs (src/cli/ps.c) */
+int cmd_ps(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 /* --series PATH|fd:N, opened before the job starts (src/cli/series.c);
  * *ret_created: leash made the file (removed again if the run fails) */
 int cli_series_open(const char *path, int *ret_fd, bool *ret_own, bool *ret_created);

@@ -42,7 +42,8 @@ int main(int argc, char **argv) {
         if (fd_sanitize_stdio() < 0)
                 return EXIT_LEASH_FAILED; /* nowhere to say why */
         if (!cmd)
-                return usage_error("no subcommand given: expected run, check, profiles, slurm, report or suggest");
+                return usage_error(
+                        "no subcommand given: expected run, check, profiles, slurm, report, suggest, ps, stat or top");
         if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
                 print_help(stdout);
                 return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
@@ -63,5 +64,12 @@ int main(int argc, char **argv) {
                 return cmd_report(argc - 1, argv + 1);
         if (strcmp(cmd, "suggest") == 0)
                 return cmd_suggest(argc - 1, argv + 1);
-        return usage_error("unknown subcommand '%s': expected run, check, profiles, slurm, report or suggest", cmd);
+        if (strcmp(cmd, "ps") == 0)
+                return cmd_ps(argc - 1, argv + 1);
+        if (strcmp(cmd, "stat") == 0)
+                return cmd_stat(argc - 1, argv + 1);
+        if (strcmp(cmd, "top") == 0)
+                return cmd_top(argc - 1, argv + 1);
+        return usage_error(
+                "unknown subcommand '%s': expected run, check, profiles, slurm, report, suggest, ps, stat or top", cmd);
 }

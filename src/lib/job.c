@@ -41,6 +41,7 @@
 #include "cgroupfs.h"
 #include "config.h"
 #include "host.h"
+#include "jobstate.h"
 #include "sample.h"
 #include "spawn.h"
 #include "sweep.h"
@@ -195,7 +196,7 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
                 leash_error_set(err, "create the job cgroup", parent, r);
                 goto fail;
         }
-        (void) sweep_mark(j->job_fd);
+        (void) jobstate_write(j->job_fd, spec, name); /* the sweep's mark and `leash ps`'s record */
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s/%s", parent, j->dirname);
         {
                 char mount[4096];

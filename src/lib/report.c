@@ -21,6 +21,7 @@
 #include "caps.h"
 #include "history.h"
 #include "leash.h"
+#include "monitor.h"
 #include "sample.h"
 #include "slurm.h"
 
@@ -196,7 +197,10 @@ static json_object *fig_json(enum leash_fig f, uint64_t v) {
         const char *unit = leash_fig_unit(f);
         if (v == LEASH_NULL)
                 return NULL;
-        if (strcmp(unit, "ucores") == 0 || (strcmp(unit, "us") == 0 && strstr(leash_fig_column(f), "_s")))
+        const char *col = leash_fig_column(f);
+        size_t len = strlen(col);
+        /* "_s" columns are seconds; "_us" ones (pressure stall totals) stay integers */
+        if (strcmp(unit, "ucores") == 0 || (strcmp(unit, "us") == 0 && len > 2 && strcmp(col + len - 2, "_s") == 0))
                 return decimal((double) v / 1e6);
         return json_object_new_uint64(v);
 }
@@ -942,4 +946,106 @@ int report_parse_series_jsonl(const char *text, size_t len, struct history_serie
         }
         *ret = s;
         return 0;
+}
+
+/* --- leash ps / stat -o json ------------------------------------------------ */
+
+static json_object *monitor_proc_json(const struct sample_proc *p) {
+        json_object *o = json_object_new_object();
+        char st[2] = {p->state, '\0'};
+
+        json_object_object_add(o, "pid", json_object_new_int((int) p->pid));
+        json_object_object_add(o, "command", jstr(p->comm));
+        json_object_object_add(o, "uid", p->uid == (uid_t) -1 ? NULL : json_object_new_uint64(p->uid));
+        json_object_object_add(o, "state", p->state ? json_object_new_string(st) : NULL);
+        json_object_object_add(o, "cpu_user_s", seconds(p->utime_us, 1000000));
+        json_object_object_add(o, "cpu_system_s", seconds(p->stime_us, 1000000));
+        json_object_object_add(o, "rss_bytes", u64_or_null(p->rss));
+        json_object_object_add(o, "pss_bytes", u64_or_null(p->pss));
+        json_object_object_add(o, "uss_bytes", u64_or_null(p->uss));
+        json_object_object_add(o, "io_read_bytes", u64_or_null(p->read_bytes));
+        json_object_object_add(o, "io_write_bytes", u64_or_null(p->write_bytes));
+        return o;
+}
+
+static json_object *monitor_job_json(const struct monitor_job *j, bool single) {
+        json_object *o = json_object_new_object(), *figs, *basis, *lim, *a;
+        char buf[64];
+
+        json_object_object_add(o, "name", jstr(j->name));
+        json_object_object_add(o, "cgroup", jstr(j->cgroup));
+        json_object_object_add(o, "record",
+                               json_object_new_string(!j->has_state   ? "none"
+                                                      : j->st.trusted ? "trusted.leash"
+                                                                      : "user.leash"));
+        json_object_object_add(o, "leash_pid", j->leash_pid > 0 ? json_object_new_int((int) j->leash_pid) : NULL);
+        json_object_object_add(o, "leash_alive", json_object_new_boolean(j->leash_alive));
+        json_object_object_add(o, "main_pid", j->main_pid > 0 ? json_object_new_int((int) j->main_pid) : NULL);
+        json_object_object_add(o, "uid", j->has_uid ? json_object_new_uint64(j->uid) : NULL);
+        json_object_object_add(o, "started_by_uid",
+                               j->has_state && j->st.record ? json_object_new_uint64(j->st.uid) : NULL);
+        if (j->started_ns != LEASH_NULL) {
+                format_iso8601(j->started_ns, buf, sizeof buf);
+                json_object_object_add(o, "started", json_object_new_string(buf));
+        } else
+                json_object_object_add(o, "started", NULL);
+        json_object_object_add(o, "age_s", fig_json(LEASH_FIG_T, j->s.v[LEASH_FIG_T]));
+        figs = json_object_new_object();
+        basis = json_object_new_object();
+        for (int f = 0; f < _LEASH_FIG_MAX; f++) {
+                enum leash_fig fig = (enum leash_fig) f;
+                if (fig == LEASH_FIG_T || fig == LEASH_FIG_TOTAL_PROCESSES || fig == LEASH_FIG_DISK_BYTES ||
+                    fig == LEASH_FIG_DISK_FILES)
+                        continue; /* the age is above; the others need a series or --sample-disk */
+                if (!single && j->s.v[f] == LEASH_NULL)
+                        continue;
+                json_object_object_add(figs, leash_fig_column(fig), fig_json(fig, j->s.v[f]));
+                if (j->s.basis[f])
+                        json_object_object_add(basis, leash_fig_column(fig), json_object_new_string(j->s.basis[f]));
+        }
+        json_object_object_add(figs, "mem_peak_bytes", u64_or_null(j->mem_peak));
+        if (j->mem_peak != LEASH_NULL)
+                json_object_object_add(basis, "mem_peak_bytes", json_object_new_string("memory.peak"));
+        json_object_object_add(o, "figures", figs);
+        json_object_object_add(o, "basis", basis);
+        lim = json_object_new_object();
+        if (j->has_state && j->st.record) {
+                for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                        if (j->st.limit_set & (1U << l))
+                                json_object_object_add(lim, leash_limit_to_string((enum leash_limit) l),
+                                                       limit_value((enum leash_limit) l, j->st.limit[l]));
+                for (int f = 0; f < _LEASH_FIG_MAX; f++)
+                        if (j->st.mlimit[f])
+                                json_object_object_add(lim, leash_fig_name((enum leash_fig) f),
+                                                       fig_json((enum leash_fig) f, j->st.mlimit[f]));
+        }
+        json_object_object_add(o, "limits", lim);
+        json_object_object_add(o, "sample_interval_s",
+                               j->has_state && j->st.sample_ns ? seconds(j->st.sample_ns, 1000000000) : NULL);
+        if (j->procs) {
+                a = json_object_new_array();
+                for (size_t i = 0; i < j->n_procs; i++)
+                        json_object_array_add(a, monitor_proc_json(&j->procs[i]));
+                json_object_object_add(o, "processes", a);
+        }
+        return o;
+}
+
+int report_monitor_json(const struct monitor_job *jobs, size_t n, bool single, char **ret) {
+        _cleanup_json_ json_object *root = NULL;
+        const char *text;
+
+        if (single && n == 1)
+                root = monitor_job_json(&jobs[0], true);
+        else {
+                json_object *a = json_object_new_array();
+                root = json_object_new_object();
+                for (size_t i = 0; i < n; i++)
+                        json_object_array_add(a, monitor_job_json(&jobs[i], false));
+                json_object_object_add(root, "jobs", a);
+        }
+        text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                            JSON_C_TO_STRING_NOSLASHESCAPE);
+        *ret = text ? strdup(text) : NULL;
+        return *ret ? 0 : -ENOMEM;
 }

@@ -16,16 +16,13 @@
  *   3. that namespace is the sweeper's own (a pid of another namespace says
  *      nothing about liveness here), and kill(PID, 0) says ESRCH.
  *
- * Which attribute: a leash with CAP_SYS_ADMIN writes trusted.leash, which
- * only CAP_SYS_ADMIN can write or read; a job that has dropped it (the
- * default for root jobs) cannot forge it, even as uid 0 on a root-owned
- * directory. An unprivileged leash can only write user.leash, which anyone
- * allowed to write the directory can forge; it is honoured only on a
- * directory owned by the sweeper's own uid, by a sweeper that is not root:
- * forging it gains a job nothing it could not do to that cgroup already.
- * A root sweeper honours trusted.leash only. cgroupfs keeps trusted.* xattrs
- * since kernfs gained them (3.x) and user.* since 5.7; where the kernel keeps
- * none, no mark is written and nothing is ever swept (the watchdog remains).
+ * The mark is the first two fields of the job's record (src/lib/jobstate.c),
+ * which also decides which attribute is written (trusted.leash with
+ * CAP_SYS_ADMIN, else user.leash) and which one a reader may believe: a
+ * root sweeper only trusted.leash, which a job without CAP_SYS_ADMIN cannot
+ * forge; a non-root one user.leash too, on directories of its own uid. Where
+ * the kernel keeps no cgroupfs xattrs, no mark is written and nothing is ever
+ * swept (the watchdog remains).
  */
 #include "sweep.h"
 
@@ -43,34 +40,7 @@
 #include "../basic/macro.h"
 #include "../basic/parse.h"
 #include "cgroupfs.h"
-
-#define MARK_TRUSTED "trusted.leash"
-#define MARK_USER "user.leash"
-
-static int own_pidns(unsigned long long *ret) {
-        struct stat st;
-        if (stat("/proc/self/ns/pid", &st) < 0)
-                return negative_errno();
-        *ret = (unsigned long long) st.st_ino;
-        return 0;
-}
-
-int sweep_mark(int job_fd) {
-        unsigned long long ns;
-        char v[64];
-        int n, r = own_pidns(&ns);
-
-        if (r < 0)
-                return r;
-        n = snprintf(v, sizeof v, "pid=%d pidns=%llu", (int) getpid(), ns);
-        if (geteuid() == 0 && fsetxattr(job_fd, MARK_TRUSTED, v, (size_t) n, 0) == 0)
-                return 0;
-        if (geteuid() == 0 && errno != EPERM)
-                return negative_errno(); /* EOPNOTSUPP: no xattrs here */
-        if (fsetxattr(job_fd, MARK_USER, v, (size_t) n, 0) < 0)
-                return negative_errno();
-        return 0;
-}
+#include "jobstate.h"
 
 /* "123" -> 123; no sign, no leading zero, no overflow */
 static bool parse_decimal(const char *s, size_t len, long *ret) {
@@ -109,20 +79,13 @@ bool sweep_name_parse(const char *dirname, pid_t *ret_pid) {
 /* The mark of a job cgroup as this sweeper may trust it: 0 and the pid and
  * namespace it names, -ENODATA when there is none it may trust. */
 static int read_mark(int fd, pid_t *ret_pid, unsigned long long *ret_ns) {
-        char v[65], tail;
-        struct stat st;
-        ssize_t n;
-        int pid;
+        struct jobstate st;
+        int r = jobstate_read(fd, &st);
 
-        n = fgetxattr(fd, MARK_TRUSTED, v, sizeof v - 1);
-        if (n < 0 && geteuid() != 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid())
-                n = fgetxattr(fd, MARK_USER, v, sizeof v - 1);
-        if (n < 0)
-                return -ENODATA;
-        v[n] = '\0';
-        if (sscanf(v, "pid=%d pidns=%llu%c", &pid, ret_ns, &tail) != 2 || pid <= 0)
-                return -ENODATA;
-        *ret_pid = pid;
+        if (r < 0)
+                return r;
+        *ret_pid = st.pid;
+        *ret_ns = st.pidns;
         return 0;
 }
 
@@ -135,7 +98,7 @@ int sweep_stale(int parent_fd) {
 
         if (dfd < 0)
                 return negative_errno();
-        r = own_pidns(&ns);
+        r = jobstate_own_pidns(&ns);
         if (r < 0)
                 return r; /* cannot tell namespaces apart: sweep nothing */
         d = fdopendir(TAKE_FD(dfd));

@@ -52,7 +52,7 @@ offers() {
 # every subcommand main.c dispatches: the ones `leash X --help` answers
 subs=$(comp "")
 check "subcommands offered: $(echo $subs)" test -n "$subs"
-for s in run check profiles report suggest; do
+for s in run check profiles report suggest ps stat top; do
         check "subcommand $s is offered" has "$subs" "$s"
 done
 for s in $subs; do
@@ -74,6 +74,10 @@ for o in $man_opts; do has "$run_opts" "--$o" || missing="$missing --$o"; done
 check "every option of leash(1) is offered after 'leash run --'${missing:+ (missing:$missing)}" test -z "$missing"
 check "short options resolve: after -m no option list (it takes SIZE)" test -z "$(comp run -m "")"
 check "'leash check --' offers --cgroup-parent" offers check -- :: --cgroup-parent
+check "'leash ps --' offers its options" offers ps -- :: --cgroup-parent --output --interval
+check "'leash stat --' offers --processes" offers stat -- :: --processes --output
+check "'leash stat --output' offers text and json" offers stat --output "" :: text json
+check "'leash top --' offers --interval and --iterations" offers top -- :: --interval --iterations
 
 # values: profiles as `leash profiles list` sees them, with --profile-file
 cat >"$TMP/extra.ini" <<'INI'
