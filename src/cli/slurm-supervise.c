@@ -49,6 +49,7 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
+#include "../basic/seqpacket.h"
 #include "../basic/time-util.h"
 #include "../lib/account.h"
 #include "../lib/cgroupfs.h"
@@ -490,42 +491,9 @@ int slurm_supervise(const struct slurm_supervisor *p) {
 }
 
 int slurm_request(int state_fd, const char *request, int fd_to_send, int timeout_ms, char *reply, size_t size) {
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        char path[sizeof sa.sun_path], cbuf[CMSG_SPACE(sizeof(int))] = {0};
-        struct iovec iov = {.iov_base = (void *) request, .iov_len = strlen(request)};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-        struct pollfd pfd;
-        _cleanup_close_ int fd = -1;
-        ssize_t n;
+        char path[64];
 
         /* connect through the held directory: no path a job could swap */
         snprintf(path, sizeof path, "/proc/self/fd/%d/sock", state_fd);
-        if (strlen(path) >= sizeof sa.sun_path)
-                return -ENAMETOOLONG;
-        memcpy(sa.sun_path, path, strlen(path) + 1);
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return negative_errno();
-        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
-                return negative_errno();
-        if (fd_to_send >= 0) {
-                struct cmsghdr *c;
-                mh.msg_control = cbuf;
-                mh.msg_controllen = sizeof cbuf;
-                c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &fd_to_send, sizeof(int));
-        }
-        if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-                return negative_errno();
-        pfd = (struct pollfd){.fd = fd, .events = POLLIN};
-        if (poll(&pfd, 1, timeout_ms) != 1)
-                return -ETIMEDOUT;
-        n = recv(fd, reply, size - 1, 0);
-        if (n < 0)
-                return negative_errno();
-        reply[n] = '\0';
-        return 0;
+        return seqpacket_request(path, request, fd_to_send, timeout_ms, reply, size);
 }

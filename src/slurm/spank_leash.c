@@ -25,7 +25,7 @@
  *       the step left behind (a daemon that double-forked out of Slurm's
  *       process tracking is still in the step cgroup).
  *
- * The plugin links nothing of leash's: it speaks the supervisor's socket
+ * The plugin links only src/basic/seqpacket.c of leash: it speaks the supervisor's socket
  * protocol (one SOCK_SEQPACKET message each way) and reads the Prolog's
  * state file, owned by root.
  */
@@ -45,6 +45,8 @@
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
+
+#include "../basic/seqpacket.h"
 
 SPANK_PLUGIN(leash, 1);
 
@@ -167,50 +169,11 @@ static bool state_get(const char *state, const char *key, char *buf, size_t size
 }
 
 static int request(uint32_t job, const char *req, int fd_to_send, char *reply, size_t size) {
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        char cbuf[CMSG_SPACE(sizeof(int))];
-        struct iovec iov = {.iov_base = (void *) req, .iov_len = strlen(req)};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-        struct pollfd pfd;
-        ssize_t n;
-        int fd;
+        char path[1100];
 
-        memset(cbuf, 0, sizeof cbuf);
-        if ((size_t) snprintf(sa.sun_path, sizeof sa.sun_path, "%s/job_%" PRIu32 "/sock", state_dir, job) >=
-            sizeof sa.sun_path)
+        if ((size_t) snprintf(path, sizeof path, "%s/job_%" PRIu32 "/sock", state_dir, job) >= sizeof path)
                 return -ENAMETOOLONG;
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
-                goto fail;
-        if (fd_to_send >= 0) {
-                struct cmsghdr *c;
-                mh.msg_control = cbuf;
-                mh.msg_controllen = sizeof cbuf;
-                c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &fd_to_send, sizeof(int));
-        }
-        if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-                goto fail;
-        pfd = (struct pollfd){.fd = fd, .events = POLLIN};
-        if (poll(&pfd, 1, 5000) != 1) {
-                errno = ETIMEDOUT;
-                goto fail;
-        }
-        n = recv(fd, reply, size - 1, 0);
-        if (n < 0)
-                goto fail;
-        reply[n] = '\0';
-        close(fd);
-        return 0;
-fail:
-        n = -errno;
-        close(fd);
-        return (int) n;
+        return seqpacket_request(path, req, fd_to_send, 5000, reply, size);
 }
 
 static int job_and_step(spank_t sp, uint32_t *job, char *step, size_t size) {
