@@ -16,7 +16,6 @@ EOF and the frame is complete or provably truncated. The report decides what
 the outcome was; the frame only carries what the function said.
 """
 
-import errno as _errno
 import fcntl
 import json
 import os
@@ -304,21 +303,17 @@ def outcome(report, tag, obj, memory_limited):
     )
 
 
-def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
-    """The fork context: the child is a fork of this interpreter."""
+def _run_job(settings, name, memory_limited, sample, launch):
+    """What both contexts share: the job, the result pipe, supervision and
+    the outcome. launch(job, rfd, wfd) forks the child through the job; in
+    this process it returns, and wfd is closed here."""
     job = new_job(settings, name)
     try:
         if sample is not None:
-            job.set_sampler(*sample)
+            job.set_sampler(sample)
         rfd, wfd = _new_pipe()
         try:
-            # the child would otherwise write the caller's buffered output again
-            _flush_std()
-            pid = job.fork()
-            if pid == 0:
-                # the child: never returns
-                os.close(rfd)
-                child_run(wfd, func, args, kwargs)
+            launch(job, rfd, wfd)
             os.close(wfd)
             wfd = -1
             chunks = []
@@ -339,6 +334,21 @@ def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
     return outcome(report, tag, obj, memory_limited)
 
 
+def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
+    """The fork context: the child is a fork of this interpreter.
+    ``sample``: a callable for job.set_sampler (settings ask for sampling)."""
+
+    def launch(job, rfd, wfd):
+        # the child would otherwise write the caller's buffered output again
+        _flush_std()
+        if job.fork() == 0:
+            # the child: never returns
+            os.close(rfd)
+            child_run(wfd, func, args, kwargs)
+
+    return _run_job(settings, name, memory_limited, sample, launch)
+
+
 def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None):
     """The spawn context: the child is a fresh interpreter (sys.executable
     -m leash._child) that inherits nothing of this one but the function,
@@ -357,19 +367,15 @@ def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None)
         raise pickle.PicklingError(
             "leash: context='spawn' needs the function and its arguments to pickle: {}: {}".format(type(e).__name__, e)
         ) from e
-    job = new_job(settings, name)
-    try:
-        if sample is not None:
-            job.set_sampler(*sample)
-        rfd, wfd = _new_pipe()
+    env = dict(os.environ)
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in sys.path if p])
+
+    def launch(job, rfd, wfd):
         cr, cw = _new_pipe()
         try:
             argv = [sys.executable, "-s", "-m", "leash._child", str(cr), str(wfd)]
-            env = dict(os.environ)
-            pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-            env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in sys.path if p])
-            pid = job.fork()
-            if pid == 0:
+            if job.fork() == 0:
                 try:
                     os.close(rfd)
                     os.close(cw)
@@ -378,28 +384,15 @@ def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None)
                     os.execve(argv[0], argv, env)
                 finally:
                     os._exit(127)
-            os.close(wfd)
             os.close(cr)
-            wfd = cr = -1
+            cr = -1
             try:
                 _write_all(cw, call)
             except BrokenPipeError:
                 pass  # the child died first: the report says how
-            os.close(cw)
-            cw = -1
-            chunks = []
-            try:
-                supervise(job, rfd, chunks)
-            except BaseException:
-                abort(job)
-                raise
-            report = json.loads(job.finish())
-            data = drain(rfd, chunks)
         finally:
-            for fd in (rfd, wfd, cr, cw):
+            for fd in (cr, cw):
                 if fd >= 0:
                     os.close(fd)
-    finally:
-        job.close()
-    tag, obj = decode(data)
-    return outcome(report, tag, obj, memory_limited)
+
+    return _run_job(settings, name, memory_limited, sample, launch)

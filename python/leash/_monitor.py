@@ -13,6 +13,7 @@ names, e.g. ``mem_anon_bytes``, ``psi_cpu_some_us``) are in the same dict.
 import functools
 import itertools
 import json
+import os
 
 from . import _errors
 
@@ -25,7 +26,7 @@ RESOURCE_UNITS = {
     "wall_time": ("s", "t_s", 1),
     "cpu_time": ("s", "cpu_total_s", 1),
     "cores": ("cores", "cores", 1),
-    "memory": ("MB", "mem_current_bytes", MB),
+    "memory": ("MB", "memory_bytes", MB),
     "swap_memory": ("MB", "swap_current_bytes", MB),
     "bytes_read": ("MB", "io_read_bytes", MB),
     "bytes_written": ("MB", "io_write_bytes", MB),
@@ -44,19 +45,23 @@ _ENFORCED = {
     "swap_memory": ("swap", lambda v: str(int(v * MB))),
     "max_concurrent_processes": ("pids", lambda v: str(int(v))),
 }
-# limits on measured figures (checked at each sample: issue 12's --limit)
+# limits on measured figures, checked by the library at each sample (the
+# config key "limit", `leash run --limit`): figure name, divisor to leash's
+# unit, and how leash spells the value (bytes and counts whole, cores decimal)
 _MEASURED = {
-    "disk": ("disk", MB),
-    "total_files": ("files", 1),
-    "bytes_written": ("io_write_bytes", MB),
-    "bytes_read": ("io_read_bytes", MB),
-    "cores_avg": ("cores_avg", 1),
-    "cores": ("cores", 1),
-    "total_processes": ("total_processes", 1),
+    "disk": ("disk", MB, int),
+    "total_files": ("files", 1, int),
+    "bytes_written": ("io_write_bytes", MB, int),
+    "bytes_read": ("io_read_bytes", MB, int),
+    "cores_avg": ("cores_avg", 1, float),
+    "total_processes": ("total_processes", 1, int),
 }
+# limits that need the disk walk: of the caller's working directory unless
+# the call names another (sample_disk=...)
+_DISK = ("disk", "total_files")
 # report reason -> resource_monitor name
 _REASON_NAMES = {"wall_time": "wall_time", "cpu_time": "cpu_time", "memory": "memory", "pids": "max_concurrent_processes"}
-for _rm, (_fig, _div) in _MEASURED.items():
+for _rm, (_fig, _div, _kind) in _MEASURED.items():
     _REASON_NAMES.setdefault(_fig, _rm)
 
 
@@ -71,9 +76,11 @@ def _limit_settings(limits):
             key, text = _ENFORCED[name]
             out.append((key, text(value)))
         elif name in _MEASURED:
-            fig, div = _MEASURED[name]
-            v = value * div
-            out.append(("limit", "{}={}".format(fig, int(v) if div != 1 else v)))
+            fig, div, kind = _MEASURED[name]
+            v = kind(value * div)
+            if v <= 0:
+                raise ValueError("leash.monitored: limit {}={!r}: too small to enforce".format(name, value))
+            out.append(("limit", "{}={}".format(fig, v)))
         else:
             raise ValueError(
                 "leash.monitored: unknown limit {!r}: expected one of {}".format(
@@ -134,15 +141,6 @@ def _from_report(report):
 _ids = itertools.count(1)
 
 
-def sampling_available():
-    """True when libleash was built with per-sample callbacks (issue 12);
-    without them a monitored call reports only its final figures (step -1),
-    from the job's report."""
-    from . import _call
-
-    return bool(getattr(_call.require_extension(), "sampling", 0))
-
-
 def _call_id(args, kwargs):
     try:
         return str(hash(json.dumps({"args": args, "kwargs": kwargs}, sort_keys=True)))
@@ -158,21 +156,28 @@ def monitored(limits=None, callback=None, interval=1, return_resources=True, **l
     ``limits``: resource_monitor's names and units (``wall_time`` and
     ``cpu_time`` in s, ``memory``, ``swap_memory``, ``disk``,
     ``bytes_read``, ``bytes_written`` in MB, ``max_concurrent_processes``,
-    ``total_processes``, ``total_files``, ``cores``, ``cores_avg``); the
-    first five are enforced by leash's own limits (cgroup or supervisor),
-    the others are checked at each sample. Passing one raises
-    ``leash.ResourceExhaustion`` with the resources measured.
-    ``callback(id, name, step, resources)`` is called in the caller at each
-    sample, every ``interval`` seconds, and last with ``step == -1`` and the
-    peaks. ``return_resources``: return ``(result, resources)`` instead of
-    the result. Extra keywords are ``leash.limit`` options (``context``,
-    ``cgroup_parent``, ``grace``...).
+    ``total_processes``, ``total_files``, ``cores_avg``). The first five are
+    enforced by leash's own limits (cgroup, rlimit or supervisor); the others
+    by the job's sampling, at each sample (so up to one ``interval`` late).
+    ``disk`` and ``total_files`` walk the caller's working directory, or the
+    directory given as ``sample_disk=``. Passing a limit ends the call and
+    raises ``leash.ResourceExhaustion`` with the resources measured.
+
+    ``callback(id, name, step, resources)`` is called in the caller's thread
+    at each sample, every ``interval`` seconds (``step`` 1, 2, ...), and
+    last with ``step == -1`` and the peaks of the call; an exception it
+    raises ends the call and propagates. ``return_resources``: return
+    ``(result, resources)`` instead of the result. Extra keywords are
+    ``leash.limit`` options (``context``, ``cgroup_parent``, ``grace``...).
     """
     from . import limit as _limit
+    from ._settings import duration_text
 
     if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval <= 0:
         raise ValueError("leash.monitored: interval={!r}: expected seconds > 0".format(interval))
-    extra = _limit_settings(limits)
+    extra = _limit_settings(limits) + [("sample", duration_text(interval, "interval"))]
+    if any(k in (limits or {}) for k in _DISK) and leash_options.get("sample_disk") is None:
+        extra.append(("sample-disk", os.getcwd()))
 
     def decorate(function):
         @functools.wraps(function)
@@ -180,19 +185,16 @@ def monitored(limits=None, callback=None, interval=1, return_resources=True, **l
             fun_id = _call_id(args, kwargs)
             name = getattr(function, "__name__", "function")
             peak = {}
-            state = {"step": 0}
 
-            def on_sample(sample, last):
+            def on_sample(sample, step, last):
                 res = to_resources(sample)
                 _merge_max(peak, res)
                 if not last and callback is not None:
-                    state["step"] += 1
-                    callback(fun_id, name, state["step"], res)
+                    callback(fun_id, name, step + 1, res)
 
             lim = _limit(function, **leash_options)
             lim.settings.extend(extra)
-            if sampling_available():
-                lim._sample = (float(interval), on_sample)
+            lim._sample = on_sample
             exhausted = None
             try:
                 value, report = lim.call_with_report(*args, **kwargs)

@@ -23,10 +23,6 @@
 
 #include <leash/leash.h>
 
-#ifdef LEASH_PY_SAMPLING
-#include <leash/leash-sample.h>
-#endif
-
 static PyObject *setup_error_type; /* leash._errors.SetupError */
 
 typedef struct {
@@ -34,12 +30,13 @@ typedef struct {
         struct leash_config *config;
         int ended;
         int finished;
-        pid_t owner; /* the process that created the job: a forked child never frees it */
-#ifdef LEASH_PY_SAMPLING
-        PyObject *sampler;
-        PyObject *sample_error; /* an exception raised by the sampler, re-raised by dispatch() */
-#endif
+        pid_t owner;                             /* the process that created the job: a forked child never frees it */
+        int sampler_set;                         /* the library calls sample_cb for this job */
+        PyObject *sampler;                       /* sampler(figures, step, last), or NULL */
+        PyObject *err_type, *err_value, *err_tb; /* raised by the sampler, re-raised by dispatch()/wait() */
 } JobObject;
+
+static int sampler_raise(JobObject *self);
 
 static PyObject *raise_setup(int r, const struct leash_error *err, const char *what) {
         int e = r < 0 ? -r : (err && err->error ? err->error : EIO);
@@ -200,10 +197,10 @@ static void job_release(JobObject *self) {
 
 static void Job_dealloc(JobObject *self) {
         job_release(self);
-#ifdef LEASH_PY_SAMPLING
         Py_CLEAR(self->sampler);
-        Py_CLEAR(self->sample_error);
-#endif
+        Py_CLEAR(self->err_type);
+        Py_CLEAR(self->err_value);
+        Py_CLEAR(self->err_tb);
         Py_TYPE(self)->tp_free((PyObject *) self);
 }
 
@@ -290,15 +287,10 @@ static PyObject *Job_dispatch(JobObject *self, PyObject *unused) {
         if (self->ended)
                 Py_RETURN_TRUE;
         r = leash_job_dispatch(self->job);
-#ifdef LEASH_PY_SAMPLING
-        if (self->sample_error) {
-                PyObject *e = self->sample_error;
-                self->sample_error = NULL;
-                PyErr_SetObject((PyObject *) Py_TYPE(e), e);
-                Py_DECREF(e);
+        if (r > 0)
+                self->ended = 1;
+        if (sampler_raise(self) < 0)
                 return NULL;
-        }
-#endif
         if (r < 0)
                 return raise_setup(r, NULL, "supervise the job");
         self->ended = r > 0;
@@ -313,6 +305,8 @@ static PyObject *Job_wait(JobObject *self, PyObject *unused) {
         Py_BEGIN_ALLOW_THREADS r = leash_job_wait(self->job);
         Py_END_ALLOW_THREADS if (r < 0) return raise_setup(r, NULL, "wait for the job");
         self->ended = 1;
+        if (sampler_raise(self) < 0)
+                return NULL;
         Py_RETURN_NONE;
 }
 
@@ -408,9 +402,97 @@ static PyObject *Job_get_ended(JobObject *self, void *closure) {
         return PyBool_FromLong(leash_job_ended(self->job) > 0);
 }
 
-#ifdef LEASH_PY_SAMPLING
-#include "sampling.inc"
-#endif
+/* ---- sampling ---------------------------------------------------------------
+ * The library calls sample_cb from inside leash_job_dispatch() (GIL held) or
+ * leash_job_wait() (GIL released): PyGILState_Ensure covers both. The sample
+ * is valid only during the call, so the figures are copied into a dict. An
+ * exception (the callback's own, or KeyboardInterrupt from a signal handler
+ * that ran inside it) cannot cross the library: it is kept, the callbacks
+ * stop, and the dispatch() or wait() that took the sample raises it. */
+
+static PyObject *sample_figure(const struct leash_sample *s, enum leash_fig f) {
+        const char *unit = leash_fig_unit(f);
+        uint64_t v = leash_sample_get(s, f);
+
+        if (v == LEASH_NULL)
+                Py_RETURN_NONE;
+        if (strcmp(unit, "bytes") == 0 || strcmp(unit, "count") == 0)
+                return PyLong_FromUnsignedLongLong(v);
+        return PyFloat_FromDouble(leash_sample_value(s, f));
+}
+
+static PyObject *sample_dict(const struct leash_sample *s) {
+        PyObject *d = PyDict_New();
+
+        if (!d)
+                return NULL;
+        for (int f = 0; f < _LEASH_FIG_MAX; f++) {
+                PyObject *v = sample_figure(s, (enum leash_fig) f);
+                int r = v ? PyDict_SetItemString(d, leash_fig_column((enum leash_fig) f), v) : -1;
+
+                Py_XDECREF(v);
+                if (r < 0) {
+                        Py_DECREF(d);
+                        return NULL;
+                }
+        }
+        return d;
+}
+
+static void sample_cb(struct leash_job *job, const struct leash_sample *s, void *userdata) {
+        JobObject *self = userdata;
+        PyGILState_STATE g = PyGILState_Ensure();
+        PyObject *fn = self->sampler, *d, *res = NULL;
+
+        if (fn && !self->err_type) {
+                Py_INCREF(fn);
+                d = sample_dict(s);
+                if (d)
+                        res = PyObject_CallFunction(fn, "(NKO)", d, (unsigned long long) leash_sample_step(s),
+                                                    leash_sample_last(s) ? Py_True : Py_False);
+                Py_DECREF(fn);
+                if (res)
+                        Py_DECREF(res);
+                else {
+                        PyErr_Fetch(&self->err_type, &self->err_value, &self->err_tb);
+                        Py_CLEAR(self->sampler);
+                }
+        }
+        PyGILState_Release(g);
+}
+
+static int sampler_raise(JobObject *self) {
+        if (!self->err_type)
+                return 0;
+        PyErr_Restore(self->err_type, self->err_value, self->err_tb);
+        self->err_type = self->err_value = self->err_tb = NULL;
+        return -1;
+}
+
+static PyObject *Job_set_sampler(JobObject *self, PyObject *fn) {
+        int r;
+
+        if (need_job(self) < 0)
+                return NULL;
+        if (fn != Py_None && !PyCallable_Check(fn)) {
+                PyErr_Format(PyExc_TypeError, "leash: set_sampler: %R is not callable", fn);
+                return NULL;
+        }
+        if (fn != Py_None && !self->sampler_set) {
+                r = leash_job_set_sample_fn(self->job, sample_cb, self);
+                if (r == -ENOENT) {
+                        PyErr_SetString(PyExc_ValueError,
+                                        "leash: set_sampler: the job takes no samples (set \"sample\" to an interval)");
+                        return NULL;
+                }
+                if (r < 0)
+                        return raise_setup(r, NULL, "set the sample callback");
+                self->sampler_set = 1;
+        }
+        Py_XINCREF(fn == Py_None ? NULL : fn);
+        Py_XSETREF(self->sampler, fn == Py_None ? NULL : fn);
+        Py_RETURN_NONE;
+}
 
 static PyMethodDef Job_methods[] = {
         {"fork", (PyCFunction) Job_fork, METH_NOARGS,
@@ -433,9 +515,13 @@ static PyMethodDef Job_methods[] = {
         {"report", (PyCFunction) Job_report, METH_VARARGS, "report(format='json') -> str"},
         {"close", (PyCFunction) Job_close, METH_NOARGS,
          "close()\n\nKill and finish the job if that was not done, and free it."},
-#ifdef LEASH_PY_SAMPLING
-        SAMPLING_METHODS
-#endif
+        {"set_sampler", (PyCFunction) Job_set_sampler, METH_O,
+         "set_sampler(fn)\n\nCall fn(figures, step, last) in this thread at each sample the job takes "
+         "(the settings must ask for sampling: \"sample\" or \"limit\"). figures maps each series "
+         "column (\"t_s\", \"memory_bytes\", ...) to its value, None when the host gave none; step "
+         "counts from 0; last is True for the sample taken when the main process ended. An exception "
+         "fn raises stops the callbacks and is raised by the dispatch() or wait() that took the "
+         "sample. Set before the job starts; None stops the callbacks."},
         {NULL, NULL, 0, NULL},
 };
 
@@ -495,10 +581,6 @@ PyMODINIT_FUNC PyInit__leash(void) {
                 Py_DECREF(m);
                 return NULL;
         }
-#ifdef LEASH_PY_SAMPLING
         PyModule_AddIntConstant(m, "sampling", 1);
-#else
-        PyModule_AddIntConstant(m, "sampling", 0);
-#endif
         return m;
 }

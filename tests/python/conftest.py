@@ -4,7 +4,10 @@
 it left nothing behind: no job cgroup, no child process (zombies included),
 no new file descriptor."""
 
+import contextlib
 import os
+import signal
+import threading
 import time
 
 import pytest
@@ -152,3 +155,23 @@ def skip_rlimit_as_under_asan():
 
     if rlimit_as_under_asan():
         pytest.skip("no memory controller and an ASan build: RLIMIT_AS leaves ASan no room for its shadow")
+
+
+@contextlib.contextmanager
+def interrupted(after=0.5, to_thread=False, within=20):
+    """Sends SIGINT to this process after ``after`` seconds (with
+    ``to_thread``, to the timer's own thread, as the kernel may hand a
+    process-directed signal to any thread) and expects the block to end in
+    KeyboardInterrupt within ``within`` seconds."""
+    if to_thread:
+        timer = threading.Timer(after, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT))
+    else:
+        timer = threading.Timer(after, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            yield
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < within

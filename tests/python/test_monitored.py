@@ -2,12 +2,13 @@
 """leash.monitored: ndcctools resource_monitor's Python API (names, units,
 callback steps, ResourceExhaustion) on leash jobs."""
 
+import os
 import time
 
 import pytest
 
 import leash
-from leash import _monitor
+from conftest import interrupted
 
 
 def work(n):
@@ -40,14 +41,103 @@ def test_return_resources_false_and_the_last_callback():
     assert seen[-1][2] == -1 and "wall_time" in seen[-1][3]
 
 
-def test_callback_at_every_step():
-    if not _monitor.sampling_available():
-        pytest.skip("libleash has no per-sample callback yet (issue 12): only step -1 is reported")
+def grow(steps, mib=8, pause=0.12):
+    """Holds steps * mib MiB more, step by step, pausing between steps."""
+    blocks = []
+    for _ in range(steps):
+        b = bytearray(mib << 20)
+        b[::4096] = b"g" * len(b[::4096])
+        blocks.append(b)
+        time.sleep(pause)
+    return sum(len(b) for b in blocks) >> 20
+
+
+def test_callback_at_every_step_sees_memory_grow():
     seen = []
-    leash.monitored(callback=lambda i, n, step, r: seen.append((step, r)), interval=0.1)(work)(5)
+    result, res = leash.monitored(callback=lambda i, n, step, r: seen.append((step, r)), interval=0.05)(grow)(8)
+    assert result == 64
     steps = [s for s, _ in seen]
-    assert steps[-1] == -1 and steps[:3] == [1, 2, 3], steps
-    assert all("memory" in r or "cpu_time" in r for _, r in seen)
+    # one callback per sample, numbered from 1, then the peaks as step -1
+    assert steps[-1] == -1 and steps[:-1] == list(range(1, len(steps))), steps
+    assert len(steps) >= 10, steps
+    mem = [r["memory"] for s, r in seen[:-1]]
+    wall = [r["wall_time"] for s, r in seen[:-1]]
+    assert wall == sorted(wall) and wall[0] < 0.2, wall
+    # 64 MiB touched in 8 steps: the samples see it arrive, not only the end
+    # (up to the peak: a sample taken while the child exits sees it free all)
+    top = mem.index(max(mem))
+    assert mem[top] - mem[0] >= 40, mem
+    assert len({round(m) for m in mem[: top + 1]}) >= 4, mem
+    assert seen[-1][1]["memory"] >= max(mem)
+    assert res["memory"] == seen[-1][1]["memory"]
+    # the report counts the same samples the callback saw (and the last)
+    assert res["report"]["sampling"]["samples"] == len(steps)
+
+
+def test_callbacks_in_the_spawn_context():
+    seen = []
+    result, res = leash.monitored(callback=lambda *a: seen.append(a[2]), interval=0.05, context="spawn")(grow)(4)
+    assert result == 32
+    assert seen[-1] == -1 and seen[:3] == [1, 2, 3], seen
+    assert res["report"]["sampling"]["samples"] == len(seen)
+
+
+def forks(n, pause=0.15):
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(pause)
+            os._exit(0)
+        os.waitpid(pid, 0)
+    time.sleep(30)  # not reached when the limit works
+
+
+def test_a_limit_on_a_sampled_figure_raises_resource_exhaustion():
+    seen = []
+    t = time.monotonic()
+    with pytest.raises(leash.ResourceExhaustion) as e:
+        leash.monitored(
+            limits={"total_processes": 3}, interval=0.05, callback=lambda *a: seen.append(a[2]), grace=0.5
+        )(forks)(6)
+    assert time.monotonic() - t < 20
+    res = e.value.resources
+    assert res["limits_exceeded"] == {"total_processes": 3}
+    assert res["total_processes"] > 3
+    assert res["report"]["reason"] == "total_processes"
+    assert res["report"]["sampling"]["limit_reached"]["figure"] == "total_processes"
+    assert isinstance(e.value.__cause__, leash.LimitExceeded)
+    assert e.value.__cause__.limit == "total_processes"
+    assert seen[-1] == -1 and len(seen) > 2
+
+
+def test_leash_limit_with_a_sampled_limit_raises_limit_exceeded():
+    with pytest.raises(leash.LimitExceeded) as e:
+        leash.limit(forks, sample="50ms", limit="total_processes=2", grace=0.5)(6)
+    assert type(e.value) is leash.LimitExceeded
+    assert e.value.limit == "total_processes" and e.value.value == 2
+    assert e.value.report["reason"] == "total_processes"
+
+
+class Stop(Exception):
+    pass
+
+
+def test_an_exception_in_the_callback_ends_the_call():
+    def cb(i, n, step, r):
+        if step == 3:
+            raise Stop(step)
+
+    t = time.monotonic()
+    with pytest.raises(Stop):
+        leash.monitored(callback=cb, interval=0.05)(sleep)(30)
+    assert time.monotonic() - t < 10
+
+
+@pytest.mark.parametrize("to_thread", [False, True], ids=["main-thread", "other-thread"])
+def test_keyboard_interrupt_during_a_monitored_call(to_thread):
+    """Callbacks every 10 ms: the SIGINT often arrives while one runs."""
+    with interrupted(to_thread=to_thread, within=10):
+        leash.monitored(callback=lambda *a: None, interval=0.01)(sleep)(30)
 
 
 def test_a_limit_raises_resource_exhaustion():
