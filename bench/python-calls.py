@@ -15,9 +15,11 @@ interleaved (each round runs CALLS calls of every contender, order rotated);
 the figures are the median per-call time over rounds and the median of the
 per-round ratios to the floor.
 
-Then the sampling cost: a function burning a fixed amount of CPU, run with
-and without leash.monitored(interval=0.1) callbacks, its own CPU time
-compared (the goal: under 1 %).
+Then the sampling cost: a function burning a fixed amount of CPU (~0.3 s),
+run with and without leash.monitored(interval=0.1) callbacks in BENCH_PY_PAIRS
+interleaved pairs (default 30); the median of the paired ratios of its own
+wall time, measured inside the child (the goal: at most 1.01), and of its
+CPU time.
 
 Usage: python-calls.py [ROUNDS] [CALLS]. Prints "key: value" lines.
 """
@@ -94,33 +96,52 @@ def measure(contenders, rounds, calls):
 
 
 def timed_work(units):
-    """A fixed amount of work; returns its own wall time, measured inside
-    the child (what the caller's sampling could slow down)."""
-    t = time.perf_counter()
+    """A fixed amount of CPU-bound work; returns its own wall and CPU time,
+    measured inside the child (what the caller's sampling could slow down)."""
+    t, c = time.perf_counter(), time.thread_time()
     x = 0
     for i in range(units):
         x = (x * 31 + i) % 1000003
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.thread_time() - c
 
 
-def sampling_cost(rounds, units=3_000_000):
-    if not leash._monitor.sampling_available():
-        return "skipped: libleash has no per-sample callback in this build"
+def _q(values, q):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(q * len(v)))]
+
+
+def sampling_cost(pairs, interval=0.1, units=3_000_000):
+    """The same work with and without leash.monitored callbacks every
+    interval, in interleaved pairs (order alternating); the paired ratio of
+    the function's own times, sampled / plain."""
     plain = leash.limit(timed_work)
-    steps = []
-    sampled = leash.monitored(interval=0.1, callback=lambda *a: steps.append(a[2]), return_resources=False)(
-        timed_work
-    )
-    base, samp = [], []
-    for r in range(rounds):
+    steps, cost = [], []
+
+    def on_step(i, name, step, res):
+        if step == -1:
+            s = res["report"]["sampling"]
+            cost.append(s["cost_cpu_s"] / max(1, s["samples"]))
+        else:
+            steps.append(step)
+
+    sampled = leash.monitored(interval=interval, callback=on_step, return_resources=False)(timed_work)
+    plain(units // 10)  # warm
+    wall, cpu, base = [], [], []
+    for r in range(pairs):
+        got = {}
         for name in ("plain", "sampled") if r % 2 == 0 else ("sampled", "plain"):
-            if name == "plain":
-                base.append(plain(units))
-            else:
-                samp.append(sampled(units))
-    b, s = statistics.median(base), statistics.median(samp)
-    return "the function's own run time {:.3f} s plain, {:.3f} s with callbacks every 100 ms ({} callbacks): {:+.2f} %".format(
-        b, s, len(steps), (s - b) / b * 100
+            got[name] = plain(units) if name == "plain" else sampled(units)
+        base.append(got["plain"][0])
+        wall.append(got["sampled"][0] / got["plain"][0])
+        cpu.append(got["sampled"][1] / got["plain"][1])
+    print("sampling_ratio: {:.4f}".format(statistics.median(wall)))
+    return (
+        "{} pairs of {:.3f} s of work (median, plain): the function's own wall time with callbacks every "
+        "{:g} s / without, paired ratio median {:.4f} (p10 {:.4f}, p90 {:.4f}); its CPU time {:.4f} "
+        "(p10 {:.4f}, p90 {:.4f}); {:.1f} callbacks per call; the caller's sampling CPU {:.1f} us per sample"
+    ).format(
+        pairs, statistics.median(base), interval, statistics.median(wall), _q(wall, 0.1), _q(wall, 0.9),
+        statistics.median(cpu), _q(cpu, 0.1), _q(cpu, 0.9), len(steps) / pairs, statistics.median(cost) * 1e6,
     )
 
 
@@ -144,7 +165,10 @@ def main():
         res = measure(contenders, rounds, calls)
         for name, (ms, ratio) in res.items():
             print("{} {}: {:.2f} ms/call, {:.2f}x floor".format(size, name, ms, ratio))
-    print("sampling: {}".format(sampling_cost(max(3, rounds // 2))))
+    # measured from the fresh caller: without a memory controller each sample
+    # walks the child's smaps_rollup, whose cost grows with its mappings
+    ballast = None
+    print("sampling: {}".format(sampling_cost(int(os.environ.get("BENCH_PY_PAIRS", "30")))))
 
 
 if __name__ == "__main__":
