@@ -162,7 +162,13 @@ def interrupted(after=0.5, to_thread=False, within=20):
     """Sends SIGINT to this process after ``after`` seconds (with
     ``to_thread``, to the timer's own thread, as the kernel may hand a
     process-directed signal to any thread) and expects the block to end in
-    KeyboardInterrupt within ``within`` seconds."""
+    KeyboardInterrupt within ``within`` seconds.
+
+    Python installs its KeyboardInterrupt handler only when SIGINT is at
+    SIG_DFL at start-up; a test suite started in the background by a
+    non-interactive shell (`cmd &`) inherits SIGINT ignored. These tests are
+    about an interpreter whose Ctrl-C raises: the block gets that handler."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
     if to_thread:
         timer = threading.Timer(after, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT))
     else:
@@ -174,4 +180,5 @@ def interrupted(after=0.5, to_thread=False, within=20):
             yield
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, old)
     assert time.monotonic() - t0 < within

@@ -305,29 +305,17 @@ def test_four_threads_at_once():
     assert results == {i: 2 * i for i in range(4)}
 
 
-@pytest.fixture
-def sigint_raises():
-    """Python installs its KeyboardInterrupt handler only when SIGINT is at
-    SIG_DFL at start-up; a test suite started in the background by a
-    non-interactive shell (`cmd &`) inherits SIGINT ignored. These tests are
-    about an interpreter whose Ctrl-C raises: give it that handler."""
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, old)
-
-
-@pytest.mark.usefixtures("sigint_raises")
 def test_keyboard_interrupt_ends_the_child():
     with interrupted():
         leash.limit(sleep)(60)
 
 
-@pytest.mark.usefixtures("sigint_raises")
 def test_keyboard_interrupt_delivered_to_another_thread():
     """The kernel may hand a process-directed SIGINT to any thread; Python
     runs the handler in the main thread only: the call must still end."""
     with interrupted(to_thread=True):
         leash.limit(sleep)(60)
+
 
 def test_many_calls_leave_nothing_behind():
     """10,000 calls in a row (LEASH_PY_CALLS to change it); the fixture then
