@@ -19,9 +19,6 @@ int cmd_suggest(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_top(int argc, char **argv);
-/* --series PATH|fd:N, opened before the job starts (src/cli/series.c);
- * *ret_created: leash made the file (removed again if the run fails) */
-int cli_series_open(const char *path, int *ret_fd, bool *ret_own, bool *ret_created);
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_help(FILE *f);
 /* leash check: seccomp, filter sets, capabilities, identity switch */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The report destination. When leash is root and the job is not trusted,
+ * The report destination, and the series' (--series): one opener for both,
+ * so both get the same rules. When leash is root and the job is not trusted,
  * every directory the job can write is the job's: it can plant a symlink
  * where the report will go, or create the temporary name leash would use.
  * So everything is decided before the job starts and done afterwards through
@@ -22,6 +23,11 @@
  *   descriptor: a symlink planted at the final name meanwhile is replaced,
  *   never followed. Without O_TMPFILE, the
  *   unpredictable name is created with O_EXCL before the job starts.
+ * - The series is written row by row while the job runs, so that it can be
+ *   followed (tail -f): it is opened under its final name before the job
+ *   starts, with O_CREAT | O_EXCL | O_NOFOLLOW, or, when a file is there, a
+ *   regular file with a single link opened O_NOFOLLOW, checked to be the file
+ *   looked at, and truncated (a hard link planted to another file is refused).
  * - A FIFO, terminal or socket is opened before the job starts (O_NONBLOCK,
  *   so a FIFO without a reader is an error rather than a hang); "fd:N" and
  *   every spelling of a descriptor leash holds mean that descriptor.
@@ -238,13 +244,13 @@ static int prepare_fd(const char *path, int fd, struct report_dest *d) {
         int fl = fcntl(fd, F_GETFL);
 
         if (fl < 0)
-                return usage_error("--report: '%s': descriptor %d is not open", path, fd);
+                return usage_error("%s: '%s': descriptor %d is not open", d->option, path, fd);
         if ((fl & O_ACCMODE) == O_RDONLY)
-                return usage_error("--report: '%s': descriptor %d is open read-only", path, fd);
+                return usage_error("%s: '%s': descriptor %d is open read-only", d->option, path, fd);
         if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
                 struct pollfd p = {.fd = fd, .events = POLLOUT};
                 if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
-                        return usage_error("--report: '%s': descriptor %d is a pipe with no reader", path, fd);
+                        return usage_error("%s: '%s': descriptor %d is a pipe with no reader", d->option, path, fd);
         }
         d->fd = fd;
         return 0;
@@ -257,9 +263,9 @@ static int prepare_special(struct report_dest *d) {
 
         if (fd < 0) {
                 if (errno == ENXIO)
-                        return usage_error("--report: '%s': no one reads it (a FIFO without a reader, or a socket)",
-                                           d->path);
-                return usage_error("--report: cannot open '%s': %m", d->path);
+                        return usage_error("%s: '%s': no one reads it (a FIFO without a reader, or a socket)",
+                                           d->option, d->path);
+                return usage_error("%s: cannot open '%s': %m", d->option, d->path);
         }
         d->fd = fd;
         d->own_fd = true;
@@ -284,7 +290,7 @@ static int prepare_file(struct report_dest *d, const struct stat *old) {
                 for (int i = 0; i < 16; i++) {
                         int r = random_name(name, sizeof name);
                         if (r < 0)
-                                return usage_error("--report: cannot make a temporary name: %s", strerror(-r));
+                                return usage_error("%s: cannot make a temporary name: %s", d->option, strerror(-r));
                         fd = openat(d->dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
                         if (fd >= 0 || errno != EEXIST)
                                 break;
@@ -299,7 +305,7 @@ static int prepare_file(struct report_dest *d, const struct stat *old) {
                 }
         }
         if (fd < 0)
-                return usage_error("--report: cannot create '%s': %m", d->path);
+                return usage_error("%s: cannot create '%s': %m", d->option, d->path);
         d->fd = fd;
         d->own_fd = true;
         /* a replaced file keeps its permissions (root's file, as root) */
@@ -308,7 +314,38 @@ static int prepare_file(struct report_dest *d, const struct stat *old) {
         return 0;
 }
 
-int report_prepare(const char *path, struct report_dest *d) {
+/* --series: the final name itself, made now or truncated now */
+static int prepare_live(struct report_dest *d, const struct stat *old) {
+        struct stat st;
+        int fd;
+
+        if (!old) {
+                fd = openat(d->dirfd, d->name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+                if (fd < 0)
+                        return usage_error("%s: cannot create '%s': %m", d->option, d->path);
+                d->created = true;
+        } else {
+                if (old->st_nlink > 1)
+                        return usage_error("%s: '%s' has %ju hard links: refusing to truncate it", d->option, d->path,
+                                           (uintmax_t) old->st_nlink);
+                fd = openat(d->dirfd, d->name, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0)
+                        return usage_error("%s: cannot open '%s': %m", d->option, d->path);
+                if (fstat(fd, &st) < 0 || st.st_dev != old->st_dev || st.st_ino != old->st_ino || st.st_nlink > 1) {
+                        close(fd);
+                        return usage_error("%s: '%s' changed while it was checked", d->option, d->path);
+                }
+                if (ftruncate(fd, 0) < 0) {
+                        close(fd);
+                        return usage_error("%s: cannot truncate '%s': %m", d->option, d->path);
+                }
+        }
+        d->fd = fd;
+        d->own_fd = true;
+        return 0;
+}
+
+int report_prepare(const char *option, const char *path, bool live, struct report_dest *d) {
         bool as_root = geteuid() == 0;
         char why[512] = "";
         struct stat st;
@@ -316,10 +353,12 @@ int report_prepare(const char *path, struct report_dest *d) {
 
         memset(d, 0, sizeof *d);
         d->fd = d->dirfd = -1;
+        d->option = option;
         d->path = path;
+        d->live = live;
         r = report_fd_of(path, &fd);
         if (r < 0)
-                return usage_error("--report: '%s': expected a path or fd:N", path);
+                return usage_error("%s: '%s': expected a path or fd:N", option, path);
         if (r > 0)
                 return prepare_fd(path, fd, d);
 
@@ -328,31 +367,31 @@ int report_prepare(const char *path, struct report_dest *d) {
                 if (!why[0])
                         snprintf(why, sizeof why, "%s", strerror(-r));
                 if (r == -ENOENT)
-                        return usage_error("--report: '%s': no such directory (%s)", path, why);
-                return usage_error("--report: '%s': %s", path, why);
+                        return usage_error("%s: '%s': no such directory (%s)", option, path, why);
+                return usage_error("%s: '%s': %s", option, path, why);
         }
         if (as_root && fstat(d->dirfd, &st) == 0 && st.st_uid != 0)
-                return usage_error("--report: '%s': its directory is owned by uid %u: as root, leash writes a "
-                                   "report only into a directory root owns",
-                                   path, (unsigned) st.st_uid);
+                return usage_error("%s: '%s': its directory is owned by uid %u: as root, leash writes "
+                                   "only into a directory root owns",
+                                   option, path, (unsigned) st.st_uid);
         if (fstatat(d->dirfd, d->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                 if (errno != ENOENT)
-                        return usage_error("--report: cannot look at '%s': %m", path);
-                return prepare_file(d, NULL);
+                        return usage_error("%s: cannot look at '%s': %m", option, path);
+                return live ? prepare_live(d, NULL) : prepare_file(d, NULL);
         }
         if (S_ISDIR(st.st_mode))
-                return usage_error("--report: '%s' is a directory: expected a file", path);
+                return usage_error("%s: '%s' is a directory: expected a file", option, path);
         if (S_ISLNK(st.st_mode)) /* it was not a symlink a moment ago */
-                return usage_error("--report: '%s' changed while it was checked", path);
+                return usage_error("%s: '%s' changed while it was checked", option, path);
         if (!S_ISREG(st.st_mode))
                 return prepare_special(d);
         if (as_root && st.st_uid != 0)
-                return usage_error("--report: '%s' is owned by uid %u: as root, leash does not replace another "
+                return usage_error("%s: '%s' is owned by uid %u: as root, leash does not replace another "
                                    "user's file",
-                                   path, (unsigned) st.st_uid);
+                                   option, path, (unsigned) st.st_uid);
         if (faccessat(d->dirfd, d->name, W_OK, AT_EACCESS) < 0)
-                return usage_error("--report: cannot write '%s': %m", path);
-        return prepare_file(d, &st);
+                return usage_error("%s: cannot write '%s': %m", option, path);
+        return live ? prepare_live(d, &st) : prepare_file(d, &st);
 }
 
 static int write_all(int fd, const char *s) {
@@ -442,6 +481,12 @@ int report_commit(struct report_dest *d, const char *text) {
                 return r;
         }
         return 0;
+}
+
+void report_discard(struct report_dest *d) {
+        if (d->live && d->created && d->fd >= 0 && is_ours(d->dirfd, d->name, d->fd))
+                (void) unlinkat(d->dirfd, d->name, 0);
+        d->created = false;
 }
 
 void report_close(struct report_dest *d) {

@@ -224,8 +224,7 @@ int cmd_run(int argc, char **argv) {
         struct leash_profiles *profiles = NULL;
         size_t n_args = 0;
         int r, first, code;
-        _cleanup_close_ int series_fd = -1;
-        bool series_own = false, series_created = false;
+        struct report_dest series = {.fd = -1, .dirfd = -1};
 
         if (!args)
                 return usage_error("out of memory");
@@ -253,24 +252,23 @@ int cmd_run(int argc, char **argv) {
         }
         log_set_level(s.quiet ? LOG_LEVEL_QUIET : s.verbose ? LOG_LEVEL_VERBOSE : LOG_LEVEL_NORMAL);
         if (s.series_path) {
-                r = s.config.sampling.interval_ns
-                            ? cli_series_open(s.series_path, &series_fd, &series_own, &series_created)
-                            : usage_error("--series: needs --sample INTERVAL");
+                /* the report's opener and rules, but written row by row under its final name */
+                r = s.config.sampling.interval_ns ? report_prepare("--series", s.series_path, true, &series)
+                                                  : usage_error("--series: needs --sample INTERVAL");
                 if (r != 0) {
+                        report_close(&series);
                         leash_settings_done(&s);
                         leash_profiles_free(profiles);
                         return r;
                 }
-                s.config.sampling.series_fd = series_fd;
-                if (!series_own)
-                        series_fd = -1; /* the caller's descriptor: written, never closed */
+                s.config.sampling.series_fd = series.fd;
         }
 
         if (s.report_path) {
-                r = report_prepare(s.report_path, &dest);
+                r = report_prepare("--report", s.report_path, false, &dest);
                 if (r != 0) {
-                        if (series_created)
-                                (void) unlink(s.series_path);
+                        report_discard(&series);
+                        report_close(&series);
                         report_close(&dest);
                         leash_settings_done(&s);
                         leash_profiles_free(profiles);
@@ -289,8 +287,8 @@ int cmd_run(int argc, char **argv) {
                 leash_job_free(job);
                 unguard_signals(sig_fd, &old_mask);
                 report_close(&dest);
-                if (series_created) /* nothing left behind by a run that did not start */
-                        (void) unlink(s.series_path);
+                report_discard(&series); /* nothing left behind by a run that did not start */
+                report_close(&series);
                 leash_settings_done(&s);
                 leash_profiles_free(profiles);
                 return EXIT_LEASH_FAILED;
@@ -317,6 +315,7 @@ int cmd_run(int argc, char **argv) {
         } else if (!s.quiet && leash_job_summary(job, &summary) >= 0 && summary)
                 log_notice("%s", summary);
         leash_job_free(job);
+        report_close(&series);
         leash_settings_done(&s);
         leash_profiles_free(profiles);
 

@@ -133,9 +133,24 @@ check "--series without --sample: 125, no file" bash -c "[ $RC = 125 ] && [ ! -e
 run_leash --sample 100ms --series "$TMP/s2.csv" --sample-disk "$TMP/no/such/dir" -- true
 check "--sample-disk missing: 125, names it, no series file left" \
         bash -c "[ $RC = 125 ] && [[ '$ERR' == *'no/such/dir'* ]] && [ ! -e '$TMP/s2.csv' ]"
-ln -s "$TMP/target" "$TMP/link.csv"
-run_leash --sample 100ms --series "$TMP/link.csv" -- true
-check "--series on a symlink: refused (125), the target untouched" bash -c "[ $RC = 125 ] && [ ! -e '$TMP/target' ]"
+# --series is opened by the report's opener (src/cli/report-dest.c), with its rules
+if [ "$(id -u)" = 0 ] && nob=$(id -u nobody 2>/dev/null); then
+        ln -s "$TMP/target" "$TMP/link.csv"
+        chown -h nobody "$TMP/link.csv"
+        run_leash --sample 100ms --series "$TMP/link.csv" -- true
+        check "--series on another user's symlink, as root: refused (125) naming its owner, the target untouched" \
+                bash -c "[ $RC = 125 ] && [[ '$ERR' == *'owned by uid $nob'* ]] && [ ! -e '$TMP/target' ]"
+        ln -s "$TMP/target2" "$TMP/rootlink.csv"
+        run_leash --sample 100ms --series "$TMP/rootlink.csv" -- true
+        check "control: a symlink root owns is followed (as for --report)" bash -c "[ $RC = 0 ] && [ -s '$TMP/target2' ]"
+        mkdir "$TMP/nobodys" && chown nobody "$TMP/nobodys"
+        run_leash --sample 100ms --series "$TMP/nobodys/s.csv" -- true
+        check "--series into a directory another user owns, as root: refused (125), nothing made" \
+                bash -c "[ $RC = 125 ] && [[ '$ERR' == *'--series'*'owned by uid $nob'* ]] && [ ! -e '$TMP/nobodys/s.csv' ]"
+else
+        SKIP_WHY="not root (or no user nobody): a user's own symlinks are followed like any path the user gives"
+        skip "--series on a symlink the job could plant"
+fi
 echo precious >"$TMP/precious"
 ln "$TMP/precious" "$TMP/hard.csv"
 run_leash --sample 100ms --series "$TMP/hard.csv" -- true
