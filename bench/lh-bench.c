@@ -70,6 +70,7 @@
 
 #include "../src/lib/account.h"
 #include "../src/lib/leash.h"
+#include "../src/lib/sample.h"
 
 extern char **environ;
 
@@ -449,6 +450,7 @@ static double psutil_walk(const char *python, const char *script, pid_t root, un
 static int mode_sample(int argc, char **argv) {
         unsigned reps, rounds;
         const char *python, *script, *parent = getenv("LH_BENCH_CGROUP");
+        int proc_fd;
 
         if (argc < 6)
                 return fprintf(stderr, "usage: lh-bench sample REPS ROUNDS PYTHON SCRIPT N...\n"), 2;
@@ -460,11 +462,15 @@ static int mode_sample(int argc, char **argv) {
                 parent = "/sys/fs/cgroup/unified/leash-bench";
         if (mkdir(parent, 0755) < 0 && errno != EEXIST)
                 die(parent);
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                die("/proc");
 
         for (int a = 5; a < argc; a++) {
                 long n = strtol(argv[a], NULL, 10);
                 char cg[512], procs[600];
-                double lc[64], pc[64];
+                double lc[64], pc[64], sc[64], fc[64];
+                bool fallback = false;
                 int cgfd, gate[2];
                 pid_t root;
 
@@ -518,6 +524,28 @@ static int mode_sample(int argc, char **argv) {
                                 account_read(cgfd, &u);
                         }
                         lc[r] = (now_s(CLOCK_PROCESS_CPUTIME_ID) - c0) / reps;
+                        /* the sampler's read (issue 12): every cgroup figure, no /proc */
+                        c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+                        for (unsigned i = 0; i < reps; i++) {
+                                struct leash_sample s;
+                                sample_init(&s);
+                                (void) sample_read(cgfd, -1, -1, &s, NULL, NULL);
+                        }
+                        sc[r] = (now_s(CLOCK_PROCESS_CPUTIME_ID) - c0) / reps;
+                        /* and with /proc: the per-process fallback (smaps_rollup, io) where
+                         * the cgroup gives no memory or io figure; fewer reps, it grows with N */
+                        {
+                                unsigned freps = reps / 10 ? reps / 10 : 1;
+                                c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+                                for (unsigned i = 0; i < freps; i++) {
+                                        struct leash_sample s;
+                                        sample_init(&s);
+                                        (void) sample_read(cgfd, proc_fd, -1, &s, NULL, NULL);
+                                        fallback = s.basis[LEASH_FIG_MEMORY] &&
+                                                   strcmp(s.basis[LEASH_FIG_MEMORY], "sampled_pss") == 0;
+                                }
+                                fc[r] = (now_s(CLOCK_PROCESS_CPUTIME_ID) - c0) / freps;
+                        }
                         if (u.cpu_usage_us == LEASH_NULL) {
                                 fprintf(stderr, "lh-bench: account_read gave no cpu.stat\n");
                                 exit(3);
@@ -528,9 +556,11 @@ static int mode_sample(int argc, char **argv) {
                                 exit(3);
                         }
                 }
-                printf("N=%ld leash_us=%.2f psutil_us=%.1f ratio_psutil_over_leash=%.0f\n", n,
-                       median_of(lc, rounds) * 1e6, median_of(pc, rounds) * 1e6,
-                       median_of(pc, rounds) / median_of(lc, rounds));
+                printf("N=%ld leash_us=%.2f psutil_us=%.1f ratio_psutil_over_leash=%.0f sample_us=%.2f "
+                       "sample_proc_us=%.1f fallback=%s\n",
+                       n, median_of(lc, rounds) * 1e6, median_of(pc, rounds) * 1e6,
+                       median_of(pc, rounds) / median_of(lc, rounds), median_of(sc, rounds) * 1e6,
+                       median_of(fc, rounds) * 1e6, fallback ? "yes" : "no");
                 fflush(stdout);
                 close(gate[1]); /* the tree exits */
                 waitpid(root, NULL, 0);
