@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -171,6 +172,10 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
                         spec->child_sigchld_ignore = sigaction(SIGCHLD, &dfl, NULL) == 0;
         }
         spec->spawn_fallback = spawn && strcmp(spawn, "fork") == 0;
+        /* A subreaper: every orphan of the job is reparented to leash, not to
+         * init, so a process that left the job cgroup is still found below
+         * leash (src/lib/escape.c). leash has no other children. */
+        spec->reaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
         r = leash_job_new_spec(spec, &job, err);
         if (r < 0)
                 return r;

@@ -330,8 +330,8 @@ int cgroupfs_apply_limits(int fd, const struct leash_spec *c, const enum leash_e
         return 0;
 }
 
-/* sig to each pid of cgroup.procs but skip. */
-static int for_each_pid(int job_fd, int sig, pid_t skip) {
+/* sig to each pid of cgroup.procs but those in skip. */
+static int for_each_pid(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
         char stackbuf[4096], *text = stackbuf;
         _cleanup_free_ char *big = NULL;
         size_t len;
@@ -351,7 +351,10 @@ static int for_each_pid(int job_fd, int sig, pid_t skip) {
                 long pid = strtol(p, &end, 10);
                 if (end == p)
                         break;
-                if (pid > 0 && pid != skip && kill((pid_t) pid, sig) == 0)
+                bool skipped = false;
+                for (size_t i = 0; i < n_skip; i++)
+                        skipped |= skip[i] == (pid_t) pid;
+                if (pid > 0 && !skipped && kill((pid_t) pid, sig) == 0)
                         n++;
                 p = end;
                 while (*p == '\n')
@@ -383,10 +386,14 @@ int cgroupfs_signal_all(int job_fd, int sig, pid_t skip) {
 
         if (frozen)
                 wait_frozen(job_fd);
-        n = for_each_pid(job_fd, sig, skip);
+        n = for_each_pid(job_fd, sig, &skip, 1);
         if (frozen)
                 (void) write_string_at(job_fd, "cgroup.freeze", "0");
         return n;
+}
+
+int cgroupfs_signal_each(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
+        return for_each_pid(job_fd, sig, skip, n_skip);
 }
 
 int cgroupfs_kill(int job_fd) {
@@ -396,7 +403,7 @@ int cgroupfs_kill(int job_fd) {
         /* No cgroup.kill (before 5.14): freeze so nothing forks, kill each, thaw. */
         (void) write_string_at(job_fd, "cgroup.freeze", "1");
         for (int round = 0; round < 100; round++)
-                if (for_each_pid(job_fd, SIGKILL, 0) <= 0)
+                if (for_each_pid(job_fd, SIGKILL, NULL, 0) <= 0)
                         break;
         (void) write_string_at(job_fd, "cgroup.freeze", "0");
         return 0;

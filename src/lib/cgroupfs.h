@@ -52,6 +52,9 @@ int cgroupfs_apply_limits(int job_fd, const struct leash_spec *c, const enum lea
  * meanwhile so that no pid read from cgroup.procs is recycled before it is
  * signalled; returns how many got it. */
 int cgroupfs_signal_all(int job_fd, int sig, pid_t skip);
+/* sig to every process of the job but those in skip, without freezing it:
+ * for when leash itself is in the job cgroup (escape.c). */
+int cgroupfs_signal_each(int job_fd, int sig, const pid_t *skip, size_t n_skip);
 /* The CPUs the job can run on at once: its effective cpuset (else the online
  * CPUs), capped by its cpu.max. At least 1. */
 double cgroupfs_job_cores(int job_fd);

@@ -40,6 +40,7 @@
 #include "account.h"
 #include "cgroupfs.h"
 #include "config.h"
+#include "escape.h"
 #include "host.h"
 #include "jobstate.h"
 #include "sample.h"
@@ -70,6 +71,9 @@ static struct leash_job *job_alloc(const struct leash_spec *spec) {
         j->spec = *spec;
         j->parent_fd = j->job_fd = j->pidfd = j->timer_fd = j->events_fd = j->epoll_fd = -1;
         j->wd.pidfd = j->wd.owner_fd = -1;
+        j->home_fd = -1;
+        for (unsigned i = 0; i < LEASH_ESCAPED_MAX; i++)
+                j->esc_fd[i] = -1;
         j->iso = (struct isolate_plan) ISOLATE_PLAN_INIT;
         j->r.status_code = -1;
         j->r.reason = LEASH_REASON_OK;
@@ -94,6 +98,7 @@ static void job_destroy(struct leash_job *j) {
                 return;
         watchdog_stop(&j->wd);
         job_close(j);
+        escape_close(j);
         sampler_free(j->sampler);
         sandbox_plan_done(&j->plan);
         isolate_plan_done(&j->iso);
@@ -201,8 +206,10 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
         {
                 char mount[4096];
                 if (host_cgroup2_mount_fast(mount, sizeof mount) >= 0 &&
-                    strncmp(j->r.cgroup, mount, strlen(mount)) == 0)
+                    strncmp(j->r.cgroup, mount, strlen(mount)) == 0) {
                         j->mount_len = strlen(mount);
+                        escape_home_open(j, mount); /* where leash goes back to if the job pulls it in */
+                }
         }
         r = job_arm(j, err);
         if (r < 0) {
@@ -254,6 +261,7 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", path);
         j->mount_len = strlen(mount);
+        escape_home_open(j, mount);
         *slash = '\0';
         j->parent_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         *slash = '/';
@@ -507,13 +515,22 @@ static void take_rusage(struct leash_usage *u, const struct rusage *ru) {
  * rest down: those are not leftovers, only a wait for the cgroup to empty. */
 static void kill_leftovers(struct leash_job *j) {
         struct leash_result *r = &j->r;
+        pid_t skip[2] = {getpid(), j->wd.pid};
 
-        if (cgroupfs_populated(j->job_fd) > 0 && !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP &&
-                                                   r->term_signal == SIGKILL && cgroupfs_oom_killed(j->job_fd))) {
+        if (cgroupfs_populated(j->job_fd) > 0 && escape_guard(j) >= 0 && cgroupfs_populated(j->job_fd) > 0 &&
+            !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP && r->term_signal == SIGKILL &&
+              cgroupfs_oom_killed(j->job_fd))) {
                 int n = cgroupfs_signal_all(j->job_fd, 0, 0);
                 r->leftovers_killed = n > 0 ? (unsigned) n : 0;
                 (void) cgroupfs_kill(j->job_fd);
                 supervise_log_signal(j, SIGKILL, "leftover");
+        } else if (j->stuck) { /* leash is in there: never freeze or cgroup.kill */
+                int n = cgroupfs_signal_each(j->job_fd, 0, skip, ELEMENTSOF(skip));
+                r->leftovers_killed = n > 0 ? (unsigned) n : 0;
+                if (n > 0) {
+                        supervise_kill_tree(j);
+                        supervise_log_signal(j, SIGKILL, "leftover");
+                }
         }
 }
 
@@ -541,7 +558,10 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 take_rusage(&r->usage, &j->ru);
         if (ran && j->has_main)
                 kill_leftovers(j);
-        (void) cgroupfs_wait_empty(j->job_fd, 10000);
+        if (ran && !j->iso.on)
+                escape_finish(j); /* what left the cgroup: killed through pidfds */
+        if (!j->stuck)
+                (void) cgroupfs_wait_empty(j->job_fd, 10000);
         account_read(j->job_fd, &r->usage);
         sampler_result(j->sampler, &r->sampling);
         if (r->usage.memory_peak == LEASH_NULL && r->sampling.peak[LEASH_FIG_MEMORY] != LEASH_NULL) {
@@ -561,7 +581,9 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         if (r->reason == LEASH_REASON_SIGNAL && r->term_signal == SIGSYS && r->sandbox.seccomp &&
             j->spec.sandbox.seccomp_action == LEASH_SECCOMP_KILL)
                 r->reason = LEASH_REASON_SECCOMP;
-        if (j->remove_cgroup) {
+        if (j->remove_cgroup && j->stuck)
+                rc = leash_error_set(err, "leave the job cgroup (the job moved leash into it)", r->cgroup, -EBUSY);
+        else if (j->remove_cgroup) {
                 int k = cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
                 if (k < 0 && rc == 0)
                         rc = leash_error_set(err, "remove the job cgroup", r->cgroup, k);

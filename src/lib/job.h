@@ -57,11 +57,22 @@ struct leash_job {
         struct rusage ru;
         struct leash_error start_error; /* why start/fork failed in the child */
         struct sampler *sampler;        /* NULL: no sampling, no wake-ups for it */
+        /* escape.c: pidfds of the escapees named in r.escaped (-1: none, or the
+         * main process, known by pidfd) */
+        int esc_fd[LEASH_ESCAPED_MAX];
+        unsigned long long esc_start[LEASH_ESCAPED_MAX]; /* start time: with the pid, who it is */
+        bool esc_signalled[LEASH_ESCAPED_MAX];           /* leash sent it a signal that was delivered */
+        int home_fd;    /* O_PATH: leash's own cgroup when the job was made, to go back to */
+        char home[256]; /* its path, relative to the cgroup2 root */
+        bool stuck;     /* leash is in the job cgroup and could not leave it */
 };
 
 /* supervise.c: from the start of the job (start, fork or adopt). */
 int supervise_begin(struct leash_job *j);
 /* Kills the whole job now (cgroup.kill, and the main process through its pidfd). */
 void supervise_kill_now(struct leash_job *j, const char *why);
+/* SIGKILL to every process of the job cgroup (cgroup.kill, never with leash
+ * inside it: then each process but leash and its watchdog). */
+void supervise_kill_tree(struct leash_job *j);
 /* Records a signal in the report's log. */
 void supervise_log_signal(struct leash_job *j, int sig, const char *why);

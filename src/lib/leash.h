@@ -102,6 +102,10 @@ struct leash_spec {
         const sigset_t *child_sigmask;
         bool spawn_fallback;       /* fork + self-migration instead of clone3 (a test hook of the CLI) */
         bool child_sigchld_ignore; /* the job starts with SIGCHLD ignored (the CLI's caller ignored it) */
+        /* the caller is a child subreaper (PR_SET_CHILD_SUBREAPER) whose only
+         * children are this job's: every orphan of the job is reparented to it,
+         * so its process tree holds every process of the job (leash run) */
+        bool reaper;
         struct leash_sampling sampling;
 };
 
@@ -117,6 +121,7 @@ static inline void leash_spec_set_limit(struct leash_spec *c, enum leash_limit l
 }
 
 #define LEASH_SIGNALS_MAX 16
+#define LEASH_ESCAPED_MAX 32
 
 struct leash_usage {
         uint64_t wall_ns;
@@ -182,14 +187,29 @@ struct leash_result {
         struct leash_signal_event signals[LEASH_SIGNALS_MAX];
         unsigned n_signals;
         unsigned leftovers_killed; /* processes still in the cgroup after the main exit */
-        /* processes seen outside the job cgroup (the main process, at its end):
-         * they left it; signals reached them through a pidfd or not at all */
+        /* processes of the job seen outside the job cgroup (escape.c): they
+         * left it; signals reached them through a pidfd or not at all */
         struct leash_escapee {
                 pid_t pid;
                 char comm[16];
                 char cgroup[256]; /* where it was, relative to the cgroup2 root */
-        } escaped[4];
+                enum leash_escape_end {
+                        LEASH_ESCAPE_RUNNING, /* alive when leash last looked */
+                        LEASH_ESCAPE_KILLED,  /* ended after a signal of leash's (the soft one, SIGKILL) */
+                        LEASH_ESCAPE_ENDED,   /* had ended by itself before leash signalled it */
+                } end;
+        } escaped[LEASH_ESCAPED_MAX];
         unsigned n_escaped;
+        unsigned escaped_unnamed; /* more found at one look than escaped[] holds */
+        /* leash (or its watchdog) found inside the job cgroup, put there by the job */
+        struct leash_moved {
+                char cgroup[256];  /* where it was, relative to the cgroup2 root */
+                char back_to[256]; /* where it moved itself back, "" when it could not */
+                uint64_t at_ns;    /* since the start */
+                int error;         /* errno of the move back, 0 when it worked */
+                bool watchdog;     /* the watchdog, not leash itself */
+        } moved[4];
+        unsigned n_moved, moved_unnamed;
         const char *isolation; /* what stops the job from touching leash and the cgroup tree (isolate.c) */
         struct leash_sandbox_result sandbox;
         struct leash_sampling_result sampling;

@@ -116,6 +116,10 @@ static json_object *base64(const char *s) {
         return json_object_new_string(out);
 }
 
+static const char *escape_end_name(enum leash_escape_end e) {
+        return e == LEASH_ESCAPE_KILLED ? "killed" : e == LEASH_ESCAPE_ENDED ? "ended" : "running";
+}
+
 static json_object *signal_json(int sig) {
         const char *n = sig ? signal_name(sig) : NULL;
         return n ? json_object_new_string(n) : NULL;
@@ -410,9 +414,26 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_object_add(m, "pid", json_object_new_int((int) r->escaped[i].pid));
                 json_object_object_add(m, "comm", jstr(r->escaped[i].comm));
                 json_object_object_add(m, "cgroup", jstr(r->escaped[i].cgroup));
+                json_object_object_add(m, "end", json_object_new_string(escape_end_name(r->escaped[i].end)));
                 json_object_array_add(a, m);
         }
         json_object_object_add(root, "escaped", a);
+        json_object_object_add(root, "escaped_unnamed", json_object_new_int((int) r->escaped_unnamed));
+        /* leash (or its watchdog) found inside the job cgroup, and moved back out */
+        a = json_object_new_array();
+        for (unsigned i = 0; i < r->n_moved; i++) {
+                const struct leash_moved *v = &r->moved[i];
+                m = json_object_new_object();
+                json_object_object_add(m, "who", json_object_new_string(v->watchdog ? "watchdog" : "leash"));
+                json_object_object_add(m, "cgroup", jstr(v->cgroup));
+                json_object_object_add(m, "at_s", decimal((double) v->at_ns / 1e9));
+                json_object_object_add(m, "moved_back_to", v->back_to[0] ? jstr(v->back_to) : NULL);
+                json_object_object_add(m, "error", v->error ? json_object_new_string(strerror(v->error)) : NULL);
+                json_object_array_add(a, m);
+        }
+        json_object_object_add(root, "supervisor_moved", a);
+        if (r->moved_unnamed)
+                json_object_object_add(root, "supervisor_moved_more", json_object_new_int((int) r->moved_unnamed));
         return root;
 }
 
@@ -500,6 +521,26 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
         for (unsigned i = 0; i < r->n_signals; i++)
                 fprintf(f, "signal:    SIG%s at %.3f s (%s)\n", signal_name(r->signals[i].signal),
                         (double) r->signals[i].at_ns / 1e9, r->signals[i].why);
+        for (unsigned i = 0; i < r->n_escaped; i++) { /* comm and cgroup are the job's words */
+                fprintf(f, "escaped:   pid %d (", (int) r->escaped[i].pid);
+                utf8_fputs_escaped(r->escaped[i].comm, f);
+                fprintf(f, ") to ");
+                utf8_fputs_escaped(r->escaped[i].cgroup, f);
+                fprintf(f, ": %s\n", escape_end_name(r->escaped[i].end));
+        }
+        if (r->escaped_unnamed)
+                fprintf(f, "escaped:   %u more\n", r->escaped_unnamed);
+        for (unsigned i = 0; i < r->n_moved; i++) {
+                fprintf(f, "moved:     %s into ", r->moved[i].watchdog ? "the watchdog" : "leash");
+                utf8_fputs_escaped(r->moved[i].cgroup, f);
+                fprintf(f, " by the job at %.3f s: ", (double) r->moved[i].at_ns / 1e9);
+                if (r->moved[i].back_to[0]) {
+                        fprintf(f, "moved back to ");
+                        utf8_fputs_escaped(r->moved[i].back_to, f);
+                        fputc('\n', f);
+                } else
+                        fprintf(f, "could not leave (%s)\n", strerror(r->moved[i].error));
+        }
 }
 
 /* The Slurm Epilog's additions: new keys only (schema 1 stays). */

@@ -22,7 +22,9 @@
  * Signals to the main process go through its pidfd, so they reach it
  * wherever it moved; the soft signal to the rest of the tree is sent with the
  * cgroup frozen, so a pid read from cgroup.procs cannot be recycled before
- * it is signalled.
+ * it is signalled. Processes of the job that left its cgroup get every signal
+ * through pidfds (escape.c), and leash makes sure it is not inside the job
+ * cgroup itself before it freezes or kills it.
  */
 #include "job.h"
 
@@ -42,6 +44,7 @@
 #include "../basic/time-util.h"
 #include "account.h"
 #include "cgroupfs.h"
+#include "escape.h"
 #include "sample.h"
 
 #define CPU_CHECK_MIN_NS (250 * NSEC_PER_USEC)
@@ -65,11 +68,34 @@ static void signal_main(struct leash_job *j, int sig) {
                 (void) syscall(SYS_pidfd_send_signal, j->pidfd, sig, NULL, 0);
 }
 
+/* sig to every process in the job cgroup but the main one (signalled through
+ * its pidfd): frozen meanwhile, unless leash itself is stuck in there. */
+static int signal_cgroup(struct leash_job *j, int sig) {
+        pid_t skip[3] = {j->pidfd >= 0 ? j->r.pid : 0, getpid(), j->wd.pid};
+
+        if (escape_guard(j) == 0)
+                return cgroupfs_signal_all(j->job_fd, sig, skip[0]);
+        return cgroupfs_signal_each(j->job_fd, sig, skip, ELEMENTSOF(skip));
+}
+
+void supervise_kill_tree(struct leash_job *j) {
+        pid_t skip[2] = {getpid(), j->wd.pid};
+
+        if (escape_guard(j) == 0)
+                (void) cgroupfs_kill(j->job_fd);
+        else /* never cgroup.kill with leash inside: each process, a few rounds */
+                for (int round = 0; round < 100; round++)
+                        if (cgroupfs_signal_each(j->job_fd, SIGKILL, skip, ELEMENTSOF(skip)) <= 0)
+                                break;
+}
+
 void supervise_kill_now(struct leash_job *j, const char *why) {
         if (j->killed)
                 return;
-        (void) cgroupfs_kill(j->job_fd);
+        supervise_kill_tree(j);
         signal_main(j, SIGKILL); /* wherever it went */
+        if (!j->iso.on)
+                (void) escape_scan(j, SIGKILL); /* and whatever of it left the cgroup */
         j->killed = true;
         j->deadline[DEADLINE_GRACE] = DEADLINE_NEVER;
         supervise_log_signal(j, SIGKILL, why);
@@ -99,8 +125,10 @@ static void escalate(struct leash_job *j, enum leash_reason cause, uint64_t now)
         j->soft_sent = true;
         j->cause = cause;
         j->deadline[DEADLINE_WALL] = j->deadline[DEADLINE_CPU] = DEADLINE_NEVER;
-        if (!j->iso.on) /* isolated: the init forwards to its whole namespace */
-                (void) cgroupfs_signal_all(j->job_fd, sig, j->pidfd >= 0 ? j->r.pid : 0);
+        if (!j->iso.on) { /* isolated: the init forwards to its whole namespace */
+                (void) signal_cgroup(j, sig);
+                (void) escape_scan(j, sig);
+        }
         signal_main(j, sig);
         supervise_log_signal(j, sig,
                              cause == LEASH_REASON_MEASURED && j->r.sampling.limit_reached >= 0
@@ -191,54 +219,6 @@ int supervise_begin(struct leash_job *j) {
         return arm_timer(j);
 }
 
-/* Where the main process ended, read while it is a zombie (its pid cannot
- * be reused before it is reaped): outside the job cgroup (and its children),
- * it escaped, and the report says so. */
-static void check_escape(struct leash_job *j) {
-        struct leash_result *r = &j->r;
-        struct leash_escapee *e;
-        char path[64], buf[512], *nl;
-        const char *rel, *job;
-        size_t n;
-        int fd;
-        ssize_t k;
-
-        snprintf(path, sizeof path, "/proc/%d/cgroup", (int) r->pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return;
-        k = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (k <= 0)
-                return;
-        buf[k] = '\0';
-        rel = strstr(buf, "0::");
-        if (!rel)
-                return;
-        rel += 3;
-        if ((nl = strchr(rel, '\n')))
-                *nl = '\0';
-        /* r->cgroup is <mount><job>: in the job cgroup or below it is no escape */
-        job = r->cgroup + j->mount_len;
-        n = strlen(job);
-        if (strncmp(rel, job, n) == 0 && (rel[n] == '\0' || rel[n] == '/'))
-                return;
-        if (r->n_escaped >= ELEMENTSOF(r->escaped))
-                return;
-        e = &r->escaped[r->n_escaped++];
-        e->pid = r->pid;
-        snprintf(e->cgroup, sizeof e->cgroup, "%s", rel);
-        snprintf(path, sizeof path, "/proc/%d/comm", (int) r->pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-                k = read(fd, e->comm, sizeof e->comm - 1);
-                close(fd);
-                e->comm[k > 0 ? k : 0] = '\0';
-                if ((nl = strchr(e->comm, '\n')))
-                        *nl = '\0';
-        }
-}
-
 /* The main process: reaped when it has exited. 1 reaped, 0 not yet. */
 static int reap(struct leash_job *j) {
         siginfo_t si;
@@ -248,7 +228,7 @@ static int reap(struct leash_job *j) {
         /* first without reaping: where did it end? */
         if (syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL, NULL) == 0 &&
             si.si_pid != 0)
-                check_escape(j);
+                escape_check_main(j, si.si_code, si.si_status); /* its zombie still names its cgroup */
         memset(&si, 0, sizeof si);
         /* raw waitid: the one wait that takes a pidfd and returns rusage; __WALL
          * because the job's exit signal is 0 */
@@ -385,7 +365,9 @@ int leash_job_signal(struct leash_job *j, int sig) {
                 return -EINVAL;
         if (j->state != JOB_RUNNING)
                 return 0;
-        n = j->iso.on ? 0 : cgroupfs_signal_all(j->job_fd, sig, j->pidfd >= 0 ? j->r.pid : 0);
+        n = j->iso.on ? 0 : signal_cgroup(j, sig);
+        if (!j->iso.on)
+                n = n < 0 ? escape_scan(j, sig) : n + escape_scan(j, sig);
         if (j->pidfd >= 0 && syscall(SYS_pidfd_send_signal, j->pidfd, sig, NULL, 0) == 0)
                 n = n < 0 ? 1 : n + 1;
         return n;

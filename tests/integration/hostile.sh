@@ -206,16 +206,49 @@ kill_cgroup() { echo 1 >"$1/cgroup.kill" 2>/dev/null; for _ in $(seq 100); do gr
 # 1. The job writes itself into another cgroup (a child, so the main
 #    process stays: the child outlives leash unless something stops it).
 A1="$H write-self $OTHER/cgroup.procs + sleep 20"
-sup_leash -w 1 -g 100ms -- sh -c "$A1 & exec $H sleep 20"
+# in_other: the first pid in $OTHER (waits up to 2 s for one), in $ESC
+in_other() { ESC=; for _ in $(seq 100); do ESC=$(head -1 "$OTHER/cgroup.procs"); [ -n "$ESC" ] && break; sleep 0.02; done; }
+# control, without leash: cgroup.kill of the cgroup the job ran in does not reach the escapee
+mkdir "$PARENT/bare"
+sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$PARENT/bare" sh -c "$A1 & exec $H sleep 20" >/dev/null &
+bare=$!
+in_other
+echo 1 >"$PARENT/bare/cgroup.kill"
+wait $bare 2>/dev/null
+check "control: cgroup.kill of the job's cgroup leaves the process that moved out ($ESC) running in $OTHER" \
+        sh -c "test -n '$ESC' && kill -0 '$ESC' && grep -qx '$ESC' '$OTHER/cgroup.procs'"
+kill_cgroup "$OTHER"
+rmdir "$PARENT/bare"
+# esc_check NAME N: the report names N escapees, each from $OTHER, comm COMM, killed
+esc_check() {
+        local i got=
+        for ((i = 0; i < $2; i++)); do got="$got$(jget "$TMP/a.json" escaped.$i.cgroup):$(jget "$TMP/a.json" escaped.$i.end) "; done
+        got="$got/$(jget "$TMP/a.json" escaped.$2)"
+        local want=
+        for ((i = 0; i < $2; i++)); do want="$want${OTHER#"$CG2"}:killed "; done
+        want="$want/null"
+        if [ "$got" = "$want" ]; then ok "$1"; else not_ok "$1"; diag "wanted '$want'; got '$got'"; fi
+}
+sup_leash -w 2 -g 100ms -- sh -c "$A1 & exec $H sleep 20"
+in_other
 sup_wait
 expect "control: a job moves a process into another cgroup" "write-self: ok"
-check "control: the process outlived leash in $OTHER" grep -q . "$OTHER/cgroup.procs"
 iso_none "escape"
-if [ "$(jget "$TMP/a.json" escaped.0.pid)" != null ]; then
-        ok "escape of a child without isolation: the report names the escapee"
-else
-        echo "not ok $((T_N += 1)) - escape of a child without isolation: the report names the escapee # TODO engine (9.4: only the main process is looked for)"
-fi
+check "escape of a child without isolation: the report names it (pid $ESC, lh-hostile)" \
+        test "$(jget "$TMP/a.json" escaped.0.pid)/$(jget "$TMP/a.json" escaped.0.comm)" = "$ESC/lh-hostile"
+esc_check "escape of a child: named in $OTHER and killed, nothing else" 1
+check "escape of a child: killed through its pidfd, nothing left in $OTHER" \
+        sh -c "! kill -0 '$ESC' 2>/dev/null && test -z \"\$(cat '$OTHER/cgroup.procs')\""
+check "escape of a child: the job still ends by the wall time (124, not counted as a leftover)" \
+        test "$RC/$(jget "$TMP/a.json" usage.leftovers_killed)" = 124/0
+kill_cgroup "$OTHER"
+# a double-forked orphan leaves with two children of its own; the main process
+# exits 0 at once: leash, their subreaper, still finds all three and kills them
+sup_leash -w 20 -- sh -c "(sh -c 'echo \$\$ >$OTHER/cgroup.procs && exec $H sleep 20' & sh -c 'echo \$\$ >$OTHER/cgroup.procs; $H sleep 20 & $H sleep 20 & wait' &); while [ \$(wc -l <$OTHER/cgroup.procs) -lt 4 ]; do sleep 0.02; done; exit 0"
+sup_wait
+check "orphans that left: the job itself ends ok (0)" test "$RC/$(jget "$TMP/a.json" reason)" = 0/ok
+esc_check "orphans that left (a tree of 3 and one more): all 4 named in $OTHER, each killed" 4
+check "orphans that left: nothing left in $OTHER" test -z "$(cat "$OTHER/cgroup.procs")"
 kill_cgroup "$OTHER"
 # the main process itself leaves: signalled through its pidfd, named as escaped
 sup_leash -w 1 -g 100ms -- $A1
@@ -269,25 +302,42 @@ if $CAN_ISOLATE; then
 else no_iso "--isolate: freezing leash fails"; fi
 echo 0 >"$SUP/cgroup.freeze"
 
-# 4. Pull leash into the job's own cgroup.
-A4="$H write-pidfile @CG@/cgroup.procs $TMP/leash.pid + sleep 2"
-sup_leash -w 1 -g 100ms -- $A4
-for _ in $(seq 60); do kill -0 "$LPID" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$LPID" 2>/dev/null; then
-        # leash, in the cgroup it freezes to signal the job, froze itself
-        diag "without isolation, leash pulled into its job's cgroup still runs 6 s later: $(grep State "/proc/$LPID/status")"
-        for f in "$JOBS"/*/cgroup.freeze; do echo 0 >"$f"; done 2>/dev/null
-        kill -9 "$LPID" 2>/dev/null
-        HUNG=true
-else
-        HUNG=false
-fi
-sup_wait
-expect "control: the job pulls leash into its own cgroup" "write-pidfile: ok"
-diag "without isolation, leash pulled into its job's cgroup: hung $HUNG, exit $RC, report $(test -s "$TMP/a.json" && echo written || echo missing)"
-if ! $HUNG && test -s "$TMP/a.json"; then ok "pulled into the job's cgroup without isolation: leash still ends and reports"
-else echo "not ok $((T_N += 1)) - pulled into the job's cgroup without isolation: leash still ends and reports # TODO engine (9.4: leash must not freeze or kill itself)"; fi
-for _ in $(seq 50); do [ -z "$(find "$JOBS" -mindepth 1 -type d)" ] && break; sleep 0.1; done
+# 4. Pull leash into the job's own cgroup (or a cgroup the job made below it):
+#    leash would freeze itself there with the job, or kill itself with cgroup.kill.
+A4="$H write-pidfile @CG@/cgroup.procs $TMP/leash.pid + sleep 3"
+# pulled NAME WANT_RC WANT_REASON SUFFIX: leash, started by sup_leash, is seen
+# inside its job's cgroup (the attack works), then ends and reports anyway
+pulled() {
+        local name=$1 in= hung=false
+        for _ in $(seq 150); do
+                in=$(sed -n 's/^0:://p' "/proc/$LPID/cgroup" 2>/dev/null)
+                case "$in" in "${JOBS#"$CG2"}"/*) break ;; esac
+                sleep 0.02
+        done
+        for _ in $(seq 100); do kill -0 "$LPID" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$LPID" 2>/dev/null; then # leash froze itself: thaw and end it
+                hung=true
+                diag "$name: leash still runs 10 s later: $(grep State "/proc/$LPID/status")"
+                for f in "$JOBS"/*/cgroup.freeze "$JOBS"/*/*/cgroup.freeze; do echo 0 >"$f"; done 2>/dev/null
+                kill -9 "$LPID" 2>/dev/null
+        fi
+        sup_wait
+        expect "control: $name: the job wrote leash's pid" "write-pidfile: ok"
+        check "control: $name: leash was in the job's cgroup ($in)" \
+                test "$(dirname "${in%"$4"}")" = "${JOBS#"$CG2"}"
+        check "$name: leash did not hang, and ended the job ($2, $3)" \
+                test "$hung/$RC/$(jget "$TMP/a.json" reason)" = "false/$2/$3"
+        check "$name: the report records it: leash moved back to ${SUP#"$CG2"}" \
+                test "$(jget "$TMP/a.json" supervisor_moved.0.who):$(jget "$TMP/a.json" supervisor_moved.0.cgroup):$(jget "$TMP/a.json" supervisor_moved.0.moved_back_to)" = "leash:$in:${SUP#"$CG2"}"
+        for _ in $(seq 50); do [ -z "$(find "$JOBS" -mindepth 1 -type d)" ] && break; sleep 0.1; done
+        check "$name: no job cgroup is left" test -z "$(find "$JOBS" -mindepth 1 -type d)"
+}
+sup_leash -w 2 -g 100ms -- $A4
+pulled "pulled into the job's cgroup" 124 wall_time ""
+# into a child cgroup of the job's, and the job exits at once: leash waits for the
+# job cgroup to empty, which it would never do with leash inside
+sup_leash -w 20 -- $H mkdir @CG@/sub + write-pidfile @CG@/sub/cgroup.procs $TMP/leash.pid + sleep 1 + exit 0
+pulled "pulled into a child cgroup" 0 ok /sub
 if $CAN_ISOLATE; then
         sup_leash --isolate -w 1 -g 100ms -- $A4
         sup_wait

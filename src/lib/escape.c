@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The job cgroup's boundary crossed the wrong way (issue 9.4). A job that
+ * keeps leash's uid may write any pid into any cgroup.procs (the "none"
+ * isolation), and two things follow.
+ *
+ * Escapees. A process of the job that moved out of the job cgroup is no
+ * longer reached by cgroup.kill. leash finds such processes through the
+ * process tree, which a process cannot leave: its parent is fixed, and an
+ * orphan is reparented to the nearest child subreaper above it. `leash run`
+ * makes itself a subreaper (spec.reaper), so every process the job forked
+ * stays below leash for as long as it lives, whatever its cgroup: the tree
+ * walked from leash's own children (each thread's /proc/self/task/TID/children)
+ * holds them all. A caller that is not a subreaper gets the main process's
+ * descendants, and only while the main process lives (an orphan goes to init,
+ * out of sight). Each process listed is opened as a pidfd, then judged from
+ * its /proc files only if it is still the child of the process it was listed
+ * under and still alive after they were read: a recycled pid is never named
+ * or signalled. An escapee keeps its pidfd, so every signal reaches the
+ * process the report names, and "killed" is written only once that pidfd
+ * says the process ended after leash signalled it. The tree is walked when leash
+ * signals the job (the soft signal, SIGKILL) and when the job has ended: then
+ * every live escapee is killed, in rounds until a walk finds none (the
+ * children an escapee forks meanwhile are reparented to leash and found by
+ * the next round). Orphans that ended as leash's children are reaped here.
+ *
+ * leash inside the job cgroup. The job can write leash's pid into the job
+ * cgroup (or into one it made below it): leash would then freeze itself with
+ * cgroup.freeze and never thaw the job, or SIGKILL itself with cgroup.kill.
+ * So leash opens its own cgroup (O_PATH) before the job starts, and before it
+ * freezes, kills or waits for the job cgroup it reads /proc/self/cgroup:
+ * inside, it writes itself back through that fd (else into the cgroup2 root),
+ * and the report records it. A job that keeps leash's uid can still win a
+ * race against this check, or freeze leash's own cgroup: that is the "none"
+ * isolation, which only --isolate or another --user ends.
+ */
+#include "escape.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../basic/fileio.h"
+#include "../basic/macro.h"
+#include "../basic/time-util.h"
+#include "host.h"
+#include "job.h"
+
+#define WALK_MAX 4096     /* processes looked at in one walk */
+#define FINISH_ROUNDS 100 /* walks that kill, at the end */
+
+bool escape_in_job(const struct leash_job *j, const char *rel) {
+        const char *job = j->r.cgroup + j->mount_len;
+        size_t n = strlen(job);
+
+        if (j->mount_len == 0) /* the job's path in the mount is unknown: no judgement */
+                return true;
+        return strncmp(rel, job, n) == 0 && (rel[n] == '\0' || rel[n] == '/');
+}
+
+/* The cgroup2 path of a process ("/a/b"); pid 0 is leash itself. */
+static int proc_cgroup(pid_t pid, char *ret, size_t size) {
+        char path[64], text[4096];
+        int r;
+
+        if (pid)
+                snprintf(path, sizeof path, "/proc/%d/cgroup", (int) pid);
+        else
+                snprintf(path, sizeof path, "/proc/self/cgroup");
+        r = read_file_at(AT_FDCWD, path, text, sizeof text, NULL);
+        if (r < 0)
+                return r;
+        return host_parse_proc_cgroup(text, ret, size);
+}
+
+/* ---- leash pulled into the job cgroup ---- */
+
+void escape_home_open(struct leash_job *j, const char *mount) {
+        char path[4400];
+
+        if (host_own_cgroup(j->home, sizeof j->home) < 0) {
+                j->home[0] = '\0';
+                return;
+        }
+        snprintf(path, sizeof path, "%s%s", mount, strcmp(j->home, "/") == 0 ? "" : j->home);
+        j->home_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* Writes pid (0: leash) into dfd's cgroup.procs. */
+static int move_to(int dfd, pid_t pid) {
+        char v[32];
+        snprintf(v, sizeof v, "%d", (int) pid);
+        return dfd >= 0 ? write_string_at(dfd, "cgroup.procs", v) : -EBADF;
+}
+
+/* Moves pid (0: leash) out of the job cgroup: home, else the cgroup2 root. */
+static void move_back(struct leash_job *j, pid_t pid, const char *where) {
+        struct leash_result *r = &j->r;
+        struct leash_moved *m;
+        char root[4096];
+        int e;
+
+        if (r->n_moved >= ELEMENTSOF(r->moved)) {
+                r->moved_unnamed++;
+                m = NULL;
+        } else {
+                m = &r->moved[r->n_moved++];
+                memset(m, 0, sizeof *m);
+                snprintf(m->cgroup, sizeof m->cgroup, "%s", where);
+                m->at_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
+                m->watchdog = pid != 0;
+        }
+        e = move_to(j->home_fd, pid);
+        if (e >= 0) {
+                if (m)
+                        snprintf(m->back_to, sizeof m->back_to, "%s", j->home);
+                return;
+        }
+        /* home is gone (the job removed it once leash was out of it) or refuses */
+        if (j->mount_len && j->mount_len < sizeof root) {
+                _cleanup_close_ int fd = -1;
+                memcpy(root, j->r.cgroup, j->mount_len);
+                root[j->mount_len] = '\0';
+                fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (move_to(fd, pid) >= 0) {
+                        if (m)
+                                snprintf(m->back_to, sizeof m->back_to, "/");
+                        return;
+                }
+        }
+        if (m)
+                m->error = -e;
+}
+
+int escape_guard(struct leash_job *j) {
+        char rel[4096];
+
+        if (j->wd.pid > 0 && proc_cgroup(j->wd.pid, rel, sizeof rel) >= 0 && escape_in_job(j, rel))
+                move_back(j, j->wd.pid, rel);
+        if (proc_cgroup(0, rel, sizeof rel) < 0 || !escape_in_job(j, rel))
+                return 0;
+        move_back(j, 0, rel);
+        if (proc_cgroup(0, rel, sizeof rel) >= 0 && escape_in_job(j, rel)) {
+                j->stuck = true;
+                return -EBUSY;
+        }
+        j->stuck = false;
+        return 0;
+}
+
+/* ---- escapees ---- */
+
+static bool pidfd_ended(int pidfd) {
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        return poll(&p, 1, 0) == 1;
+}
+
+static int pidfd_signal(int pidfd, int sig) {
+        return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? negative_errno() : 0;
+}
+
+/* From /proc/PID/stat: the parent, the state letter, the comm and the start
+ * time (clock ticks since boot: with the pid, who the process is). */
+static int proc_stat(pid_t pid, pid_t *ret_ppid, char *ret_state, char comm[16], unsigned long long *ret_start) {
+        char path[64], buf[1024], *open_paren, *close_paren;
+        int ppid;
+        size_t n;
+        int r;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        r = read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
+        if (r < 0)
+                return r;
+        open_paren = strchr(buf, '(');
+        close_paren = strrchr(buf, ')'); /* the comm may hold ')' */
+        if (!open_paren || !close_paren || close_paren < open_paren ||
+            sscanf(close_paren + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                   ret_state, &ppid, ret_start) != 3)
+                return -EINVAL;
+        n = (size_t) (close_paren - open_paren - 1);
+        if (n > 15)
+                n = 15;
+        memcpy(comm, open_paren + 1, n);
+        comm[n] = '\0';
+        *ret_ppid = (pid_t) ppid;
+        return 0;
+}
+
+/* Appends the children of every thread of pid (0: leash) to list. */
+static void add_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n) {
+        char path[64], buf[8192];
+        _cleanup_close_ int tfd = -1;
+        DIR *d;
+        struct dirent *de;
+        pid_t self = getpid();
+
+        if (pid)
+                snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
+        else
+                snprintf(path, sizeof path, "/proc/self/task");
+        tfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (tfd < 0)
+                return;
+        d = fdopendir(TAKE_FD(tfd));
+        if (!d)
+                return;
+        while ((de = readdir(d)) && *n < WALK_MAX) {
+                char name[300];
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                snprintf(name, sizeof name, "%s/children", de->d_name);
+                if (read_file_at(dirfd(d), name, buf, sizeof buf, NULL) < 0)
+                        continue;
+                for (char *p = buf; *p && *n < WALK_MAX;) {
+                        char *end;
+                        long c = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        list[*n] = (pid_t) c;
+                        parent[*n] = pid ? pid : self;
+                        (*n)++;
+                        p = end;
+                }
+        }
+        closedir(d);
+}
+
+/* The entry naming this process (pid and start time), or a new one that
+ * takes *pidfd; -ENOSPC when escaped[] is full. */
+static int entry_for(struct leash_job *j, pid_t pid, unsigned long long start, int *pidfd, bool *ret_new) {
+        struct leash_result *r = &j->r;
+        unsigned i;
+
+        *ret_new = false;
+        for (i = 0; i < r->n_escaped; i++)
+                if (r->escaped[i].pid == pid && j->esc_fd[i] >= 0 && j->esc_start[i] == start)
+                        return (int) i;
+        if (r->n_escaped >= LEASH_ESCAPED_MAX)
+                return -ENOSPC;
+        i = r->n_escaped++;
+        memset(&r->escaped[i], 0, sizeof r->escaped[i]);
+        r->escaped[i].pid = pid;
+        j->esc_fd[i] = TAKE_FD(*pidfd);
+        j->esc_start[i] = start;
+        j->esc_signalled[i] = false;
+        *ret_new = true;
+        return (int) i;
+}
+
+/* Reaps an orphan of the job that ended as leash's child (reaper mode). */
+static void reap_orphan(int pidfd) {
+        siginfo_t si;
+        (void) syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED | WNOHANG | __WALL, NULL);
+}
+
+int escape_scan(struct leash_job *j, int sig) {
+        _cleanup_free_ pid_t *list = NULL, *parent = NULL;
+        struct leash_result *r = &j->r;
+        size_t n = 0, unnamed = 0;
+        int live = 0;
+        /* the root: leash (a subreaper), else the main process while it is not reaped */
+        bool main_root = !j->spec.reaper && j->has_main && j->state == JOB_RUNNING && j->pidfd >= 0;
+
+        if (!j->spec.reaper && !main_root)
+                return 0;
+        list = malloc(WALK_MAX * sizeof *list);
+        parent = malloc(WALK_MAX * sizeof *parent);
+        if (!list || !parent)
+                return 0;
+        add_children(main_root ? r->pid : 0, list, parent, &n);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_close_ int pfd = -1;
+                pid_t pid = list[i], ppid;
+                char state, comm[16], rel[4096];
+                unsigned long long start;
+                struct leash_escapee *x;
+                bool fresh;
+                int e;
+
+                if (pid == j->wd.pid || pid <= 0)
+                        continue;
+                pfd = (int) syscall(SYS_pidfd_open, pid, 0);
+                if (pfd < 0 || proc_stat(pid, &ppid, &state, comm, &start) < 0 || ppid != parent[i] ||
+                    proc_cgroup(pid, rel, sizeof rel) < 0)
+                        continue; /* gone, or another process by now */
+                if (state == 'Z' || pidfd_ended(pfd)) {
+                        /* ended: judged only as leash's own child, whose zombie keeps its pid */
+                        if (!j->spec.reaper || parent[i] != getpid() || pid == r->pid)
+                                continue;
+                        if (!escape_in_job(j, rel) && (e = entry_for(j, pid, start, &pfd, &fresh)) >= 0) {
+                                x = &r->escaped[e];
+                                if (fresh) {
+                                        snprintf(x->comm, sizeof x->comm, "%s", comm);
+                                        snprintf(x->cgroup, sizeof x->cgroup, "%s", rel);
+                                        x->end = LEASH_ESCAPE_ENDED;
+                                }
+                                reap_orphan(j->esc_fd[e]);
+                        } else if (pfd >= 0)
+                                reap_orphan(pfd);
+                        continue;
+                }
+                if (pid != r->pid && !escape_in_job(j, rel)) {
+                        live++;
+                        e = entry_for(j, pid, start, &pfd, &fresh);
+                        if (e < 0) {
+                                unnamed++;
+                                if (sig)
+                                        (void) pidfd_signal(pfd, sig);
+                        } else {
+                                x = &r->escaped[e];
+                                snprintf(x->comm, sizeof x->comm, "%s", comm);
+                                snprintf(x->cgroup, sizeof x->cgroup, "%s", rel);
+                                if (sig && pidfd_signal(j->esc_fd[e], sig) == 0)
+                                        j->esc_signalled[e] = true;
+                        }
+                }
+                add_children(pid, list, parent, &n); /* after the checks above: its pid is its own */
+        }
+        if (unnamed > r->escaped_unnamed)
+                r->escaped_unnamed = (unsigned) unnamed;
+        return live;
+}
+
+void escape_check_main(struct leash_job *j, int code, int status) {
+        struct leash_result *r = &j->r;
+        struct leash_escapee *e;
+        char rel[4096], path[64];
+        bool by_leash;
+
+        if (proc_cgroup(r->pid, rel, sizeof rel) < 0 || escape_in_job(j, rel))
+                return;
+        if (r->n_escaped >= LEASH_ESCAPED_MAX) {
+                r->escaped_unnamed++;
+                return;
+        }
+        e = &r->escaped[r->n_escaped];
+        j->esc_fd[r->n_escaped++] = -1; /* its pidfd is the job's own */
+        e->pid = r->pid;
+        snprintf(e->cgroup, sizeof e->cgroup, "%s", rel);
+        snprintf(path, sizeof path, "/proc/%d/comm", (int) r->pid);
+        if (read_file_at(AT_FDCWD, path, e->comm, sizeof e->comm, NULL) >= 0)
+                e->comm[strcspn(e->comm, "\n")] = '\0';
+        by_leash = (code == CLD_KILLED || code == CLD_DUMPED) &&
+                   ((status == SIGKILL && j->killed) || (status == j->spec.soft_signal && j->soft_sent));
+        e->end = by_leash ? LEASH_ESCAPE_KILLED : LEASH_ESCAPE_ENDED;
+}
+
+/* Waits (bounded) until every escapee leash holds has ended. */
+static void wait_ended(struct leash_job *j, int timeout_ms) {
+        uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t) timeout_ms * NSEC_PER_MSEC;
+
+        for (unsigned i = 0; i < j->r.n_escaped; i++) {
+                while (j->esc_fd[i] >= 0 && !pidfd_ended(j->esc_fd[i])) {
+                        struct pollfd p = {.fd = j->esc_fd[i], .events = POLLIN};
+                        uint64_t now = now_ns(CLOCK_MONOTONIC);
+                        if (now >= deadline)
+                                return;
+                        (void) poll(&p, 1, (int) ((deadline - now) / NSEC_PER_MSEC) + 1);
+                }
+        }
+}
+
+void escape_finish(struct leash_job *j) {
+        struct leash_result *r = &j->r;
+        bool any = false;
+
+        for (int round = 0; round < FINISH_ROUNDS; round++) {
+                int live = escape_scan(j, SIGKILL);
+                /* the ones named before, wherever they are now (back in the job cgroup too) */
+                for (unsigned i = 0; i < r->n_escaped; i++)
+                        if (j->esc_fd[i] >= 0 && !pidfd_ended(j->esc_fd[i]) &&
+                            pidfd_signal(j->esc_fd[i], SIGKILL) == 0) {
+                                j->esc_signalled[i] = true;
+                                live++;
+                        }
+                if (live == 0)
+                        break;
+                any = true;
+                wait_ended(j, 200);
+        }
+        wait_ended(j, 1000);
+        for (unsigned i = 0; i < r->n_escaped; i++) {
+                if (j->esc_fd[i] < 0)
+                        continue; /* the main process: settled when it was reaped */
+                if (!pidfd_ended(j->esc_fd[i]))
+                        r->escaped[i].end = LEASH_ESCAPE_RUNNING;
+                else if (r->escaped[i].end != LEASH_ESCAPE_ENDED)
+                        r->escaped[i].end = j->esc_signalled[i] ? LEASH_ESCAPE_KILLED : LEASH_ESCAPE_ENDED;
+                if (j->spec.reaper)
+                        reap_orphan(j->esc_fd[i]);
+        }
+        if (any && j->spec.reaper)
+                (void) escape_scan(j, 0); /* reaps the orphans killed above (unnamed ones too) */
+}
+
+void escape_close(struct leash_job *j) {
+        for (unsigned i = 0; i < LEASH_ESCAPED_MAX; i++)
+                if (j->esc_fd[i] >= 0) {
+                        close(j->esc_fd[i]);
+                        j->esc_fd[i] = -1;
+                }
+        if (j->home_fd >= 0) {
+                close(j->home_fd);
+                j->home_fd = -1;
+        }
+}

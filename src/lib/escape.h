@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The job cgroup's boundary crossed the wrong way (issue 9.4): processes of
+ * the job that left it (escapees), and leash pulled into it. See escape.c.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+struct leash_job;
+
+/* Opens leash's own cgroup (O_PATH), where it goes back to if the job pulls
+ * it in. Before the job starts; failing leaves the guard without a home. */
+void escape_home_open(struct leash_job *j, const char *mount);
+/* Before leash freezes, kills or waits for the job cgroup: 0 when leash is
+ * outside it (moved back if the job had put it or its watchdog inside, which
+ * the report records), -errno when it is inside and cannot leave (j->stuck:
+ * the cgroup is then never frozen or killed as a whole). */
+int escape_guard(struct leash_job *j);
+/* Looks through the job's process tree for processes outside its cgroup,
+ * names them in the report and sends sig (0: none) to each through a pidfd.
+ * Returns how many live ones were found. */
+int escape_scan(struct leash_job *j, int sig);
+/* Where the main process ended (its zombie, before it is reaped): outside the
+ * job cgroup, it is named as escaped. code and status: waitid's si_code, si_status. */
+void escape_check_main(struct leash_job *j, int code, int status);
+/* After the job ended: kills every escapee still alive (rounds, until a look
+ * finds none), waits for them (bounded) and settles how each ended. */
+void escape_finish(struct leash_job *j);
+/* Closes what escape.c holds. */
+void escape_close(struct leash_job *j);
+/* A path relative to the cgroup2 root is the job cgroup or below it. */
+bool escape_in_job(const struct leash_job *j, const char *rel);
