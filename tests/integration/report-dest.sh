@@ -128,6 +128,18 @@ check "a job creating the old temporary name does not make leash lose the report
 check "... the report is there" test "$(jget "$BOX/m3.json" reason)" = ok
 check "no temporary file is left in the directory" bash -c "! ls -A '$BOX' | grep -q '^.leash-report-'"
 
+# replacing a report (the names are exchanged, then the old file unlinked:
+# no rename-over flush): the new one in place, the old one gone, its mode kept
+run_leash -o "$BOX/again.json" -- sh -c 'exit 3'
+chmod 640 "$BOX/again.json"
+ino_old=$(stat -c %i "$BOX/again.json")
+run_leash -o "$BOX/again.json" -- sh -c 'exit 4'
+check "a report replaced by the next run holds the new run (exit 4)" \
+        test "$RC" = 4 -a "$(jget "$BOX/again.json" exit.code)" = 4
+check "... is a new file with one link and the old one's mode (640)" \
+        test "$(stat -c '%i %h %a' "$BOX/again.json")" = "$(stat -c %i "$BOX/again.json") 1 640" -a "$(stat -c %i "$BOX/again.json")" != "$ino_old"
+check "... and leaves no temporary name behind" bash -c "! ls -A '$BOX' | grep -q '^.leash-report-'"
+
 # as root, another user's directory or file is refused
 mkdir "$TMP/nobodys" && chown nobody "$TMP/nobodys"
 refused "a directory owned by nobody: refused as root" "its directory is owned by uid $nob" -o "$TMP/nobodys/r.json"
