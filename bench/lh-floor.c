@@ -8,7 +8,8 @@
  *   lh-floor --no-cgroup CMD...  the same without the cgroup: vfork, exec, wait.
  *
  * Nothing else: no options, no watchdog, no report, no sweep, no signal
- * handling. And linked the least costly way (Makemodule.am): -static-pie,
+ * handling. And linked the least costly way (Makemodule.am): -static-pie
+ * with its relocations packed (DT_RELR, as leash),
  * no library but the static libc, so that the loader does no work either.
  * A launcher cannot do less and still put its job in a fresh cgroup and
  * account for it; leash's figures are judged against this.
