@@ -45,7 +45,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 user_uid=1000
-script_timeout=${LEASH_VM_SCRIPT_TIMEOUT:-150}
+script_timeout=${LEASH_VM_SCRIPT_TIMEOUT:-300}
 [[ $script_timeout =~ ^[0-9]+$ ]] || script_timeout=150
 cgroot=/sys/fs/cgroup
 delegated=$cgroot/leash-vm-user
