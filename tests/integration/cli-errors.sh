@@ -78,6 +78,14 @@ check "--help to stdout, exit 0, lists every option" bash -c "[ $rc = 0 ] && gre
 check "--version" bash -c "[ $rc = 0 ] && grep -q '^leash [0-9]' '$TMP/v'"
 check "--version names the parts built and the linkage" \
         grep -Eq '^built: seccomp=(yes|no) caps=(yes|no) python=(yes|no) slurm=(yes|no); binary (static-pie|dynamic)$' "$TMP/v"
+# the linkage it claims is the binary's own (the ELF interpreter: none when static)
+if command -v readelf >/dev/null; then
+        if readelf -l "$LEASH" | grep -q 'Requesting program interpreter'; then link=dynamic; else link=static-pie; fi
+        check "--version says the binary is $link, as readelf shows" grep -q "; binary $link\$" "$TMP/v"
+else
+        SKIP_WHY="no readelf (binutils)"
+        skip "--version's linkage against readelf"
+fi
 if [ -e "$(dirname "$0")/../../.git" ] && command -v git >/dev/null; then
         rev=$(git -C "$(dirname "$0")/../.." rev-parse --short=12 HEAD)
         check "--version names the git revision ($rev)" grep -q "^revision: git $rev" "$TMP/v"
