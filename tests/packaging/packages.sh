@@ -115,8 +115,8 @@ cc -o "$OUT/api" "$OUT/api.c" $(pkg-config --cflags --libs libleash) 2>"$OUT/cc.
 check "a program builds against the installed libleash (pkg-config libleash)" test -x "$OUT/api"
 check "...and runs with the installed libleash.so.0 ($("$OUT/api" 2>&1))" \
         bash -c "'$OUT/api' >/dev/null && ldd '$OUT/api' | grep -Eq 'libleash.so.0 => /(usr/)?lib/'"
-man -w leash libleash leash.ini leash-slurm >/dev/null 2>&1
-check "man pages leash(1), leash.ini(5), libleash(3), leash-slurm(8) installed" test $? = 0
+man -w leash leash-ps libleash leash.ini leash-slurm >/dev/null 2>&1
+check "man pages leash(1), leash-ps(1), leash.ini(5), libleash(3), leash-slurm(8) installed" test $? = 0
 check "the Slurm entry points lead to the installed leash" \
         test "$(readlink -f /usr/libexec/leash/slurm-prolog)" = /usr/bin/leash
 spank=$(dpkg -L leash-spank 2>/dev/null | grep '/spank_leash\.so$')
