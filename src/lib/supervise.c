@@ -226,9 +226,13 @@ static int reap(struct leash_job *j) {
 
         memset(&si, 0, sizeof si);
         /* first without reaping: where did it end? */
-        if (syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL, NULL) == 0 &&
-            si.si_pid != 0)
+        if (syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL, NULL) == 0) {
+                /* not exited yet: do not reap now, or one that exits between the two
+                 * calls is reaped unlooked-at (its pidfd wakes the loop again) */
+                if (si.si_pid == 0)
+                        return 0;
                 escape_check_main(j, si.si_code, si.si_status); /* its zombie still names its cgroup */
+        }
         memset(&si, 0, sizeof si);
         /* raw waitid: the one wait that takes a pidfd and returns rusage; __WALL
          * because the job's exit signal is 0 */

@@ -255,8 +255,9 @@ sup_leash -w 1 -g 100ms -- $A1
 sup_wait
 expect "control: the main process moves into another cgroup" "write-self: ok"
 check "main escaped without isolation: still ended by the wall time (124)" test "$RC" = 124
-check "main escaped without isolation: the report names it as escaped, not killed there" \
-        test "$(jget "$TMP/a.json" escaped.0.comm)" = lh-hostile
+esc0=$(jget "$TMP/a.json" escaped.0.comm)
+check "main escaped without isolation: the report names it as escaped, not killed there" test "$esc0" = lh-hostile
+[ "$esc0" = lh-hostile ] || diag "escaped: $(jget "$TMP/a.json" escaped) unnamed: $(jget "$TMP/a.json" escaped_unnamed); out: $(tr '\n' '|' <<<"$OUT"); leash: $(tr '\n' '|' <"$TMP/aerr")"
 kill_cgroup "$OTHER"
 if $CAN_ISOLATE; then
         sup_leash --isolate -w 1 -g 100ms -- sh -c "$A1 & exec $H sleep 20"
