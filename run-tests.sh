@@ -28,15 +28,30 @@ tally() { # tally DIR: add up the automake harness's counts
         n=$(sed -n 's/^# ERROR: *//p' "$log" | head -1); fail=$((fail + ${n:-0}))
         n=$(sed -n 's/^# SKIP: *//p' "$log" | head -1); skip=$((skip + ${n:-0}))
 }
+# Each tier's output is also kept in $logdir; the failed tiers' failing lines
+# are printed again at the very end, where a CI page that keeps only the tail
+# of the output shows them.
+logdir=$(mktemp -d) && trap 'rm -rf "$logdir"' EXIT
+failures=$logdir/failures ntier=0
 tier() { # tier NAME CMD...
-        local name=$1
+        local name=$1 rc log=$logdir/tier.$((++ntier))
         shift
         echo "=== $name"
         local t0=$SECONDS
-        if "$@"; then echo "=== $name: ok ($((SECONDS - t0)) s)"; else
+        "$@" > >(tee "$log") 2>&1
+        rc=$?
+        wait $! 2>/dev/null
+        if [ $rc = 0 ]; then echo "=== $name: ok ($((SECONDS - t0)) s)"; else
                 echo "=== $name: FAILED ($((SECONDS - t0)) s)"
                 failed_tiers+=("$name")
+                note_failure "$name" "$log"
         fi
+}
+note_failure() { # note_failure NAME LOG: its failing lines, else its last lines
+        local lines
+        lines=$(grep -E '^(FAIL|ERROR|XPASS|not ok|--- |# )' "$2" | grep -v '^# \(PASS\|SKIP\|XFAIL\|TOTAL\)')
+        [ -n "$lines" ] || lines=$(tail -25 "$2")
+        printf -- '--- %s\n%s\n' "$1" "$(head -60 <<<"$lines")" >>"$failures"
 }
 build() { # build DIR CONFIGURE-ARGS...
         local dir=$top/$1 rc
@@ -91,7 +106,11 @@ if [ -n "$line" ]; then
 fi
 if [ "$rc" = 0 ]; then echo "=== slurm tier: ok ($((SECONDS - t0)) s)"
 elif [ "$rc" = 77 ]; then echo "=== slurm tier: skipped ($((SECONDS - t0)) s)"
-else echo "=== slurm tier: FAILED ($((SECONDS - t0)) s)"; failed_tiers+=("slurm tier"); fi
+else
+        echo "=== slurm tier: FAILED ($((SECONDS - t0)) s)"
+        failed_tiers+=("slurm tier")
+        note_failure "slurm tier" "$slurmlog"
+fi
 rm -f "$slurmlog"
 # distcheck proves the tarball builds, installs and passes; the 10,000-call
 # Python run already ran in the gcc tier: 1,000 here save minutes of CI
@@ -107,11 +126,18 @@ pkg_tier() { # TAP of tests/packaging/packages.sh, counted; 77 = skipped (a fail
 }
 tier "packaging (.deb/.rpm, lintian, install/purge)" pkg_tier
 if grep -q '^fuzz:' "$top/build/Makefile" 2>/dev/null; then
-        tier "fuzzing (bounded)" make -C "$top/build" fuzz
+        # libFuzzer prints a line per new input: the log keeps them, the
+        # output only the final statistics (all of it when it fails)
+        fuzz_tier() {
+                make -C "$top/build" fuzz >"$top/build/fuzz.log" 2>&1 && grep -E '^(Done|stat::)' "$top/build/fuzz.log" ||
+                        { tail -60 "$top/build/fuzz.log"; return 1; }
+        }
+        tier "fuzzing (bounded)" fuzz_tier
 fi
 
 echo
 if [ ${#failed_tiers[@]} -gt 0 ]; then
+        [ -s "$failures" ] && { echo "what failed:"; cat "$failures"; echo; }
         echo "failed tiers: ${failed_tiers[*]}"
         [ "$fail" -gt 0 ] || fail=${#failed_tiers[@]}
 fi

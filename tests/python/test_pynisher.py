@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-import leash
 import leash.compat.pynisher as lp
 import pynisher
 from conftest import rlimit_as_under_asan, skip_rlimit_as_under_asan
