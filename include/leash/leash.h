@@ -131,9 +131,13 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
 
 /* Forks the caller into the job: returns 0 in the child, already inside the
  * job cgroup with rlimits and the sandbox applied (the child should end with
- * _exit()); the child's pid in the parent; -errno when no child runs (or
- * when the child failed its setup: then the job has ended as with
- * leash_job_start). The child is made by clone3(CLONE_INTO_CGROUP) in its
+ * _exit()); the child's pid in the parent; -errno when no child runs. The
+ * parent does not wait for the child's setup (rlimits, session, sandbox):
+ * a child that fails it exits at once without running the caller's code,
+ * and the job ends with LEASH_REASON_SETUP_ERROR (exit code 125), the
+ * failed step and errno in the report's "exit". (Where the kernel
+ * lacks clone3's CLONE_INTO_CGROUP, the parent waits, and returns -errno
+ * for a failed setup, the job ended as with leash_job_start.) The child is made by clone3(CLONE_INTO_CGROUP) in its
  * fork form: no pthread_atfork handler runs, so in a multi-threaded caller
  * the child may only rely on async-signal-safe functions (the POSIX rule
  * after fork()) unless the caller quiesced its other threads. */

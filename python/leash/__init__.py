@@ -137,13 +137,14 @@ class Limited:
     @property
     def last_report(self):
         """The report (dict) of this thread's last call, or None."""
-        return getattr(self._local, "report", None)
+        lazy = getattr(self._local, "report", None)
+        return lazy.get() if lazy is not None else None
 
     def _outcome(self, args, kwargs):
         runner = _call.run_forked if self.context == "fork" else _call.run_spawned
         name = self.name or _default_name(self.func)
         out = runner(_defaults + self.settings, name, self.func, args, kwargs, self.memory_limited, self._sample)
-        self._local.report = out.report
+        self._local.report = out.lazy  # parsed when asked for; the value is not kept
         return out
 
     def call_with_report(self, *args, **kwargs):

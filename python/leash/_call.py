@@ -67,16 +67,38 @@ def require_extension():
     return _leash
 
 
+class LazyReport:
+    """A report kept as the job's JSON text and parsed when first asked for:
+    a call that simply returned needs no dict built."""
+
+    __slots__ = ("_text", "_dict")
+
+    def __init__(self, text=None, report=None):
+        self._text = text
+        self._dict = report
+
+    def get(self):
+        if self._dict is None and self._text is not None:
+            self._dict = json.loads(self._text)
+            self._text = None
+        return self._dict
+
+
 class Outcome:
     """What one call produced: ``report`` (dict), and either ``value`` or
-    ``exception`` (None when the function returned)."""
+    ``exception`` (None when the function returned); ``lazy``: the report
+    as a LazyReport, for keeping without the value."""
 
-    __slots__ = ("report", "value", "exception")
+    __slots__ = ("lazy", "value", "exception")
 
-    def __init__(self, report, value=None, exception=None):
-        self.report = report
+    def __init__(self, report, value=None, exception=None, text=None):
+        self.lazy = LazyReport(text, report)
         self.value = value
         self.exception = exception
+
+    @property
+    def report(self):
+        return self.lazy.get()
 
 
 # --- the child ---------------------------------------------------------------
@@ -167,28 +189,15 @@ _MAIN_THREAD_WAKE_MS = 250
 
 def supervise(job, rfd, chunks):
     """Drain rfd into chunks and dispatch the job until the job has ended
-    (its main process was reaped). What a leftover process may still hold
-    open is read by drain() after finish() has killed it."""
-    poller = select.poll()
-    jfd = job.fileno()
-    poller.register(rfd, select.POLLIN)
-    poller.register(jfd, select.POLLIN)
+    (its main process was reaped): job.supervise, in C. What a leftover
+    process may still hold open is read by drain() after finish() has
+    killed it."""
     # Python runs signal handlers in the main thread only, and a SIGINT the
     # kernel delivers to another thread does not interrupt the main thread's
     # poll(): there, wake now and then so that Ctrl-C still becomes a
     # KeyboardInterrupt (elsewhere no handler would run anyway).
-    timeout = _MAIN_THREAD_WAKE_MS if threading.current_thread() is threading.main_thread() else None
-    done = job.dispatch()
-    while not done:
-        for fd, _ in poller.poll(timeout):
-            if fd == rfd:
-                data = os.read(rfd, _CHUNK)
-                if data:
-                    chunks.append(data)
-                else:
-                    poller.unregister(rfd)
-            elif not done:
-                done = job.dispatch()
+    wake = _MAIN_THREAD_WAKE_MS if threading.current_thread() is threading.main_thread() else -1
+    chunks.append(job.supervise(rfd, wake))
 
 
 def drain(rfd, chunks):
@@ -234,8 +243,14 @@ def _exit_description(report):
     return "ended ({})".format(report.get("reason"))
 
 
-def outcome(report, tag, obj, memory_limited):
-    """Turns the report and the frame into an Outcome."""
+def outcome(report, tag, obj, memory_limited, text=None):
+    """Turns the report and the frame into an Outcome. With ``text`` (the
+    report as JSON) and report None, the report is parsed only when the
+    call did not simply return."""
+    if report is None:
+        if tag == TAG_RESULT and text[1] == "ok":
+            return Outcome(None, value=obj, text=text[0])
+        report = json.loads(text[0])
     reason = report.get("reason")
     limit_exc = _errors.limit_exception(reason, report)
     if limit_exc is not None:
@@ -287,7 +302,9 @@ def outcome(report, tag, obj, memory_limited):
         return Outcome(
             report,
             exception=_errors.SetupError(
-                "leash could not start the function: {}".format(ex.get("error") or reason),
+                "leash could not start the function: {}".format(
+                    ": ".join(x for x in (ex.get("step"), ex.get("error") or reason) if x)
+                ),
                 ex.get("errno"),
                 reason,
                 report,
@@ -322,7 +339,8 @@ def _run_job(settings, name, memory_limited, sample, launch):
             except BaseException:
                 abort(job)
                 raise
-            report = json.loads(job.finish())
+            text = job.finish()
+            reason = job.reason
             data = drain(rfd, chunks)
         finally:
             os.close(rfd)
@@ -331,7 +349,7 @@ def _run_job(settings, name, memory_limited, sample, launch):
     finally:
         job.close()
     tag, obj = decode(data)
-    return outcome(report, tag, obj, memory_limited)
+    return outcome(None, tag, obj, memory_limited, (text, reason))
 
 
 def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):

@@ -16,6 +16,7 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,100 @@ static PyObject *Job_dispatch(JobObject *self, PyObject *unused) {
         return PyBool_FromLong(r > 0);
 }
 
+/* ---- supervising a forked call ----------------------------------------------
+ * What leash.limit does between the fork and finish(), in one call instead of
+ * a Python loop: poll the result pipe and the job's fd (the GIL released),
+ * keep what the child writes, dispatch the job's events, until the job has
+ * ended. After a fork, every page the caller writes costs it a copy-on-write
+ * fault; a Python loop of poll objects, bound methods and chunk lists writes
+ * many more pages than this buffer does. */
+
+struct grow_buf {
+        char *data;
+        size_t len, cap;
+};
+
+/* reads what rfd has (it polled readable) into b; 0 at EOF, 1 read, -errno */
+static int read_some(int rfd, struct grow_buf *b) {
+        ssize_t n;
+
+        if (b->cap - b->len < 65536) {
+                size_t cap = b->cap ? b->cap * 2 : 65536;
+                char *d = realloc(b->data, cap);
+                if (!d)
+                        return -ENOMEM;
+                b->data = d;
+                b->cap = cap;
+        }
+        do
+                n = read(rfd, b->data + b->len, b->cap - b->len);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return errno == EAGAIN ? 1 : -errno;
+        b->len += (size_t) n;
+        return n > 0;
+}
+
+/* poll() with the GIL released: n ready, or -errno */
+static int poll_released(struct pollfd *p, nfds_t n, int ms) {
+        int r;
+
+        Py_BEGIN_ALLOW_THREADS r = poll(p, n, ms);
+        if (r < 0)
+                r = -errno;
+        Py_END_ALLOW_THREADS return r;
+}
+
+static PyObject *Job_supervise(JobObject *self, PyObject *args) {
+        struct grow_buf b = {0};
+        int rfd, wake_ms, open_r = 1, r;
+        PyObject *dispatched, *ret = NULL;
+
+        if (!PyArg_ParseTuple(args, "ii", &rfd, &wake_ms) || need_job(self) < 0)
+                return NULL;
+        dispatched = Job_dispatch(self, NULL);
+        if (!dispatched)
+                return NULL;
+        Py_DECREF(dispatched);
+        while (!self->ended) {
+                struct pollfd p[2] = {{.fd = leash_job_fd(self->job), .events = POLLIN}, {.fd = rfd, .events = POLLIN}};
+                int n;
+
+                n = poll_released(p, open_r ? 2 : 1, wake_ms);
+                if (n < 0 && n != -EINTR) {
+                        errno = -n;
+                        PyErr_SetFromErrno(PyExc_OSError);
+                        goto out;
+                }
+                /* a signal, or the main thread's periodic wake: its handlers
+                 * run here (Ctrl-C becomes KeyboardInterrupt) */
+                if (n <= 0) {
+                        if (PyErr_CheckSignals() < 0)
+                                goto out;
+                        continue;
+                }
+                if (open_r && p[1].revents) {
+                        r = read_some(rfd, &b);
+                        if (r < 0) {
+                                errno = -r;
+                                PyErr_SetFromErrno(PyExc_OSError);
+                                goto out;
+                        }
+                        open_r = r > 0;
+                }
+                if (p[0].revents) {
+                        dispatched = Job_dispatch(self, NULL);
+                        if (!dispatched)
+                                goto out;
+                        Py_DECREF(dispatched);
+                }
+        }
+        ret = PyBytes_FromStringAndSize(b.data ? b.data : "", (Py_ssize_t) b.len);
+out:
+        free(b.data);
+        return ret;
+}
+
 static PyObject *Job_wait(JobObject *self, PyObject *unused) {
         int r;
 
@@ -394,6 +489,17 @@ static PyObject *Job_get_cgroup(JobObject *self, void *closure) {
         if (need_job(self) < 0)
                 return NULL;
         return PyUnicode_DecodeFSDefault(leash_job_cgroup(self->job));
+}
+
+static PyObject *Job_get_reason(JobObject *self, void *closure) {
+        const char *name;
+
+        if (need_job(self) < 0)
+                return NULL;
+        name = leash_job_reason_name(self->job);
+        if (!name)
+                Py_RETURN_NONE;
+        return PyUnicode_FromString(name);
 }
 
 static PyObject *Job_get_ended(JobObject *self, void *closure) {
@@ -506,6 +612,10 @@ static PyMethodDef Job_methods[] = {
         {"dispatch", (PyCFunction) Job_dispatch, METH_NOARGS,
          "dispatch() -> bool\n\nHandle what is due without blocking; True once the job has ended."},
         {"wait", (PyCFunction) Job_wait, METH_NOARGS, "wait()\n\nBlock until the job has ended."},
+        {"supervise", (PyCFunction) Job_supervise, METH_VARARGS,
+         "supervise(rfd, wake_ms) -> bytes\n\nDispatch the job until it has ended, reading rfd meanwhile (a "
+         "child's output never blocks it on a full pipe); what was read. wake_ms: how often to run "
+         "signal handlers (-1: only when a signal interrupts the wait)."},
         {"kill", (PyCFunction) Job_kill, METH_VARARGS,
          "kill(now=False)\n\nEnd the job: the soft signal then SIGKILL after the grace, or SIGKILL now."},
         {"interrupt", (PyCFunction) Job_interrupt, METH_VARARGS,
@@ -529,6 +639,7 @@ static PyGetSetDef Job_getset[] = {
         {"pid", (getter) Job_get_pid, NULL, "the main process's pid", NULL},
         {"cgroup", (getter) Job_get_cgroup, NULL, "the job cgroup's absolute path", NULL},
         {"ended", (getter) Job_get_ended, NULL, "True once the job has ended", NULL},
+        {"reason", (getter) Job_get_reason, NULL, "the report's reason (\"ok\", \"memory\"...) once finished", NULL},
         {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -69,7 +69,7 @@ static struct leash_job *job_alloc(const struct leash_spec *spec) {
         if (!j)
                 return NULL;
         j->spec = *spec;
-        j->parent_fd = j->job_fd = j->pidfd = j->timer_fd = j->events_fd = j->epoll_fd = -1;
+        j->parent_fd = j->job_fd = j->pidfd = j->timer_fd = j->events_fd = j->epoll_fd = j->setup_fd = -1;
         j->wd.pidfd = j->wd.owner_fd = -1;
         j->home_fd = -1;
         for (unsigned i = 0; i < LEASH_ESCAPED_MAX; i++)
@@ -85,7 +85,7 @@ static struct leash_job *job_alloc(const struct leash_spec *spec) {
 }
 
 static void job_close(struct leash_job *j) {
-        int *fds[] = {&j->parent_fd, &j->job_fd, &j->pidfd, &j->timer_fd, &j->events_fd, &j->epoll_fd};
+        int *fds[] = {&j->parent_fd, &j->job_fd, &j->pidfd, &j->timer_fd, &j->events_fd, &j->epoll_fd, &j->setup_fd};
         for (size_t i = 0; i < ELEMENTSOF(fds); i++)
                 if (*fds[i] >= 0) {
                         close(*fds[i]);
@@ -359,6 +359,7 @@ static void rlimit_detail(const struct spawn_failure *sf, char *buf, size_t size
 /* The child failed before it ran anything of the job's: the job has ended. */
 static int start_failed(struct leash_job *j, const struct spawn_failure *sf, struct leash_error *err) {
         j->r.exec_errno = sf->error;
+        j->r.exec_step = spawn_step_to_string(sf->step);
         j->r.usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
         if (sf->step == SPAWN_STEP_EXEC) {
                 j->r.reason = LEASH_REASON_EXEC_ERROR;
@@ -381,6 +382,19 @@ static int start_failed(struct leash_job *j, const struct spawn_failure *sf, str
         if (err)
                 *err = j->start_error;
         return -sf->error;
+}
+
+void job_setup_collect(struct leash_job *j) {
+        struct spawn_failure sf;
+        int fd = j->setup_fd;
+
+        if (fd < 0)
+                return;
+        j->setup_fd = -1;
+        spawn_setup_result(fd, &sf);
+        j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
+        if (sf.step != SPAWN_STEP_NONE)
+                (void) start_failed(j, &sf, NULL);
 }
 
 static int begin(struct leash_job *j, struct leash_error *err) {
@@ -459,12 +473,13 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
                 j->r.started_realtime_ns = now_ns(CLOCK_REALTIME);
                 j->start_ns = now_ns(CLOCK_MONOTONIC);
         }
-        r = spawn_fork(&sp, &j->r.pid, &j->pidfd, &sf);
+        r = spawn_fork(&sp, &j->r.pid, &j->pidfd, &sf, &j->setup_fd);
         if (r < 0)
                 return leash_error_set(err, "fork into the job", "", r);
         if (r > 0)
                 return 0; /* the child */
-        j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
+        /* with a setup fd, known when the child has ended (job_setup_collect) */
+        j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE && j->setup_fd < 0;
         if (sf.step != SPAWN_STEP_NONE)
                 return start_failed(j, &sf, err);
         r = begin(j, err);

@@ -46,6 +46,7 @@ struct leash_job {
         enum job_state state;
         bool adopted, remove_cgroup, has_main;
         int parent_fd, job_fd, pidfd, timer_fd, events_fd, epoll_fd;
+        int setup_fd; /* a forked main process's setup pipe, read once it ended (job_setup_collect) */
         char dirname[256];
         size_t mount_len; /* r.cgroup = the cgroup2 mount (this long) + the job's path in it */
         struct watchdog wd;
@@ -67,6 +68,10 @@ struct leash_job {
         bool stuck;     /* leash is in the job cgroup and could not leave it */
 };
 
+/* job.c: a forked main process has ended: did its setup complete? (The
+ * parent did not wait for it: spawn_fork's setup fd.) A failed setup ends
+ * the job as a failed leash_job_start does. */
+void job_setup_collect(struct leash_job *j);
 /* supervise.c: from the start of the job (start, fork or adopt). */
 int supervise_begin(struct leash_job *j);
 /* Kills the whole job now (cgroup.kill, and the main process through its pidfd). */

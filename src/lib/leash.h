@@ -173,11 +173,12 @@ struct leash_sandbox_result {
 
 struct leash_result {
         enum leash_reason reason;
-        int exit_code;        /* what leash should exit with */
-        int status_code;      /* the main process's exit code, -1 when it did not exit */
-        int term_signal;      /* the signal that killed it, 0 when none */
-        int interrupt_signal; /* the signal leash itself received, 0 when none */
-        int exec_errno;       /* with LEASH_REASON_EXEC_ERROR */
+        int exit_code;         /* what leash should exit with */
+        int status_code;       /* the main process's exit code, -1 when it did not exit */
+        int term_signal;       /* the signal that killed it, 0 when none */
+        int interrupt_signal;  /* the signal leash itself received, 0 when none */
+        int exec_errno;        /* with LEASH_REASON_EXEC_ERROR */
+        const char *exec_step; /* and the step that failed (static text), with it and SETUP_ERROR */
         uint64_t started_realtime_ns;
         char cgroup[4096];
         pid_t pid;

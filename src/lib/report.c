@@ -322,6 +322,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         if (r->reason == LEASH_REASON_EXEC_ERROR || r->reason == LEASH_REASON_SETUP_ERROR) {
                 json_object_object_add(o, "errno", json_object_new_int(r->exec_errno));
                 json_object_object_add(o, "error", json_object_new_string(strerror(r->exec_errno)));
+                json_object_object_add(o, "step", jstr(r->exec_step));
         }
         json_object_object_add(root, "exit", o);
 

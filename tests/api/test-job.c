@@ -307,6 +307,20 @@ static void test_fork(void) {
         leash_job_free(j);
         leash_config_free(c);
 
+        /* a setup the child fails: the caller did not wait for it, the job
+         * ends with setup_error and the report names the step */
+        c = config("api-setup", "chdir", "/nonexistent-leash-dir", NULL);
+        j = run_fn(c, fn_exit7, name);
+        is_str(leash_reason_to_string(leash_job_reason(j)), "setup_error", "a failed setup in the forked child");
+        is_u64(leash_job_exit_code(j), 125, "exit code 125");
+        rep = report(j);
+        s = rep ? json_object_get_string(get(rep, "exit.step")) : NULL;
+        ok(s && strstr(s, "--chdir"), "the report's exit.step names it: %s", s ? s : "(none)");
+        ok(rep && json_object_get_boolean(get(rep, "sandbox.applied")) == 0, "sandbox.applied is false");
+        json_object_put(rep);
+        leash_job_free(j);
+        leash_config_free(c);
+
         /* a grandchild that tries to outlive the function */
         c = config("api-gc", NULL);
         if (pipe2(p, O_CLOEXEC) < 0)

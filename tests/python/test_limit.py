@@ -278,6 +278,15 @@ def test_spawn_returns_raises_and_is_limited():
         leash.limit(sleep, context="spawn", wall_time=1, grace=0.2)(60)
 
 
+def test_a_setup_the_child_fails_is_a_setup_error_naming_the_step():
+    # the caller does not wait for the child's setup: the failure comes from
+    # the report once the child has exited, before any of the function ran
+    with pytest.raises(leash.SetupError, match=r"--chdir") as e:
+        leash.limit(double, chdir="/nonexistent-leash-dir")(1)
+    assert e.value.report["reason"] == "setup_error"
+    assert e.value.report["exit"]["code"] == 125 and "--chdir" in e.value.report["exit"]["step"]
+
+
 def test_spawn_refuses_what_does_not_pickle_before_making_a_job():
     with pytest.raises(pickle.PicklingError):
         leash.limit(lambda: 1, context="spawn")()
