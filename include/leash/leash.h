@@ -173,8 +173,10 @@ int leash_job_signal(struct leash_job *j, int sig);
 
 /* Kills what is left in the cgroup, waits for it to empty, reads the
  * accounting and removes the cgroup (an adopted one only with
- * LEASH_ADOPT_REMOVE), then stops the watchdog. Called on a job that has not
- * ended, it kills it first. Afterwards the results below are final. */
+ * LEASH_ADOPT_REMOVE), then stops the watchdog and closes the job's
+ * descriptors (leash_job_fd() returns -EBADF after it: take it out of an
+ * event loop first). Called on a job that has not ended, it kills it first.
+ * Afterwards the results below are final. */
 int leash_job_finish(struct leash_job *j, struct leash_error *err);
 /* Kills and finishes the job when that was not done, then frees it. */
 void leash_job_free(struct leash_job *j);

@@ -68,16 +68,26 @@ def require_extension():
 
 
 class LazyReport:
-    """A report kept as the job's JSON text and parsed when first asked for:
-    a call that simply returned needs no dict built."""
+    """A report made when first asked for: from a finished job (which holds
+    no descriptor and no process any more, only its results) or from its
+    JSON text. A call that simply returned builds no report at all: after a
+    fork, every page the caller writes costs it a copy-on-write fault, and
+    the JSON tree and its parse write dozens (bench/NOTES.md, row 10)."""
 
-    __slots__ = ("_text", "_dict")
+    __slots__ = ("_job", "_text", "_dict")
 
-    def __init__(self, text=None, report=None):
+    def __init__(self, text=None, report=None, job=None):
+        self._job = job
         self._text = text
         self._dict = report
 
     def get(self):
+        if self._dict is None and self._job is not None:
+            job, self._job = self._job, None
+            try:
+                self._text = job.report("json")
+            finally:
+                job.close()
         if self._dict is None and self._text is not None:
             self._dict = json.loads(self._text)
             self._text = None
@@ -91,8 +101,8 @@ class Outcome:
 
     __slots__ = ("lazy", "value", "exception")
 
-    def __init__(self, report, value=None, exception=None, text=None):
-        self.lazy = LazyReport(text, report)
+    def __init__(self, report, value=None, exception=None, lazy=None):
+        self.lazy = lazy if lazy is not None else LazyReport(report=report)
         self.value = value
         self.exception = exception
 
@@ -243,14 +253,14 @@ def _exit_description(report):
     return "ended ({})".format(report.get("reason"))
 
 
-def outcome(report, tag, obj, memory_limited, text=None):
-    """Turns the report and the frame into an Outcome. With ``text`` (the
-    report as JSON) and report None, the report is parsed only when the
-    call did not simply return."""
+def outcome(report, tag, obj, memory_limited, lazy=None, reason=None):
+    """Turns the report and the frame into an Outcome. With ``lazy`` (a
+    LazyReport) and report None, the report is made only when the call did
+    not simply return (``reason``, the job's, is "ok")."""
     if report is None:
-        if tag == TAG_RESULT and text[1] == "ok":
-            return Outcome(None, value=obj, text=text[0])
-        report = json.loads(text[0])
+        if tag == TAG_RESULT and reason == "ok":
+            return Outcome(None, value=obj, lazy=lazy)
+        report = lazy.get()
     reason = report.get("reason")
     limit_exc = _errors.limit_exception(reason, report)
     if limit_exc is not None:
@@ -325,6 +335,7 @@ def _run_job(settings, name, memory_limited, sample, launch):
     the outcome. launch(job, rfd, wfd) forks the child through the job; in
     this process it returns, and wfd is closed here."""
     job = new_job(settings, name)
+    kept = False
     try:
         if sample is not None:
             job.set_sampler(sample)
@@ -339,17 +350,19 @@ def _run_job(settings, name, memory_limited, sample, launch):
             except BaseException:
                 abort(job)
                 raise
-            text = job.finish()
+            job.finish(False)  # the report is made when asked for
             reason = job.reason
             data = drain(rfd, chunks)
         finally:
             os.close(rfd)
             if wfd >= 0:
                 os.close(wfd)
+        kept = True
     finally:
-        job.close()
+        if not kept:
+            job.close()
     tag, obj = decode(data)
-    return outcome(None, tag, obj, memory_limited, (text, reason))
+    return outcome(None, tag, obj, memory_limited, LazyReport(job=job), reason)
 
 
 def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):

@@ -275,9 +275,14 @@ static PyObject *Job_start(JobObject *self, PyObject *arg) {
 }
 
 static PyObject *Job_fileno(JobObject *self, PyObject *unused) {
+        int fd;
+
         if (need_job(self) < 0)
                 return NULL;
-        return PyLong_FromLong(leash_job_fd(self->job));
+        fd = leash_job_fd(self->job);
+        if (fd < 0)
+                return raise_setup(fd, NULL, "get the job's fd");
+        return PyLong_FromLong(fd);
 }
 
 static PyObject *Job_dispatch(JobObject *self, PyObject *unused) {
@@ -344,17 +349,20 @@ static int poll_released(struct pollfd *p, nfds_t n, int ms) {
 
 static PyObject *Job_supervise(JobObject *self, PyObject *args) {
         struct grow_buf b = {0};
-        int rfd, wake_ms, open_r = 1, r;
+        int rfd, wake_ms, open_r = 1, r, jfd;
         PyObject *dispatched, *ret = NULL;
 
         if (!PyArg_ParseTuple(args, "ii", &rfd, &wake_ms) || need_job(self) < 0)
                 return NULL;
+        jfd = leash_job_fd(self->job);
+        if (jfd < 0)
+                return raise_setup(jfd, NULL, "get the job's fd");
         dispatched = Job_dispatch(self, NULL);
         if (!dispatched)
                 return NULL;
         Py_DECREF(dispatched);
         while (!self->ended) {
-                struct pollfd p[2] = {{.fd = leash_job_fd(self->job), .events = POLLIN}, {.fd = rfd, .events = POLLIN}};
+                struct pollfd p[2] = {{.fd = jfd, .events = POLLIN}, {.fd = rfd, .events = POLLIN}};
                 int n;
 
                 n = poll_released(p, open_r ? 2 : 1, wake_ms);
@@ -439,11 +447,11 @@ static PyObject *report_text(JobObject *self, enum leash_format f) {
         return o;
 }
 
-static PyObject *Job_finish(JobObject *self, PyObject *unused) {
+static PyObject *Job_finish(JobObject *self, PyObject *args) {
         struct leash_error err = {0};
-        int r;
+        int r, report = 1;
 
-        if (need_job(self) < 0)
+        if (!PyArg_ParseTuple(args, "|p", &report) || need_job(self) < 0)
                 return NULL;
         if (!self->finished) {
                 r = leash_job_finish(self->job, &err);
@@ -452,6 +460,8 @@ static PyObject *Job_finish(JobObject *self, PyObject *unused) {
                 self->finished = 1;
                 self->ended = 1;
         }
+        if (!report)
+                Py_RETURN_NONE;
         return report_text(self, LEASH_FORMAT_JSON);
 }
 
@@ -620,8 +630,9 @@ static PyMethodDef Job_methods[] = {
          "kill(now=False)\n\nEnd the job: the soft signal then SIGKILL after the grace, or SIGKILL now."},
         {"interrupt", (PyCFunction) Job_interrupt, METH_VARARGS,
          "interrupt(sig)\n\nEnd the job as `leash run` does when it receives sig."},
-        {"finish", (PyCFunction) Job_finish, METH_NOARGS,
-         "finish() -> str\n\nKill what is left, account, remove the cgroup; the JSON report."},
+        {"finish", (PyCFunction) Job_finish, METH_VARARGS,
+         "finish(report=True) -> str\n\nKill what is left, account, remove the cgroup, close the job's "
+         "descriptors; the JSON report (None with report=False: report() makes it later, until close())."},
         {"report", (PyCFunction) Job_report, METH_VARARGS, "report(format='json') -> str"},
         {"close", (PyCFunction) Job_close, METH_NOARGS,
          "close()\n\nKill and finish the job if that was not done, and free it."},

@@ -605,6 +605,10 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         }
         watchdog_stop(&j->wd);
         j->state = JOB_FINISHED;
+        /* a finished job is its results: no descriptor is kept (a caller may
+         * keep many of them, or one per thread, until it reads their reports) */
+        job_close(j);
+        escape_close(j);
         return rc;
 }
 

@@ -333,6 +333,8 @@ int leash_job_fd(struct leash_job *j) {
 
         if (!j)
                 return -EINVAL;
+        if (j->state == JOB_FINISHED)
+                return -EBADF; /* its descriptors are closed */
         if (j->epoll_fd >= 0)
                 return j->epoll_fd;
         j->epoll_fd = epoll_create1(EPOLL_CLOEXEC);

@@ -5,6 +5,7 @@
  * and checks that nothing is left behind). TAP.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -201,7 +202,21 @@ static void test_config(void) {
         leash_config_free(NULL);
 }
 
+/* descriptors this process has open */
+static int open_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        int n = 0;
+
+        if (!d)
+                return -1;
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
+}
+
 static void test_start(void) {
+        int fds_before = open_fds();
         struct leash_config *c = config("api-start", NULL);
         struct leash_job *j = job(c);
         struct leash_error err = {0};
@@ -223,6 +238,14 @@ static void test_start(void) {
         is_str(leash_reason_to_string(leash_job_reason(j)), "exit", "reason exit");
         ok(leash_job_usage(j, LEASH_USAGE_WALL_NS) > 0, "wall time counted");
         ok(leash_job_finish(j, &err) == 0, "finish twice is harmless");
+        ok(open_fds() == fds_before, "a finished job holds no descriptor (%d open, %d before)", open_fds(), fds_before);
+        ok(leash_job_fd(j) == -EBADF && leash_job_pidfd(j) < 0, "leash_job_fd: -EBADF after finish, no pidfd");
+        {
+                char *text = NULL;
+                ok(leash_job_report(j, LEASH_FORMAT_JSON, &text) == 0 && text && strstr(text, "\"exit\""),
+                   "its report is still made after finish");
+                free(text);
+        }
         leash_job_free(j);
 
         j = job(c);
