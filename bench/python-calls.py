@@ -97,6 +97,20 @@ def cgroup_floor(parent):
     return call
 
 
+def mkdir_rmdir(parent, n=200):
+    """The median cost of making and removing one empty cgroup under parent,
+    no process in it: a part of any per-call cgroup however the process gets
+    in (leash's clone3 CLONE_INTO_CGROUP, or cgroup_floor's write)."""
+    times = []
+    for i in range(n):
+        cg = os.path.join(parent, "mkrm-{}-{}".format(os.getpid(), i))
+        t = time.perf_counter()
+        os.mkdir(cg)
+        os.rmdir(cg)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
 def load_pynisher():
     src = os.environ.get("PYNISHER_SRC")
     if not src:
@@ -208,6 +222,9 @@ def main():
         res = measure(contenders, rounds, calls)
         for name, (ms, ratio) in res.items():
             print("{} {}: {:.2f} ms/call, {:.2f}x floor".format(size, name, ms, ratio))
+        if parent:
+            mr = mkdir_rmdir(parent)
+            print("{} mkdir_rmdir: {:.2f} ms, {:.2f}x floor".format(size, mr, mr / res["floor"][0]))
     # measured from the fresh caller: without a memory controller each sample
     # walks the child's smaps_rollup, whose cost grows with its mappings
     ballast = None
