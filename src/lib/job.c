@@ -391,8 +391,8 @@ void job_setup_collect(struct leash_job *j) {
         if (fd < 0)
                 return;
         j->setup_fd = -1;
-        spawn_setup_result(fd, &sf);
-        j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
+        /* killed before it was set up: ended as the kill says, sandbox not applied */
+        j->r.sandbox.applied = spawn_setup_result(fd, &sf) > 0;
         if (sf.step != SPAWN_STEP_NONE)
                 (void) start_failed(j, &sf, NULL);
 }

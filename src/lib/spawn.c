@@ -452,11 +452,17 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
                         return negative_errno();
         }
         if (pid == 0) {
+                char done = 1;
+                ssize_t n _unused_;
+
                 close(TAKE_FD(rfd));
                 child_setup(p, wfd, parent, migrate);
                 if (p->sandbox && p->sandbox->envp)
                         environ = p->sandbox->envp;
-                close(TAKE_FD(wfd)); /* EOF: set up */
+                /* one byte, then EOF: set up (a parent that did not wait tells
+                 * a completed setup from a child killed during it) */
+                n = write(wfd, &done, 1);
+                close(TAKE_FD(wfd));
                 return 1;
         }
         close(TAKE_FD(wfd));
@@ -478,7 +484,7 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
         return 0;
 }
 
-void spawn_setup_result(int fd, struct spawn_failure *ret_failure) {
+int spawn_setup_result(int fd, struct spawn_failure *ret_failure) {
         struct spawn_failure f = {0};
         ssize_t n;
 
@@ -486,10 +492,11 @@ void spawn_setup_result(int fd, struct spawn_failure *ret_failure) {
                 n = read(fd, &f, sizeof f);
         while (n < 0 && errno == EINTR);
         close(fd);
-        if (n == (ssize_t) sizeof f)
+        ret_failure->step = SPAWN_STEP_NONE;
+        ret_failure->error = 0;
+        if (n == (ssize_t) sizeof f) {
                 *ret_failure = f;
-        else {
-                ret_failure->step = SPAWN_STEP_NONE;
-                ret_failure->error = 0;
+                return 0;
         }
+        return n == 1; /* the set-up byte; nothing: killed before it was set up */
 }

@@ -54,8 +54,9 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
  * spawn_setup_result() reads it once the child has ended. */
 int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
                int *ret_setup_fd);
-/* The setup's outcome from a setup fd of an ended child: SPAWN_STEP_NONE in
- * ret_failure when it completed; closes fd. */
-void spawn_setup_result(int fd, struct spawn_failure *ret_failure);
+/* The setup's outcome from the setup fd of an ended child, and closes fd:
+ * 1 set up; 0 not, with the failed step in ret_failure (SPAWN_STEP_NONE: it
+ * was killed before it was set up). */
+int spawn_setup_result(int fd, struct spawn_failure *ret_failure);
 
 const char *spawn_step_to_string(enum spawn_step s);
