@@ -7,7 +7,8 @@ interpreter, side by side (issue 13):
   leash     leash.limit(f, wall_time=60)(x): a job cgroup made, forked into,
             accounted, removed, and the report parsed
   cgroup_floor  the floor plus a cgroup per call (mkdir, the child moves
-            itself in, rmdir): the least any per-call cgroup costs here
+            itself in, rmdir); with mkdir_rmdir beside it, what the
+            migration costs that leash's clone3 into the cgroup avoids
   pynisher  pynisher 1.0's limit(f, wall_time=60)(x), imported from a source
             tree given by PYNISHER_SRC (never vendored); skipped, with the
             reason, when absent
@@ -39,13 +40,19 @@ def trivial(x):
     return x + 1
 
 
-def floor_call(x):
+def round_trip(x, in_child=None):
+    """fork, the child runs in_child() (if any) then trivial(x) and writes
+    the pickled result to a pipe; the parent reads it and reaps the child."""
     r, w = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:
-        os.close(r)
-        os.write(w, pickle.dumps(trivial(x)))
-        os._exit(0)
+        try:
+            os.close(r)
+            if in_child is not None:
+                in_child()
+            os.write(w, pickle.dumps(trivial(x)))
+        finally:
+            os._exit(0)
     os.close(w)
     data = b""
     while True:
@@ -58,41 +65,33 @@ def floor_call(x):
     return pickle.loads(data)
 
 
+def floor_call(x):
+    return round_trip(x)
+
+
 def cgroup_floor(parent):
-    """The floor plus the least a cgroup per call costs: mkdir a cgroup
-    under parent, the child moves itself into it (writing 0 to its
-    cgroup.procs) before it runs the function, rmdir once reaped. What any
-    per-call cgroup isolation pays on this kernel, with no limit written,
-    no accounting read, no supervision and no report."""
+    """The floor plus a cgroup per call the way a program without clone3
+    does it: mkdir a cgroup under parent, the child moves itself into it
+    (writing 0 to its cgroup.procs) before it runs the function, rmdir once
+    reaped; no limit written, no accounting read, no supervision, no report.
+    leash never migrates (clone3 CLONE_INTO_CGROUP makes the child inside
+    the cgroup): set beside mkdir_rmdir(), this shows what the migration
+    costs."""
     seq = [0]
 
     def call(x):
         seq[0] += 1
         cg = os.path.join(parent, "floor-{}-{}".format(os.getpid(), seq[0]))
         os.mkdir(cg)
+
+        def move_in():
+            fd = os.open(os.path.join(cg, "cgroup.procs"), os.O_WRONLY)
+            os.write(fd, b"0")
+
         try:
-            r, w = os.pipe2(os.O_CLOEXEC)
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    os.close(r)
-                    fd = os.open(os.path.join(cg, "cgroup.procs"), os.O_WRONLY)
-                    os.write(fd, b"0")
-                    os.write(w, pickle.dumps(trivial(x)))
-                finally:
-                    os._exit(0)
-            os.close(w)
-            data = b""
-            while True:
-                chunk = os.read(r, 1 << 16)
-                if not chunk:
-                    break
-                data += chunk
-            os.close(r)
-            os.waitpid(pid, 0)
+            return round_trip(x, move_in)
         finally:
             os.rmdir(cg)
-        return pickle.loads(data)
 
     return call
 
