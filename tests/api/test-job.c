@@ -333,7 +333,18 @@ static void test_fork(void) {
         /* a setup the child fails: the caller did not wait for it, the job
          * ends with setup_error and the report names the step */
         c = config("api-setup", "chdir", "/nonexistent-leash-dir", NULL);
-        j = run_fn(c, fn_exit7, name);
+        j = job(c);
+        fflush(stdout);
+        {
+                struct leash_error e = {0};
+                pid_t fp = leash_job_fork(j, &e);
+                if (fp == 0)
+                        _exit(fn_exit7(name));
+                /* a kernel without CLONE_INTO_CGROUP: the caller waited, the fork returned it */
+                ok(fp > 0 ? leash_job_wait(j) == 0 : fp == -ENOENT && e.step && strstr(e.step, "--chdir"),
+                   "fork, then wait (or, without CLONE_INTO_CGROUP, the fork returns the failure)");
+                ok(leash_job_finish(j, &e) == 0, "finish");
+        }
         is_str(leash_reason_to_string(leash_job_reason(j)), "setup_error", "a failed setup in the forked child");
         is_u64(leash_job_exit_code(j), 125, "exit code 125");
         rep = report(j);
