@@ -68,29 +68,24 @@ def require_extension():
 
 
 class LazyReport:
-    """A report made when first asked for: from a finished job (which holds
-    no descriptor and no process any more, only its results) or from its
-    JSON text. A call that simply returned builds no report at all: after a
+    """A report made when first asked for, from a finished job (which holds
+    no descriptor and no process any more, only its results). A call that simply returned builds no report at all: after a
     fork, every page the caller writes costs it a copy-on-write fault, and
     the JSON tree and its parse write dozens (bench/NOTES.md, row 10)."""
 
-    __slots__ = ("_job", "_text", "_dict")
+    __slots__ = ("_job", "_dict")
 
-    def __init__(self, text=None, report=None, job=None):
+    def __init__(self, report=None, job=None):
         self._job = job
-        self._text = text
         self._dict = report
 
     def get(self):
         if self._dict is None and self._job is not None:
             job, self._job = self._job, None
             try:
-                self._text = job.report("json")
+                self._dict = json.loads(job.report("json"))
             finally:
                 job.close()
-        if self._dict is None and self._text is not None:
-            self._dict = json.loads(self._text)
-            self._text = None
         return self._dict
 
 

@@ -285,22 +285,31 @@ static PyObject *Job_fileno(JobObject *self, PyObject *unused) {
         return PyLong_FromLong(fd);
 }
 
+/* leash_job_dispatch() once: 1 ended, 0 runs, -1 with an exception set */
+static int dispatch_once(JobObject *self) {
+        int r;
+
+        if (self->ended)
+                return 1;
+        r = leash_job_dispatch(self->job);
+        if (r > 0)
+                self->ended = 1;
+        if (sampler_raise(self) < 0)
+                return -1;
+        if (r < 0) {
+                raise_setup(r, NULL, "supervise the job");
+                return -1;
+        }
+        return r > 0;
+}
+
 static PyObject *Job_dispatch(JobObject *self, PyObject *unused) {
         int r;
 
         if (need_job(self) < 0)
                 return NULL;
-        if (self->ended)
-                Py_RETURN_TRUE;
-        r = leash_job_dispatch(self->job);
-        if (r > 0)
-                self->ended = 1;
-        if (sampler_raise(self) < 0)
-                return NULL;
-        if (r < 0)
-                return raise_setup(r, NULL, "supervise the job");
-        self->ended = r > 0;
-        return PyBool_FromLong(r > 0);
+        r = dispatch_once(self);
+        return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
 /* ---- supervising a forked call ----------------------------------------------
@@ -350,17 +359,15 @@ static int poll_released(struct pollfd *p, nfds_t n, int ms) {
 static PyObject *Job_supervise(JobObject *self, PyObject *args) {
         struct grow_buf b = {0};
         int rfd, wake_ms, open_r = 1, r, jfd;
-        PyObject *dispatched, *ret = NULL;
+        PyObject *ret = NULL;
 
         if (!PyArg_ParseTuple(args, "ii", &rfd, &wake_ms) || need_job(self) < 0)
                 return NULL;
         jfd = leash_job_fd(self->job);
         if (jfd < 0)
                 return raise_setup(jfd, NULL, "get the job's fd");
-        dispatched = Job_dispatch(self, NULL);
-        if (!dispatched)
+        if (dispatch_once(self) < 0)
                 return NULL;
-        Py_DECREF(dispatched);
         while (!self->ended) {
                 struct pollfd p[2] = {{.fd = jfd, .events = POLLIN}, {.fd = rfd, .events = POLLIN}};
                 int n;
@@ -387,12 +394,8 @@ static PyObject *Job_supervise(JobObject *self, PyObject *args) {
                         }
                         open_r = r > 0;
                 }
-                if (p[0].revents) {
-                        dispatched = Job_dispatch(self, NULL);
-                        if (!dispatched)
-                                goto out;
-                        Py_DECREF(dispatched);
-                }
+                if (p[0].revents && dispatch_once(self) < 0)
+                        goto out;
         }
         ret = PyBytes_FromStringAndSize(b.data ? b.data : "", (Py_ssize_t) b.len);
 out:

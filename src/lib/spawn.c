@@ -466,9 +466,8 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
                 return 1;
         }
         close(TAKE_FD(wfd));
-        if (ret_setup_fd)
-                *ret_setup_fd = -1;
-        if (ret_setup_fd && !migrate) {
+        *ret_setup_fd = -1;
+        if (!migrate) {
                 /* In its cgroup from its first instruction: nothing needs the
                  * setup to be over before the caller goes on, and on 2 cores
                  * the caller's own work and the child's setup overlap (the

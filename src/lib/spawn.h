@@ -48,9 +48,9 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
 /* The same, but the child does not exec: spawn_fork() returns 1 in the
  * child, set up (in the cgroup, rlimits, sandbox; environ = the job's
  * environment), and 0 in the parent with the same outputs as spawn_job().
- * With ret_setup_fd, when the child was made inside the cgroup
- * (clone3), the parent does not wait for the child's setup: it gets the
- * read end of the setup pipe instead (-1 when it did wait), and
+ * When the child was made inside the cgroup (clone3), the parent does
+ * not wait for the child's setup: it gets the read end of the setup pipe
+ * in ret_setup_fd instead (-1 when it did wait), and
  * spawn_setup_result() reads it once the child has ended. */
 int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
                int *ret_setup_fd);
