@@ -113,6 +113,7 @@ class Limited:
         self.func = func
         self.settings = list(settings)
         self.name = name
+        self._job_name = name or _default_name(func)
         self.context = context
         self.memory_limited = memory_limited
         self._sample = sample
@@ -142,8 +143,10 @@ class Limited:
 
     def _outcome(self, args, kwargs):
         runner = _call.run_forked if self.context == "fork" else _call.run_spawned
-        name = self.name or _default_name(self.func)
-        out = runner(_defaults + self.settings, name, self.func, args, kwargs, self.memory_limited, self._sample)
+        # the last call's finished job is freed before this call's fork: its
+        # memory is reused by this job, not written again after the fork
+        self._local.report = None
+        out = runner(_defaults + self.settings, self._job_name, self.func, args, kwargs, self.memory_limited, self._sample)
         self._local.report = out.lazy  # parsed when asked for; the value is not kept
         return out
 

@@ -41,24 +41,10 @@ TAG_RESULT = b"R"
 TAG_ERROR = b"E"
 
 
-def config_paths():
-    """Where leash.ini and profiles are read from, as ``leash run`` finds
-    them: LEASH_CONFIG_DIR when absolute (the library reads no environment:
-    its caller does), and a user's own profiles.d when not root."""
-    env = os.environ.get("LEASH_CONFIG_DIR")
-    config_dir = env if env and env.startswith("/") else None
-    user_dir = None
-    if os.geteuid() != 0:
-        xdg, home = os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME")
-        if xdg and xdg.startswith("/"):
-            user_dir = os.path.join(xdg, "leash", "profiles.d")
-        elif home and home.startswith("/"):
-            user_dir = os.path.join(home, ".config", "leash", "profiles.d")
-    return config_dir, user_dir
-
-
 def new_job(settings, name):
-    return require_extension().Job(settings, name, *config_paths())
+    """The job, its configuration directories read from the environment
+    by the extension as ``leash run`` reads them."""
+    return require_extension().Job(settings, name)
 
 
 def require_extension():
@@ -190,6 +176,16 @@ def _new_pipe():
 
 
 _MAIN_THREAD_WAKE_MS = 250
+_MAIN_THREAD = threading.main_thread().ident
+
+
+def wake_ms():
+    """How often supervision wakes to run signal handlers: Python runs them
+    in the main thread only, and a SIGINT the kernel delivers to another
+    thread does not interrupt the main thread's poll(). There, wake now and
+    then so that Ctrl-C still becomes a KeyboardInterrupt (elsewhere no
+    handler would run anyway)."""
+    return _MAIN_THREAD_WAKE_MS if threading.get_ident() == _MAIN_THREAD else -1
 
 
 def supervise(job, rfd, chunks):
@@ -197,12 +193,7 @@ def supervise(job, rfd, chunks):
     (its main process was reaped): job.supervise, in C. What a leftover
     process may still hold open is read by drain() after finish() has
     killed it."""
-    # Python runs signal handlers in the main thread only, and a SIGINT the
-    # kernel delivers to another thread does not interrupt the main thread's
-    # poll(): there, wake now and then so that Ctrl-C still becomes a
-    # KeyboardInterrupt (elsewhere no handler would run anyway).
-    wake = _MAIN_THREAD_WAKE_MS if threading.current_thread() is threading.main_thread() else -1
-    chunks.append(job.supervise(rfd, wake))
+    chunks.append(job.supervise(rfd, wake_ms()))
 
 
 def drain(rfd, chunks):
@@ -361,18 +352,23 @@ def _run_job(settings, name, memory_limited, sample, launch):
 
 
 def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
-    """The fork context: the child is a fork of this interpreter.
+    """The fork context: the child is a fork of this interpreter, made,
+    supervised, finished and drained by one job.call (in C: after the fork
+    every page this process writes costs a copy-on-write fault).
     ``sample``: a callable for job.set_sampler (settings ask for sampling)."""
-
-    def launch(job, rfd, wfd):
+    job = new_job(settings, name)
+    try:
+        if sample is not None:
+            job.set_sampler(sample)
         # the child would otherwise write the caller's buffered output again
         _flush_std()
-        if job.fork() == 0:
-            # the child: never returns
-            os.close(rfd)
-            child_run(wfd, func, args, kwargs)
-
-    return _run_job(settings, name, memory_limited, sample, launch)
+        data = job.call(child_run, func, args, kwargs, wake_ms())
+        reason = job.reason
+    except BaseException:
+        job.close()
+        raise
+    tag, obj = decode(data)
+    return outcome(None, tag, obj, memory_limited, LazyReport(job=job), reason)
 
 
 def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None):

@@ -16,6 +16,7 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -132,14 +133,36 @@ fail:
 }
 
 /* The configuration directories, as `leash run` finds them: LEASH_CONFIG_DIR
- * (the library reads no environment: its caller does), and a user's own
- * profiles.d when not root. */
+ * when absolute (the library reads no environment: its caller does), and a
+ * user's own profiles.d when not root ($XDG_CONFIG_HOME/leash/profiles.d,
+ * else $HOME/.config/leash/profiles.d, each only when absolute). Given as
+ * arguments (None: not set) or, when both are omitted, read here from the
+ * environment, which os.environ's assignments reach through putenv(). */
+static void paths_from_env(char *user, size_t size, const char **ret_config, const char **ret_user) {
+        const char *env = getenv("LEASH_CONFIG_DIR"), *xdg, *home;
+
+        *ret_config = env && env[0] == '/' ? env : NULL;
+        *ret_user = NULL;
+        if (geteuid() == 0)
+                return;
+        xdg = getenv("XDG_CONFIG_HOME");
+        home = getenv("HOME");
+        if (xdg && xdg[0] == '/' && (size_t) snprintf(user, size, "%s/leash/profiles.d", xdg) < size)
+                *ret_user = user;
+        else if ((!xdg || xdg[0] != '/') && home && home[0] == '/' &&
+                 (size_t) snprintf(user, size, "%s/.config/leash/profiles.d", home) < size)
+                *ret_user = user;
+}
+
 static int apply_paths(JobObject *self, PyObject *config_dir, PyObject *user_dir) {
         const char *c = NULL, *u = NULL;
+        char buf[4096];
 
-        if (config_dir != Py_None && !(c = PyUnicode_AsUTF8(config_dir)))
+        if (!config_dir && !user_dir)
+                paths_from_env(buf, sizeof buf, &c, &u);
+        if (config_dir && config_dir != Py_None && !(c = PyUnicode_AsUTF8(config_dir)))
                 return -1;
-        if (user_dir != Py_None && !(u = PyUnicode_AsUTF8(user_dir)))
+        if (user_dir && user_dir != Py_None && !(u = PyUnicode_AsUTF8(user_dir)))
                 return -1;
         if (!c && !u)
                 return 0;
@@ -154,7 +177,7 @@ static int apply_paths(JobObject *self, PyObject *config_dir, PyObject *user_dir
 static int Job_init(JobObject *self, PyObject *args, PyObject *kwds) {
         static char *kwlist[] = {(char *) "settings", (char *) "name", (char *) "config_dir", (char *) "user_dir",
                                  NULL};
-        PyObject *settings, *config_dir = Py_None, *user_dir = Py_None;
+        PyObject *settings, *config_dir = NULL, *user_dir = NULL;
         const char *name = NULL;
         struct leash_error err = {0};
         int r;
@@ -173,6 +196,10 @@ static int Job_init(JobObject *self, PyObject *args, PyObject *kwds) {
         if (apply_paths(self, config_dir, user_dir) < 0 || apply_settings(self, settings, name) < 0)
                 return -1;
         r = leash_job_new(self->config, &self->job, &err);
+        /* the job keeps what it built from the settings: freed now, before any
+         * fork, the settings cost no copy-on-write fault when freed later */
+        leash_config_free(self->config);
+        self->config = NULL;
         if (r < 0) {
                 self->job = NULL;
                 if (r == -EINVAL || r == -ERANGE)
@@ -325,12 +352,15 @@ struct grow_buf {
         size_t len, cap;
 };
 
-/* reads what rfd has (it polled readable) into b; 0 at EOF, 1 read, -errno */
+/* reads what rfd has (it polled readable) into b; 0 at EOF, 1 read, -errno.
+ * The buffer grows only when full: a small result is one 4 KiB allocation,
+ * and the read that finds EOF never moves what is already there (it did,
+ * 16 pages copied per call, each a copy-on-write fault after the fork). */
 static int read_some(int rfd, struct grow_buf *b) {
         ssize_t n;
 
-        if (b->cap - b->len < 65536) {
-                size_t cap = b->cap ? b->cap * 2 : 65536;
+        if (b->cap == b->len) {
+                size_t cap = b->cap ? b->cap * 2 : 4096;
                 char *d = realloc(b->data, cap);
                 if (!d)
                         return -ENOMEM;
@@ -356,49 +386,57 @@ static int poll_released(struct pollfd *p, nfds_t n, int ms) {
         Py_END_ALLOW_THREADS return r;
 }
 
-static PyObject *Job_supervise(JobObject *self, PyObject *args) {
-        struct grow_buf b = {0};
-        int rfd, wake_ms, open_r = 1, r, jfd;
-        PyObject *ret = NULL;
+/* Until the job has ended: rfd drained into b while it is open, the job's
+ * events dispatched. 0, or -1 with an exception set (b keeps what came). */
+static int supervise_into(JobObject *self, int rfd, int wake_ms, struct grow_buf *b) {
+        int open_r = rfd >= 0, jfd = leash_job_fd(self->job);
 
-        if (!PyArg_ParseTuple(args, "ii", &rfd, &wake_ms) || need_job(self) < 0)
-                return NULL;
-        jfd = leash_job_fd(self->job);
-        if (jfd < 0)
-                return raise_setup(jfd, NULL, "get the job's fd");
+        if (jfd < 0) {
+                raise_setup(jfd, NULL, "get the job's fd");
+                return -1;
+        }
         if (dispatch_once(self) < 0)
-                return NULL;
+                return -1;
         while (!self->ended) {
                 struct pollfd p[2] = {{.fd = jfd, .events = POLLIN}, {.fd = rfd, .events = POLLIN}};
-                int n;
+                int n = poll_released(p, open_r ? 2 : 1, wake_ms), r;
 
-                n = poll_released(p, open_r ? 2 : 1, wake_ms);
                 if (n < 0 && n != -EINTR) {
                         errno = -n;
                         PyErr_SetFromErrno(PyExc_OSError);
-                        goto out;
+                        return -1;
                 }
                 /* a signal, or the main thread's periodic wake: its handlers
                  * run here (Ctrl-C becomes KeyboardInterrupt) */
                 if (n <= 0) {
                         if (PyErr_CheckSignals() < 0)
-                                goto out;
+                                return -1;
                         continue;
                 }
                 if (open_r && p[1].revents) {
-                        r = read_some(rfd, &b);
+                        r = read_some(rfd, b);
                         if (r < 0) {
                                 errno = -r;
                                 PyErr_SetFromErrno(PyExc_OSError);
-                                goto out;
+                                return -1;
                         }
                         open_r = r > 0;
                 }
                 if (p[0].revents && dispatch_once(self) < 0)
-                        goto out;
+                        return -1;
         }
-        ret = PyBytes_FromStringAndSize(b.data ? b.data : "", (Py_ssize_t) b.len);
-out:
+        return 0;
+}
+
+static PyObject *Job_supervise(JobObject *self, PyObject *args) {
+        struct grow_buf b = {0};
+        int rfd, wake_ms;
+        PyObject *ret = NULL;
+
+        if (!PyArg_ParseTuple(args, "ii", &rfd, &wake_ms) || need_job(self) < 0)
+                return NULL;
+        if (supervise_into(self, rfd, wake_ms, &b) == 0)
+                ret = PyBytes_FromStringAndSize(b.data ? b.data : "", (Py_ssize_t) b.len);
         free(b.data);
         return ret;
 }
@@ -466,6 +504,136 @@ static PyObject *Job_finish(JobObject *self, PyObject *args) {
         if (!report)
                 Py_RETURN_NONE;
         return report_text(self, LEASH_FORMAT_JSON);
+}
+
+/* ---- one forked call ---------------------------------------------------------
+ * call(child_run, func, args, kwargs, wake_ms) -> bytes: what leash.limit's
+ * fork context does between making the job and decoding the result, in one C
+ * call: a close-on-exec result pipe (1 MiB when the host allows), the fork
+ * into the job; in the child, child_run(wfd, func, args, kwargs), which never
+ * returns; in the parent, supervision until the job has ended, finish()
+ * (accounted and removed; the report is made only when asked for), and the
+ * pipe drained to EOF (every writer is dead by then). On an exception
+ * (KeyboardInterrupt, a failed poll) the job is killed and waited for before
+ * it propagates. In C because, after the fork, every page the caller writes
+ * costs it a copy-on-write fault (16 us each on the bench machine), and the
+ * same steps in Python wrote about a hundred more pages per call
+ * (bench/NOTES.md, row 10). */
+
+static int result_pipe(int fds[2]) {
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        /* a big result never blocks the child on a full pipe for long; a
+         * lowered pipe-max-size leaves the default size, which works too */
+        (void) fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+        return 0;
+}
+
+/* Kill the job at once and wait until it has ended; the pending exception is
+ * kept. A failing dispatch stops the wait: the kill was sent, and close()
+ * removes what is left. */
+static void abort_job(JobObject *self) {
+        PyObject *type, *value, *tb;
+
+        PyErr_Fetch(&type, &value, &tb);
+        (void) leash_job_kill(self->job, LEASH_KILL_NOW);
+        while (!self->ended) {
+                struct pollfd p = {.fd = leash_job_fd(self->job), .events = POLLIN};
+                int r = leash_job_dispatch(self->job);
+
+                if (r != 0) {
+                        self->ended = r > 0;
+                        break;
+                }
+                if (p.fd < 0 || poll_released(&p, 1, 1000) < 0)
+                        break;
+        }
+        PyErr_Restore(type, value, tb);
+}
+
+static PyObject *raise_errno(int r) {
+        errno = -r;
+        return PyErr_SetFromErrno(PyExc_OSError);
+}
+
+static _Noreturn void call_child(int wfd, PyObject *child_run, PyObject *func, PyObject *args, PyObject *kwargs) {
+        PyObject *res;
+
+        PyOS_AfterFork_Child();
+        res = PyObject_CallFunction(child_run, "iOOO", wfd, func, args, kwargs);
+        /* child_run ends the process itself; should it return or raise, the
+         * parent sees status 2 and no result */
+        Py_XDECREF(res);
+        _exit(2);
+}
+
+/* after the fork, in the parent: the job supervised to its end, finished,
+ * the pipe drained */
+static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow_buf b) {
+        struct leash_error err = {0};
+        PyObject *ret = NULL;
+        int r;
+
+        if (supervise_into(self, rfd, wake_ms, &b) < 0) {
+                abort_job(self);
+                goto out;
+        }
+        r = leash_job_finish(self->job, &err);
+        if (r < 0) {
+                raise_setup(r, &err, "finish the job");
+                goto out;
+        }
+        self->finished = self->ended = 1;
+        do
+                r = read_some(rfd, &b);
+        while (r > 0);
+        if (r < 0) {
+                raise_errno(r);
+                goto out;
+        }
+        ret = PyBytes_FromStringAndSize(b.data ? b.data : "", (Py_ssize_t) b.len);
+out:
+        free(b.data);
+        return ret;
+}
+
+static PyObject *Job_call(JobObject *self, PyObject *args) {
+        PyObject *child_run, *func, *fargs, *fkwargs, *ret;
+        struct leash_error err = {0};
+        struct grow_buf b = {0};
+        int wake_ms, fds[2], r;
+        pid_t pid;
+
+        if (!PyArg_ParseTuple(args, "OOOOi", &child_run, &func, &fargs, &fkwargs, &wake_ms) || need_job(self) < 0)
+                return NULL;
+        /* the result's first 4 KiB: allocated before the fork, so that after
+         * it only the read writes the page */
+        b.data = malloc(4096);
+        if (!b.data)
+                return PyErr_NoMemory();
+        b.cap = 4096;
+        r = result_pipe(fds);
+        if (r < 0) {
+                free(b.data);
+                return raise_errno(r);
+        }
+        PyOS_BeforeFork();
+        pid = leash_job_fork(self->job, &err);
+        if (pid == 0) {
+                close(fds[0]);
+                call_child(fds[1], child_run, func, fargs, fkwargs);
+        }
+        PyOS_AfterFork_Parent();
+        close(fds[1]);
+        if (pid < 0) {
+                close(fds[0]);
+                free(b.data);
+                self->ended = leash_job_ended(self->job) > 0;
+                return raise_setup(pid, &err, "fork into the job");
+        }
+        ret = call_collect(self, fds[0], wake_ms, b); /* frees b.data */
+        close(fds[0]);
+        return ret;
 }
 
 static PyObject *Job_report(JobObject *self, PyObject *args) {
@@ -625,6 +793,10 @@ static PyMethodDef Job_methods[] = {
         {"dispatch", (PyCFunction) Job_dispatch, METH_NOARGS,
          "dispatch() -> bool\n\nHandle what is due without blocking; True once the job has ended."},
         {"wait", (PyCFunction) Job_wait, METH_NOARGS, "wait()\n\nBlock until the job has ended."},
+        {"call", (PyCFunction) Job_call, METH_VARARGS,
+         "call(child_run, func, args, kwargs, wake_ms) -> bytes\n\nFork into the job; the child runs "
+         "child_run(wfd, func, args, kwargs) and never returns. Supervise until the job has ended (waking "
+         "every wake_ms to run signal handlers, -1 never), finish it and return all the child wrote to wfd."},
         {"supervise", (PyCFunction) Job_supervise, METH_VARARGS,
          "supervise(rfd, wake_ms) -> bytes\n\nDispatch the job until it has ended, reading rfd meanwhile (a "
          "child's output never blocks it on a full pipe); what was read. wake_ms: how often to run "
@@ -664,7 +836,9 @@ static PyTypeObject JobType = {
         .tp_flags = Py_TPFLAGS_DEFAULT,
         .tp_doc = "Job(settings, name=None, config_dir=None, user_dir=None)\n\n"
                   "One libleash job: settings are (key, value) pairs of `leash run`'s option table. "
-                  "Creating it makes the job cgroup and writes its limits; nothing runs yet.",
+                  "Creating it makes the job cgroup and writes its limits; nothing runs yet. The configuration "
+                  "directories (None: not set) are read from the environment as `leash run` reads them "
+                  "when both are omitted.",
         .tp_methods = Job_methods,
         .tp_getset = Job_getset,
         .tp_init = (initproc) Job_init,

@@ -493,12 +493,17 @@ static void remove_children(int fd, int depth) {
 }
 
 int cgroupfs_remove(int parent_fd, const char *dirname, int job_fd) {
+        /* the common case first, one system call: the job made no cgroup of
+         * its own and nothing is left in it */
+        if (unlinkat(parent_fd, dirname, AT_REMOVEDIR) == 0 || errno == ENOENT)
+                return 0;
+        if (errno != EBUSY || job_fd < 0)
+                return negative_errno();
         for (int attempt = 0; attempt < 3; attempt++) {
-                if (job_fd >= 0)
-                        remove_children(job_fd, 0);
+                remove_children(job_fd, 0);
                 if (unlinkat(parent_fd, dirname, AT_REMOVEDIR) == 0 || errno == ENOENT)
                         return 0;
-                if (errno != EBUSY || job_fd < 0)
+                if (errno != EBUSY)
                         return negative_errno();
                 (void) cgroupfs_kill(job_fd);
                 (void) cgroupfs_wait_empty(job_fd, 2000);
