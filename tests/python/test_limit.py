@@ -123,6 +123,22 @@ def test_returns_the_value_and_a_report():
     assert lf.last_report["reason"] == "ok"
 
 
+def test_a_profile_is_found_through_leash_config_dir(tmp_path, monkeypatch):
+    # read from the environment at every call, as `leash run` reads it
+    conf = tmp_path / "conf"
+    (conf / "profiles.d").mkdir(parents=True)
+    for d in (tmp_path, conf, conf / "profiles.d"):
+        os.chmod(d, 0o755)
+    (conf / "profiles.d" / "trial.ini").write_text("[trial]\nwall-time = 77s\n")
+    lf = leash.limit(double, profile="trial")
+    monkeypatch.setenv("LEASH_CONFIG_DIR", str(conf))
+    value, report = lf.call_with_report(2)
+    assert value == 4 and report["limits"]["wall_time"]["value"] == 77
+    monkeypatch.setenv("LEASH_CONFIG_DIR", "relative/" + str(conf))  # not absolute: ignored
+    with pytest.raises(Exception, match="trial"):
+        lf(2)
+
+
 def test_decorator_and_context_manager_forms():
     # a memory limit ASan's runtime has no room under is no test of the forms
     memory = None if rlimit_as_under_asan() else "1G"
