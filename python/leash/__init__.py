@@ -29,6 +29,7 @@ API) and ``leash.compat.pynisher`` (pynisher's API).
 import functools
 import json
 import os
+import pickle
 import threading
 
 from . import _call, _settings
@@ -158,7 +159,24 @@ class Limited:
         return out.value, out.report
 
     def __call__(self, *args, **kwargs):
-        out = self._outcome(args, kwargs)
+        if self.context != "fork":
+            out = self._outcome(args, kwargs)
+            if out.exception is not None:
+                _raise(out.exception)
+            return out.value
+        # The fork context's common case, a call that returned, without the
+        # Outcome: each Python object or function this path touches costs a
+        # copy-on-write fault after the fork (bench/NOTES.md, row 10).
+        local = self._local
+        local.report = None  # the last job freed before this one is made
+        job, reason, data = _call.fork_call(_defaults + self.settings, self._job_name, self.func, args, kwargs, self._sample)
+        lazy = local.report = _call.LazyReport(job=job)
+        if reason == "ok" and data[:1] == _call.TAG_RESULT:
+            try:
+                return pickle.loads(data[1:])
+            except Exception:
+                pass  # a class gone from this side: outcome() says so
+        out = _call.outcome(None, *_call.decode(data), self.memory_limited, lazy, reason)
         if out.exception is not None:
             _raise(out.exception)
         return out.value

@@ -151,8 +151,7 @@ def child_run(fd, func, args, kwargs):
             frame = exception_frame(e, traceback.format_exc())
             e = None
             status = 1  # as an interpreter ending with an uncaught exception
-        _flush_std()
-        _write_all(fd, frame)
+        _write_all(fd, frame)  # the function's output is flushed below, once
     except BaseException:
         status = 2
         # MemoryError while building or writing the frame, or a broken pipe:
@@ -161,6 +160,26 @@ def child_run(fd, func, args, kwargs):
     finally:
         _flush_std()
         os._exit(status)
+
+
+def child_failed(fd, exc):
+    """In the child of job.call, after the function (or pickling its value)
+    raised exc: the E frame, its output flushed, exit 1 (2 when even the
+    frame cannot be written)."""
+    status = 1
+    try:
+        tb_text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        _write_all(fd, exception_frame(exc, tb_text))
+    except BaseException:
+        status = 2
+    finally:
+        exc = None
+        _flush_std()
+        os._exit(status)
+
+
+# what job.call's child needs from this side
+_CALL_CHILD = (pickle.dumps, pickle.HIGHEST_PROTOCOL, child_failed)
 
 
 # --- the parent --------------------------------------------------------------
@@ -351,8 +370,10 @@ def _run_job(settings, name, memory_limited, sample, launch):
     return outcome(None, tag, obj, memory_limited, LazyReport(job=job), reason)
 
 
-def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
-    """The fork context: the child is a fork of this interpreter, made,
+def fork_call(settings, name, func, args, kwargs, sample=None):
+    """The fork context up to the frame: ``(job, reason, data)``, the job
+    finished (its report made when asked for), the job's reason and all
+    the child wrote. The child is a fork of this interpreter, made,
     supervised, finished and drained by one job.call (in C: after the fork
     every page this process writes costs a copy-on-write fault).
     ``sample``: a callable for job.set_sampler (settings ask for sampling)."""
@@ -362,11 +383,17 @@ def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
             job.set_sampler(sample)
         # the child would otherwise write the caller's buffered output again
         _flush_std()
-        data = job.call(child_run, func, args, kwargs, wake_ms())
+        data = job.call(func, args, kwargs, wake_ms(), _CALL_CHILD)
         reason = job.reason
     except BaseException:
         job.close()
         raise
+    return job, reason, data
+
+
+def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
+    """The fork context: fork_call, then the outcome."""
+    job, reason, data = fork_call(settings, name, func, args, kwargs, sample)
     tag, obj = decode(data)
     return outcome(None, tag, obj, memory_limited, LazyReport(job=job), reason)
 

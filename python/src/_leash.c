@@ -507,11 +507,11 @@ static PyObject *Job_finish(JobObject *self, PyObject *args) {
 }
 
 /* ---- one forked call ---------------------------------------------------------
- * call(child_run, func, args, kwargs, wake_ms) -> bytes: what leash.limit's
- * fork context does between making the job and decoding the result, in one C
- * call: a close-on-exec result pipe (1 MiB when the host allows), the fork
- * into the job; in the child, child_run(wfd, func, args, kwargs), which never
- * returns; in the parent, supervision until the job has ended, finish()
+ * call(func, args, kwargs, wake_ms, (dumps, protocol, failed)) -> bytes: what
+ * leash.limit's fork context does between making the job and decoding the
+ * result, in one C call: a close-on-exec result pipe (1 MiB when the host
+ * allows), the fork into the job; in the child, call_child() below, which
+ * never returns; in the parent, supervision until the job has ended, finish()
  * (accounted and removed; the report is made only when asked for), and the
  * pipe drained to EOF (every writer is dead by then). On an exception
  * (KeyboardInterrupt, a failed poll) the job is killed and waited for before
@@ -556,15 +556,73 @@ static PyObject *raise_errno(int r) {
         return PyErr_SetFromErrno(PyExc_OSError);
 }
 
-static _Noreturn void call_child(int wfd, PyObject *child_run, PyObject *func, PyObject *args, PyObject *kwargs) {
-        PyObject *res;
+static int write_all(int fd, const char *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+/* the child's sys.stdout and sys.stderr flushed, errors ignored (a closed
+ * or broken stream must not change the call's outcome) */
+static void flush_std(void) {
+        static const char *const names[] = {"stdout", "stderr"};
+
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+                PyObject *f = PySys_GetObject(names[i]), *r; /* borrowed */
+                if (!f || f == Py_None)
+                        continue;
+                r = PyObject_CallMethod(f, "flush", NULL);
+                if (r)
+                        Py_DECREF(r);
+                else
+                        PyErr_Clear();
+        }
+}
+
+/*
+ * The child of call(): func(*args, **kwargs), its value pickled with
+ * dumps(value, protocol), the frame "R" + pickle written to wfd, the
+ * function's output flushed, exit 0 (2 when the frame could not be written).
+ * When the function or the pickling raises, failed(wfd, exception) writes the
+ * "E" frame and exits. In C, not in Python, because each page the child
+ * writes is a copy-on-write fault on its way to the result: the Python
+ * version's frames and objects cost about twenty.
+ */
+static _Noreturn void call_child(int wfd, PyObject *func, PyObject *args, PyObject *kwargs, PyObject *dumps,
+                                 PyObject *protocol, PyObject *failed) {
+        PyObject *value, *payload = NULL, *type, *exc, *tb;
+        int status = 0;
 
         PyOS_AfterFork_Child();
-        res = PyObject_CallFunction(child_run, "iOOO", wfd, func, args, kwargs);
-        /* child_run ends the process itself; should it return or raise, the
-         * parent sees status 2 and no result */
-        Py_XDECREF(res);
-        _exit(2);
+        value = PyObject_Call(func, args, kwargs);
+        if (value) {
+                payload = PyObject_CallFunctionObjArgs(dumps, value, protocol, NULL);
+                Py_DECREF(value);
+                if (payload && !PyBytes_Check(payload)) {
+                        Py_CLEAR(payload);
+                        PyErr_SetString(PyExc_TypeError, "leash: the pickler did not return bytes");
+                }
+        }
+        if (!payload) {
+                PyErr_Fetch(&type, &exc, &tb);
+                PyErr_NormalizeException(&type, &exc, &tb);
+                if (exc && tb)
+                        PyException_SetTraceback(exc, tb);
+                Py_XDECREF(PyObject_CallFunction(failed, "iO", wfd, exc ? exc : Py_None));
+                _exit(2); /* failed() exits itself */
+        }
+        if (write_all(wfd, "R", 1) < 0 ||
+            write_all(wfd, PyBytes_AS_STRING(payload), (size_t) PyBytes_GET_SIZE(payload)) < 0)
+                status = 2; /* a broken pipe: the report tells the parent what happened */
+        flush_std();
+        _exit(status);
 }
 
 /* after the fork, in the parent: the job supervised to its end, finished,
@@ -598,13 +656,15 @@ out:
 }
 
 static PyObject *Job_call(JobObject *self, PyObject *args) {
-        PyObject *child_run, *func, *fargs, *fkwargs, *ret;
+        PyObject *func, *fargs, *fkwargs, *dumps, *protocol, *failed, *ret;
         struct leash_error err = {0};
         struct grow_buf b = {0};
         int wake_ms, fds[2], r;
         pid_t pid;
 
-        if (!PyArg_ParseTuple(args, "OOOOi", &child_run, &func, &fargs, &fkwargs, &wake_ms) || need_job(self) < 0)
+        if (!PyArg_ParseTuple(args, "OO!O!i(OOO)", &func, &PyTuple_Type, &fargs, &PyDict_Type, &fkwargs, &wake_ms,
+                              &dumps, &protocol, &failed) ||
+            need_job(self) < 0)
                 return NULL;
         /* the result's first 4 KiB: allocated before the fork, so that after
          * it only the read writes the page */
@@ -621,7 +681,7 @@ static PyObject *Job_call(JobObject *self, PyObject *args) {
         pid = leash_job_fork(self->job, &err);
         if (pid == 0) {
                 close(fds[0]);
-                call_child(fds[1], child_run, func, fargs, fkwargs);
+                call_child(fds[1], func, fargs, fkwargs, dumps, protocol, failed);
         }
         PyOS_AfterFork_Parent();
         close(fds[1]);
@@ -794,9 +854,10 @@ static PyMethodDef Job_methods[] = {
          "dispatch() -> bool\n\nHandle what is due without blocking; True once the job has ended."},
         {"wait", (PyCFunction) Job_wait, METH_NOARGS, "wait()\n\nBlock until the job has ended."},
         {"call", (PyCFunction) Job_call, METH_VARARGS,
-         "call(child_run, func, args, kwargs, wake_ms) -> bytes\n\nFork into the job; the child runs "
-         "child_run(wfd, func, args, kwargs) and never returns. Supervise until the job has ended (waking "
-         "every wake_ms to run signal handlers, -1 never), finish it and return all the child wrote to wfd."},
+         "call(func, args, kwargs, wake_ms, (dumps, protocol, failed)) -> bytes\n\nFork into the job; the "
+         "child runs func(*args, **kwargs) and writes b'R' + dumps(value, protocol) to a pipe, or calls "
+         "failed(wfd, exception), which writes the error frame and exits. Supervise until the job has ended "
+         "(waking every wake_ms to run signal handlers, -1 never), finish it and return all the child wrote."},
         {"supervise", (PyCFunction) Job_supervise, METH_VARARGS,
          "supervise(rfd, wake_ms) -> bytes\n\nDispatch the job until it has ended, reading rfd meanwhile (a "
          "child's output never blocks it on a full pipe); what was read. wake_ms: how often to run "
