@@ -29,7 +29,6 @@ API) and ``leash.compat.pynisher`` (pynisher's API).
 import functools
 import json
 import os
-import pickle
 import threading
 
 from . import _call, _settings
@@ -167,16 +166,12 @@ class Limited:
         # The fork context's common case, a call that returned, without the
         # Outcome: each Python object or function this path touches costs a
         # copy-on-write fault after the fork (bench/NOTES.md, row 10).
-        local = self._local
-        local.report = None  # the last job freed before this one is made
-        job, reason, data = _call.fork_call(_defaults + self.settings, self._job_name, self.func, args, kwargs, self._sample)
-        lazy = local.report = _call.LazyReport(job=job)
-        if reason == "ok" and data[:1] == _call.TAG_RESULT:
-            try:
-                return pickle.loads(data[1:])
-            except Exception:
-                pass  # a class gone from this side: outcome() says so
-        out = _call.outcome(None, *_call.decode(data), self.memory_limited, lazy, reason)
+        lazy, ok, data = _call.fork_call(
+            _defaults + self.settings, self._job_name, self.func, args, kwargs, self._sample, self._local
+        )
+        if ok:
+            return data
+        out = _call.outcome(None, *_call.decode(data), self.memory_limited, lazy, lazy.reason())
         if out.exception is not None:
             _raise(out.exception)
         return out.value

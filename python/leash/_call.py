@@ -3,17 +3,22 @@
 the result back through a pipe, the job supervised from this thread.
 
 Theory of operation. The caller's thread creates the job (cgroup made, limits
-written), makes a close-on-exec pipe and forks through the library, so the
-child is inside the job cgroup from its first instruction with the sandbox
-applied. The child runs the function and writes one frame: a tag byte
-(R result, E exception) and a pickle. The parent polls two fds at once, the
-pipe and the job's own fd: the result is drained while the job runs (a
-100 MiB result never blocks the child on a full pipe) and the job's events
-(deadlines, the child's exit) are dispatched as they come. EOF alone is not
-the end: a grandchild may still hold the pipe; the job's end is. When the
-job has ended, leftovers have been killed by the library, so the pipe reaches
-EOF and the frame is complete or provably truncated. The report decides what
-the outcome was; the frame only carries what the function said.
+written); one C call, job.call, does the rest up to the outcome: a
+close-on-exec pipe, the fork through the library (so the child is inside the
+job cgroup from its first instruction with the sandbox applied), and in the
+child the function, its value pickled and one frame written: a tag byte (R
+result, E exception) and a pickle (an exception goes through child_failed()
+here). The parent polls two fds at once, the pipe and the job's own fd: the
+result is drained while the job runs (a 100 MiB result never blocks the child
+on a full pipe) and the job's events (deadlines, the child's exit) are
+dispatched as they come. EOF alone is not the end: a grandchild may still
+hold the pipe; the job's end is. When the job has ended, leftovers have been
+killed by the library, so the pipe reaches EOF and the frame is complete or
+provably truncated. The report decides what the outcome was; the frame only
+carries what the function said. A call that simply returned (reason "ok", an
+R frame) comes back unpickled from job.call; anything else is decoded here
+with the report. All of it is in C because after the fork every page this
+process writes costs it a copy-on-write fault (bench/NOTES.md, row 10).
 """
 
 import fcntl
@@ -21,7 +26,6 @@ import json
 import os
 import pickle
 import select
-import threading
 import sys
 import traceback
 
@@ -64,6 +68,10 @@ class LazyReport:
     def __init__(self, report=None, job=None):
         self._job = job
         self._dict = report
+
+    def reason(self):
+        """The job's reason ("ok", "memory"...), without making the report."""
+        return self._job.reason if self._job is not None else self._dict.get("reason")
 
     def get(self):
         if self._dict is None and self._job is not None:
@@ -178,8 +186,8 @@ def child_failed(fd, exc):
         os._exit(status)
 
 
-# what job.call's child needs from this side
-_CALL_CHILD = (pickle.dumps, pickle.HIGHEST_PROTOCOL, child_failed)
+# what job.call's child needs from this side, and the parent's unpickler
+_CALL_CHILD = (pickle.dumps, pickle.HIGHEST_PROTOCOL, child_failed, pickle.loads)
 
 
 # --- the parent --------------------------------------------------------------
@@ -194,17 +202,12 @@ def _new_pipe():
     return r, w
 
 
-_MAIN_THREAD_WAKE_MS = 250
-_MAIN_THREAD = threading.main_thread().ident
-
-
-def wake_ms():
-    """How often supervision wakes to run signal handlers: Python runs them
-    in the main thread only, and a SIGINT the kernel delivers to another
-    thread does not interrupt the main thread's poll(). There, wake now and
-    then so that Ctrl-C still becomes a KeyboardInterrupt (elsewhere no
-    handler would run anyway)."""
-    return _MAIN_THREAD_WAKE_MS if threading.get_ident() == _MAIN_THREAD else -1
+# How often supervision wakes to run signal handlers: Python runs them in the
+# main thread only, and a SIGINT the kernel delivers to another thread does
+# not interrupt the main thread's poll(): it wakes now and then so that Ctrl-C
+# still becomes a KeyboardInterrupt. (Other threads wake too, for nothing: a
+# check costs less than finding out which thread this is.)
+WAKE_MS = 250
 
 
 def supervise(job, rfd, chunks):
@@ -212,7 +215,7 @@ def supervise(job, rfd, chunks):
     (its main process was reaped): job.supervise, in C. What a leftover
     process may still hold open is read by drain() after finish() has
     killed it."""
-    chunks.append(job.supervise(rfd, wake_ms()))
+    chunks.append(job.supervise(rfd, WAKE_MS))
 
 
 def drain(rfd, chunks):
@@ -370,32 +373,42 @@ def _run_job(settings, name, memory_limited, sample, launch):
     return outcome(None, tag, obj, memory_limited, LazyReport(job=job), reason)
 
 
-def fork_call(settings, name, func, args, kwargs, sample=None):
-    """The fork context up to the frame: ``(job, reason, data)``, the job
-    finished (its report made when asked for), the job's reason and all
-    the child wrote. The child is a fork of this interpreter, made,
-    supervised, finished and drained by one job.call (in C: after the fork
-    every page this process writes costs a copy-on-write fault).
-    ``sample``: a callable for job.set_sampler (settings ask for sampling)."""
+def fork_call(settings, name, func, args, kwargs, sample=None, local=None):
+    """The fork context: ``(lazy, ok, obj)``. ``lazy`` is the call's
+    LazyReport (its job finished); ``ok`` says the job's reason is "ok" and
+    the child's frame a result, then ``obj`` is the value; else ``obj`` is all
+    the child wrote, for decode(). The child is a fork of this interpreter,
+    made, supervised, finished and drained by one job.call (in C: after the
+    fork every page this process writes costs a copy-on-write fault). With
+    ``local``, the LazyReport replaces ``local.report`` before the fork: the
+    last call's job is freed first and this one reuses its memory, and
+    nothing is stored after the fork. ``sample``: a callable for
+    job.set_sampler (settings ask for sampling)."""
+    if local is not None:
+        local.report = None
     job = new_job(settings, name)
+    lazy = LazyReport(job=job)
+    if local is not None:
+        local.report = lazy
     try:
         if sample is not None:
             job.set_sampler(sample)
-        # the child would otherwise write the caller's buffered output again
-        _flush_std()
-        data = job.call(func, args, kwargs, wake_ms(), _CALL_CHILD)
-        reason = job.reason
+        ok, obj = job.call(func, args, kwargs, WAKE_MS, _CALL_CHILD)
     except BaseException:
+        if local is not None:
+            local.report = None
         job.close()
         raise
-    return job, reason, data
+    return lazy, ok, obj
 
 
 def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
     """The fork context: fork_call, then the outcome."""
-    job, reason, data = fork_call(settings, name, func, args, kwargs, sample)
-    tag, obj = decode(data)
-    return outcome(None, tag, obj, memory_limited, LazyReport(job=job), reason)
+    lazy, ok, obj = fork_call(settings, name, func, args, kwargs, sample)
+    if ok:
+        return Outcome(None, value=obj, lazy=lazy)
+    tag, obj = decode(obj)
+    return outcome(None, tag, obj, memory_limited, lazy, lazy.reason())
 
 
 def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None):

@@ -507,13 +507,14 @@ static PyObject *Job_finish(JobObject *self, PyObject *args) {
 }
 
 /* ---- one forked call ---------------------------------------------------------
- * call(func, args, kwargs, wake_ms, (dumps, protocol, failed)) -> bytes: what
- * leash.limit's fork context does between making the job and decoding the
- * result, in one C call: a close-on-exec result pipe (1 MiB when the host
- * allows), the fork into the job; in the child, call_child() below, which
- * never returns; in the parent, supervision until the job has ended, finish()
- * (accounted and removed; the report is made only when asked for), and the
- * pipe drained to EOF (every writer is dead by then). On an exception
+ * call(func, args, kwargs, wake_ms, (dumps, protocol, failed, loads)) -> (ok,
+ * obj): what leash.limit's fork context does between making the job and
+ * deciding the outcome, in one C call: a close-on-exec result pipe (1 MiB
+ * when the host allows), sys.stdout and sys.stderr flushed, the fork into
+ * the job; in the child, call_child() below, which never returns; in the
+ * parent, supervision until the job has ended, finish() (accounted and
+ * removed; the report is made only when asked for), the pipe drained to EOF
+ * (every writer is dead by then), and a result unpickled. On an exception
  * (KeyboardInterrupt, a failed poll) the job is killed and waited for before
  * it propagates. In C because, after the fork, every page the caller writes
  * costs it a copy-on-write fault (16 us each on the bench machine), and the
@@ -627,7 +628,32 @@ static _Noreturn void call_child(int wfd, PyObject *func, PyObject *args, PyObje
 
 /* after the fork, in the parent: the job supervised to its end, finished,
  * the pipe drained */
-static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow_buf b) {
+/* (True, value) when the job's reason is "ok" and the frame is a result that
+ * loads() unpickles; else (False, all the child wrote), for the caller to
+ * decode with the report. Unpickled here because every object the caller
+ * touches after the fork costs it a copy-on-write fault. */
+static PyObject *call_result(JobObject *self, const struct grow_buf *b, PyObject *loads) {
+        PyObject *data, *value;
+
+        if (leash_job_reason(self->job) == LEASH_REASON_OK && b->len >= 1 && b->data[0] == 'R') {
+                PyObject *payload = PyBytes_FromStringAndSize(b->data + 1, (Py_ssize_t) b->len - 1);
+                if (!payload)
+                        return NULL;
+                value = PyObject_CallOneArg(loads, payload);
+                Py_DECREF(payload);
+                if (value)
+                        return Py_BuildValue("(ON)", Py_True, value);
+                /* a class gone from this side: decoded again with the report,
+                 * which says so; KeyboardInterrupt and the like propagate */
+                if (!PyErr_ExceptionMatches(PyExc_Exception))
+                        return NULL;
+                PyErr_Clear();
+        }
+        data = PyBytes_FromStringAndSize(b->data ? b->data : "", (Py_ssize_t) b->len);
+        return data ? Py_BuildValue("(ON)", Py_False, data) : NULL;
+}
+
+static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow_buf b, PyObject *loads) {
         struct leash_error err = {0};
         PyObject *ret = NULL;
         int r;
@@ -649,21 +675,21 @@ static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow
                 raise_errno(r);
                 goto out;
         }
-        ret = PyBytes_FromStringAndSize(b.data ? b.data : "", (Py_ssize_t) b.len);
+        ret = call_result(self, &b, loads);
 out:
         free(b.data);
         return ret;
 }
 
 static PyObject *Job_call(JobObject *self, PyObject *args) {
-        PyObject *func, *fargs, *fkwargs, *dumps, *protocol, *failed, *ret;
+        PyObject *func, *fargs, *fkwargs, *dumps, *protocol, *failed, *loads, *ret;
         struct leash_error err = {0};
         struct grow_buf b = {0};
         int wake_ms, fds[2], r;
         pid_t pid;
 
-        if (!PyArg_ParseTuple(args, "OO!O!i(OOO)", &func, &PyTuple_Type, &fargs, &PyDict_Type, &fkwargs, &wake_ms,
-                              &dumps, &protocol, &failed) ||
+        if (!PyArg_ParseTuple(args, "OO!O!i(OOOO)", &func, &PyTuple_Type, &fargs, &PyDict_Type, &fkwargs, &wake_ms,
+                              &dumps, &protocol, &failed, &loads) ||
             need_job(self) < 0)
                 return NULL;
         /* the result's first 4 KiB: allocated before the fork, so that after
@@ -677,6 +703,8 @@ static PyObject *Job_call(JobObject *self, PyObject *args) {
                 free(b.data);
                 return raise_errno(r);
         }
+        /* the child would otherwise write the caller's buffered output again */
+        flush_std();
         PyOS_BeforeFork();
         pid = leash_job_fork(self->job, &err);
         if (pid == 0) {
@@ -691,7 +719,7 @@ static PyObject *Job_call(JobObject *self, PyObject *args) {
                 self->ended = leash_job_ended(self->job) > 0;
                 return raise_setup(pid, &err, "fork into the job");
         }
-        ret = call_collect(self, fds[0], wake_ms, b); /* frees b.data */
+        ret = call_collect(self, fds[0], wake_ms, b, loads); /* frees b.data */
         close(fds[0]);
         return ret;
 }
@@ -854,10 +882,12 @@ static PyMethodDef Job_methods[] = {
          "dispatch() -> bool\n\nHandle what is due without blocking; True once the job has ended."},
         {"wait", (PyCFunction) Job_wait, METH_NOARGS, "wait()\n\nBlock until the job has ended."},
         {"call", (PyCFunction) Job_call, METH_VARARGS,
-         "call(func, args, kwargs, wake_ms, (dumps, protocol, failed)) -> bytes\n\nFork into the job; the "
-         "child runs func(*args, **kwargs) and writes b'R' + dumps(value, protocol) to a pipe, or calls "
-         "failed(wfd, exception), which writes the error frame and exits. Supervise until the job has ended "
-         "(waking every wake_ms to run signal handlers, -1 never), finish it and return all the child wrote."},
+         "call(func, args, kwargs, wake_ms, (dumps, protocol, failed, loads)) -> (ok, obj)\n\nFlush "
+         "sys.stdout and sys.stderr, fork into the job; the child runs func(*args, **kwargs) and writes b'R' + "
+         "dumps(value, protocol) to a pipe, or calls failed(wfd, exception), which writes the error frame and "
+         "exits. Supervise until the job has ended (waking every wake_ms to run signal handlers, -1 never) and "
+         "finish it. (True, loads(pickle)) when the job's reason is ok and the frame a result that unpickles; "
+         "else (False, all the child wrote)."},
         {"supervise", (PyCFunction) Job_supervise, METH_VARARGS,
          "supervise(rfd, wake_ms) -> bytes\n\nDispatch the job until it has ended, reading rfd meanwhile (a "
          "child's output never blocks it on a full pipe); what was read. wake_ms: how often to run "

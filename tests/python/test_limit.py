@@ -47,6 +47,20 @@ def unpicklable_result():
     return threading.Lock()
 
 
+def _refuse_to_unpickle():
+    raise ValueError("not on this side")
+
+
+class OnlyThere:
+    # pickles in the child; unpickling it in the caller raises
+    def __reduce__(self):
+        return (_refuse_to_unpickle, ())
+
+
+def result_that_does_not_unpickle():
+    return OnlyThere()
+
+
 def exit_now(code):
     os._exit(code)
 
@@ -190,6 +204,14 @@ def test_an_unpicklable_result_raises_the_pickling_error():
         leash.limit(unpicklable_result)()
     assert "lock" in str(e.value)
     assert "pickle" in e.value.child_traceback
+
+
+def test_a_result_that_does_not_unpickle_here_is_an_exit_without_a_result():
+    lf = leash.limit(result_that_does_not_unpickle)
+    with pytest.raises(leash.JobExited) as e:
+        lf()
+    assert "could not be unpickled: ValueError: not on this side" in str(e.value)
+    assert e.value.report["reason"] == "ok" and lf.last_report["reason"] == "ok"
 
 
 def test_os_exit_is_an_exit_without_a_result():
