@@ -18,7 +18,8 @@ interleaved (each round runs CALLS calls of every contender, order rotated);
 the figures are the median per-call time over rounds and the median of the
 per-round ratios to the floor.
 
-Then the sampling cost: a function burning a fixed amount of CPU (~0.3 s),
+Then the sampling cost: a function burning a fixed amount of CPU (~0.4 s here,
+several callbacks per call),
 run with and without leash.monitored(interval=0.1) callbacks in BENCH_PY_PAIRS
 interleaved pairs (default 30); the median of the paired ratios of its own
 wall time, measured inside the child (the goal: at most 1.01), and of its
@@ -164,7 +165,7 @@ def _q(values, q):
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
-def sampling_cost(pairs, interval=0.1, units=3_000_000):
+def sampling_cost(pairs, interval=0.1, units=9_000_000):
     """The same work with and without leash.monitored callbacks every
     interval, in interleaved pairs (order alternating); the paired ratio of
     the function's own times, sampled / plain."""
