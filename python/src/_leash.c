@@ -570,8 +570,9 @@ static int write_all(int fd, const char *p, size_t n) {
         return 0;
 }
 
-/* the child's sys.stdout and sys.stderr flushed, errors ignored (a closed
- * or broken stream must not change the call's outcome) */
+/* sys.stdout and sys.stderr flushed (the caller's before the fork, the
+ * child's before it exits), errors ignored: a closed or broken stream must
+ * not change the call's outcome */
 static void flush_std(void) {
         static const char *const names[] = {"stdout", "stderr"};
 
@@ -626,8 +627,6 @@ static _Noreturn void call_child(int wfd, PyObject *func, PyObject *args, PyObje
         _exit(status);
 }
 
-/* after the fork, in the parent: the job supervised to its end, finished,
- * the pipe drained */
 /* (True, value) when the job's reason is "ok" and the frame is a result that
  * loads() unpickles; else (False, all the child wrote), for the caller to
  * decode with the report. Unpickled here because every object the caller
@@ -639,7 +638,7 @@ static PyObject *call_result(JobObject *self, const struct grow_buf *b, PyObject
                 PyObject *payload = PyBytes_FromStringAndSize(b->data + 1, (Py_ssize_t) b->len - 1);
                 if (!payload)
                         return NULL;
-                value = PyObject_CallOneArg(loads, payload);
+                value = PyObject_CallFunctionObjArgs(loads, payload, NULL); /* 3.8 has no CallOneArg */
                 Py_DECREF(payload);
                 if (value)
                         return Py_BuildValue("(ON)", Py_True, value);
@@ -653,6 +652,8 @@ static PyObject *call_result(JobObject *self, const struct grow_buf *b, PyObject
         return data ? Py_BuildValue("(ON)", Py_False, data) : NULL;
 }
 
+/* after the fork, in the parent: the job supervised to its end, finished,
+ * the pipe drained, the result made */
 static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow_buf b, PyObject *loads) {
         struct leash_error err = {0};
         PyObject *ret = NULL;
