@@ -171,7 +171,7 @@ class Limited:
         )
         if ok:
             return data
-        out = _call.outcome(None, *_call.decode(data), self.memory_limited, lazy, lazy.reason())
+        out = _call.collected(lazy, ok, data, self.memory_limited)
         if out.exception is not None:
             _raise(out.exception)
         return out.value
@@ -265,7 +265,7 @@ def run(argv, *, check=False, name=None, **limits):
 
                 select.select([job.fileno()], [], [])
         except BaseException:
-            _call.abort(job)
+            job.abort()
             raise
         report = json.loads(job.finish())
     finally:

@@ -25,7 +25,6 @@ import fcntl
 import json
 import os
 import pickle
-import select
 import sys
 import traceback
 
@@ -39,7 +38,6 @@ except ImportError as e:  # pragma: no cover - reported when used
 
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 _PIPE_SIZE = 1 << 20
-_CHUNK = 1 << 20
 
 TAG_RESULT = b"R"
 TAG_ERROR = b"E"
@@ -206,36 +204,9 @@ def _new_pipe():
 # main thread only, and a SIGINT the kernel delivers to another thread does
 # not interrupt the main thread's poll(): it wakes now and then so that Ctrl-C
 # still becomes a KeyboardInterrupt. (Other threads wake too, for nothing: a
-# check costs less than finding out which thread this is.)
+# check costs less than finding out which thread this is.) For job.call
+# and job.collect.
 WAKE_MS = 250
-
-
-def supervise(job, rfd, chunks):
-    """Drain rfd into chunks and dispatch the job until the job has ended
-    (its main process was reaped): job.supervise, in C. What a leftover
-    process may still hold open is read by drain() after finish() has
-    killed it."""
-    chunks.append(job.supervise(rfd, WAKE_MS))
-
-
-def drain(rfd, chunks):
-    """After finish(): every writer is dead, so this reaches EOF."""
-    while True:
-        data = os.read(rfd, _CHUNK)
-        if not data:
-            return b"".join(chunks)
-        chunks.append(data)
-
-
-def abort(job):
-    """Kill the job at once and wait for it: used when the caller is
-    interrupted (KeyboardInterrupt) or supervision failed."""
-    try:
-        job.kill(True)
-    except OSError:
-        pass
-    while not job.dispatch():
-        select.select([job.fileno()], [], [], 1.0)
 
 
 def decode(data):
@@ -339,11 +310,12 @@ def outcome(report, tag, obj, memory_limited, lazy=None, reason=None):
 
 
 def _run_job(settings, name, memory_limited, sample, launch):
-    """What both contexts share: the job, the result pipe, supervision and
-    the outcome. launch(job, rfd, wfd) forks the child through the job; in
-    this process it returns, and wfd is closed here."""
+    """The spawn context's job, result pipe, supervision and outcome.
+    launch(job, rfd, wfd) starts the child through the job; in this process
+    it returns, and wfd is closed here. The rest is job.collect, the parent
+    half of job.call."""
     job = new_job(settings, name)
-    kept = False
+    lazy = LazyReport(job=job)
     try:
         if sample is not None:
             job.set_sampler(sample)
@@ -352,25 +324,23 @@ def _run_job(settings, name, memory_limited, sample, launch):
             launch(job, rfd, wfd)
             os.close(wfd)
             wfd = -1
-            chunks = []
-            try:
-                supervise(job, rfd, chunks)
-            except BaseException:
-                abort(job)
-                raise
-            job.finish(False)  # the report is made when asked for
-            reason = job.reason
-            data = drain(rfd, chunks)
+            ok, obj = job.collect(rfd, WAKE_MS, pickle.loads)
         finally:
             os.close(rfd)
             if wfd >= 0:
                 os.close(wfd)
-        kept = True
-    finally:
-        if not kept:
-            job.close()
-    tag, obj = decode(data)
-    return outcome(None, tag, obj, memory_limited, LazyReport(job=job), reason)
+    except BaseException:
+        job.close()
+        raise
+    return collected(lazy, ok, obj, memory_limited)
+
+
+def collected(lazy, ok, obj, memory_limited):
+    """The Outcome of what job.call or job.collect returned."""
+    if ok:
+        return Outcome(None, value=obj, lazy=lazy)
+    tag, obj = decode(obj)
+    return outcome(None, tag, obj, memory_limited, lazy, lazy.reason())
 
 
 def fork_call(settings, name, func, args, kwargs, sample=None, local=None):
@@ -404,11 +374,7 @@ def fork_call(settings, name, func, args, kwargs, sample=None, local=None):
 
 def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
     """The fork context: fork_call, then the outcome."""
-    lazy, ok, obj = fork_call(settings, name, func, args, kwargs, sample)
-    if ok:
-        return Outcome(None, value=obj, lazy=lazy)
-    tag, obj = decode(obj)
-    return outcome(None, tag, obj, memory_limited, lazy, lazy.reason())
+    return collected(*fork_call(settings, name, func, args, kwargs, sample), memory_limited)
 
 
 def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None):

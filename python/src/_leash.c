@@ -428,19 +428,6 @@ static int supervise_into(JobObject *self, int rfd, int wake_ms, struct grow_buf
         return 0;
 }
 
-static PyObject *Job_supervise(JobObject *self, PyObject *args) {
-        struct grow_buf b = {0};
-        int rfd, wake_ms;
-        PyObject *ret = NULL;
-
-        if (!PyArg_ParseTuple(args, "ii", &rfd, &wake_ms) || need_job(self) < 0)
-                return NULL;
-        if (supervise_into(self, rfd, wake_ms, &b) == 0)
-                ret = PyBytes_FromStringAndSize(b.data ? b.data : "", (Py_ssize_t) b.len);
-        free(b.data);
-        return ret;
-}
-
 static PyObject *Job_wait(JobObject *self, PyObject *unused) {
         int r;
 
@@ -725,6 +712,26 @@ static PyObject *Job_call(JobObject *self, PyObject *args) {
         return ret;
 }
 
+/* collect(rfd, wake_ms, loads) -> (ok, obj): call()'s parent half for a child
+ * started some other way (the spawn context's fresh interpreter), whose
+ * write end of rfd the caller has closed. */
+static PyObject *Job_collect(JobObject *self, PyObject *args) {
+        struct grow_buf b = {0};
+        PyObject *loads;
+        int rfd, wake_ms;
+
+        if (!PyArg_ParseTuple(args, "iiO", &rfd, &wake_ms, &loads) || need_job(self) < 0)
+                return NULL;
+        return call_collect(self, rfd, wake_ms, b, loads); /* frees b.data */
+}
+
+static PyObject *Job_abort(JobObject *self, PyObject *unused) {
+        if (need_job(self) < 0)
+                return NULL;
+        abort_job(self);
+        Py_RETURN_NONE;
+}
+
 static PyObject *Job_report(JobObject *self, PyObject *args) {
         const char *fmt = "json";
         enum leash_format f;
@@ -882,6 +889,11 @@ static PyMethodDef Job_methods[] = {
         {"dispatch", (PyCFunction) Job_dispatch, METH_NOARGS,
          "dispatch() -> bool\n\nHandle what is due without blocking; True once the job has ended."},
         {"wait", (PyCFunction) Job_wait, METH_NOARGS, "wait()\n\nBlock until the job has ended."},
+        {"abort", (PyCFunction) Job_abort, METH_NOARGS,
+         "abort()\n\nKill the job at once and wait until it has ended (the caller was interrupted)."},
+        {"collect", (PyCFunction) Job_collect, METH_VARARGS,
+         "collect(rfd, wake_ms, loads) -> (ok, obj)\n\nWhat call() does after its fork, for a main process "
+         "started otherwise: supervise while draining rfd, finish, and the same (ok, obj)."},
         {"call", (PyCFunction) Job_call, METH_VARARGS,
          "call(func, args, kwargs, wake_ms, (dumps, protocol, failed, loads)) -> (ok, obj)\n\nFlush "
          "sys.stdout and sys.stderr, fork into the job; the child runs func(*args, **kwargs) and writes b'R' + "
@@ -889,10 +901,6 @@ static PyMethodDef Job_methods[] = {
          "exits. Supervise until the job has ended (waking every wake_ms to run signal handlers, -1 never) and "
          "finish it. (True, loads(pickle)) when the job's reason is ok and the frame a result that unpickles; "
          "else (False, all the child wrote)."},
-        {"supervise", (PyCFunction) Job_supervise, METH_VARARGS,
-         "supervise(rfd, wake_ms) -> bytes\n\nDispatch the job until it has ended, reading rfd meanwhile (a "
-         "child's output never blocks it on a full pipe); what was read. wake_ms: how often to run "
-         "signal handlers (-1: only when a signal interrupts the wait)."},
         {"kill", (PyCFunction) Job_kill, METH_VARARGS,
          "kill(now=False)\n\nEnd the job: the soft signal then SIGKILL after the grace, or SIGKILL now."},
         {"interrupt", (PyCFunction) Job_interrupt, METH_VARARGS,
