@@ -61,18 +61,25 @@ if command -v strace >/dev/null && strace -f -o /dev/null -e trace=none true 2>/
                 mkdir "$TMP/a" "$TMP/a/b" 2>/dev/null
         check "control: SIGTERM at a mkdir kills a process that does not block it, the directory left behind" test -d "$TMP/a" -a ! -d "$TMP/a/b"
         # the job cgroup is the last directory leash makes: TERM right after it,
-        # at the open of the new cgroup
-        # (the same command line both times: the report's destination is opened first)
-        n=$(strace -f -e trace=openat -o "$TMP/trace" "$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/t.json" -- true 2>/dev/null;
-                grep -n 'openat([0-9]*, "[^"]*@[0-9]*", O_RDONLY' "$TMP/trace" | head -1 | cut -d: -f1)
+        # at the open of the new cgroup. strace counts invocations per tracee,
+        # so n counts only leash's own openat calls (a line of another task, or
+        # a call split into "unfinished" and "resumed", would shift a line
+        # number). The same command line both times: the report's destination
+        # is opened first, and the job's name is in the cgroup's.
+        strace -f -e trace=openat -o "$TMP/trace" "$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/t.json" -- sleep 0 >/dev/null 2>&1
+        n=$(awk 'NR == 1 { pid = $1 } $1 == pid && $2 ~ /^openat\(/ { k++; if ($0 ~ /^[0-9]+ +openat\([0-9]+, "sleep@[0-9]+", O_RDONLY/) { print k; exit } }' "$TMP/trace")
         if [ -n "$n" ]; then
-                strace -f -o /dev/null -e trace=openat -e inject=openat:signal=TERM:when="$n" \
-                        "$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/t.json" -- sleep 5 >/dev/null 2>&1
+                strace -f -o "$TMP/trace2" -e trace=openat -e inject=openat:signal=TERM:when="$n" \
+                        "$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/t.json" -- sleep 5 >"$TMP/t.out" 2>&1
                 rc=$?
                 check "SIGTERM as the job cgroup is opened: leash dies of it after cleaning up (143)" test $rc = 143
                 check "SIGTERM as the job cgroup is opened: no cgroup leaked" no_leftover_cgroups
                 check "SIGTERM as the job cgroup is opened: reported as interrupted" \
                         test "$(jget "$TMP/t.json" reason)" = interrupted
+                if [ $rc != 143 ]; then
+                        diag "injected at leash's openat #$n; exit $rc; leash said: $(head -c 600 "$TMP/t.out")"
+                        awk -v n="$n" 'NR == 1 { pid = $1 } $1 == pid && $2 ~ /^openat\(/ && ++k >= n - 2 && k <= n + 2 { print "# " k ": " $0 }' "$TMP/trace2"
+                fi
         else
                 not_ok "found the open of the job cgroup in an strace of leash"
         fi
