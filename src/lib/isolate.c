@@ -60,6 +60,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../basic/dirread.h"
 #include "../basic/macro.h"
 
 #define STATUS_MAGIC 0x4c534831u /* "LSH1" */
@@ -258,27 +259,17 @@ static void close_all_but(int keep) {
 
 /* processes of the namespace still alive, the init aside */
 static unsigned count_others(void) {
-        char buf[4096];
+        struct dirread d;
+        const char *name;
         unsigned n = 0;
         int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        long got;
 
         if (fd < 0)
                 return 0;
-        while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
-                for (long off = 0; off < got;) {
-                        struct {
-                                uint64_t ino;
-                                int64_t off;
-                                unsigned short reclen;
-                                unsigned char type;
-                                char name[];
-                        } *de = (void *) (buf + off);
-                        if (de->name[0] >= '1' && de->name[0] <= '9' && !streq(de->name, "1"))
-                                n++;
-                        off += de->reclen;
-                }
-        }
+        dirread_init(&d, fd);
+        while ((name = dirread_next(&d, NULL)))
+                if (name[0] >= '1' && name[0] <= '9' && !streq(name, "1"))
+                        n++;
         close(fd);
         return n;
 }

@@ -37,6 +37,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "../basic/dirread.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
 #include "cgroupfs.h"
@@ -89,11 +90,30 @@ static int read_mark(int fd, pid_t *ret_pid, unsigned long long *ret_ns) {
         return 0;
 }
 
+/* Whether dirname is a job cgroup of a dead leash that this sweeper may
+ * remove (the three conditions above); jfd gets the open cgroup. The cheap
+ * test first: most entries are the cgroups of leashes that live (this one's
+ * own job among them), and a kill() tells without opening them. */
+static bool is_stale(int dfd, const char *dirname, unsigned long long ns, int *jfd) {
+        unsigned long long mark_ns;
+        pid_t pid, mark_pid;
+
+        if (!sweep_name_parse(dirname, &pid))
+                return false;
+        if (kill(pid, 0) == 0 || errno != ESRCH)
+                return false; /* its leash (or a process with its pid) lives */
+        *jfd = openat(dfd, dirname, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (*jfd < 0 || read_mark(*jfd, &mark_pid, &mark_ns) < 0)
+                return false;                    /* not made by leash, as far as we can trust */
+        return mark_pid == pid && mark_ns == ns; /* else renamed, or a leash of another pid namespace */
+}
+
 int sweep_stale(int parent_fd) {
         _cleanup_close_ int dfd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         unsigned long long ns;
-        DIR *d;
-        struct dirent *de;
+        struct dirread d;
+        const char *name;
+        unsigned char type;
         int removed = 0, r;
 
         if (dfd < 0)
@@ -101,26 +121,12 @@ int sweep_stale(int parent_fd) {
         r = jobstate_own_pidns(&ns);
         if (r < 0)
                 return r; /* cannot tell namespaces apart: sweep nothing */
-        d = fdopendir(TAKE_FD(dfd));
-        if (!d)
-                return negative_errno();
-        while ((de = readdir(d))) {
+        dirread_init(&d, dfd);
+        while ((name = dirread_next(&d, &type))) {
                 _cleanup_close_ int jfd = -1;
-                unsigned long long mark_ns;
-                pid_t pid, mark_pid;
 
-                if (de->d_type != DT_DIR || !sweep_name_parse(de->d_name, &pid))
-                        continue;
-                jfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                if (jfd < 0 || read_mark(jfd, &mark_pid, &mark_ns) < 0)
-                        continue; /* not made by leash, as far as we can trust */
-                if (mark_pid != pid || mark_ns != ns)
-                        continue; /* renamed, or a leash of another pid namespace */
-                if (kill(pid, 0) == 0 || errno != ESRCH)
-                        continue; /* its leash (or a process with its pid) lives */
-                if (cgroupfs_remove(dirfd(d), de->d_name, jfd) == 0)
+                if (type == DT_DIR && is_stale(dfd, name, ns, &jfd) && cgroupfs_remove(dfd, name, jfd) == 0)
                         removed++;
         }
-        closedir(d);
         return removed;
 }
