@@ -76,6 +76,7 @@ __version__ = "0.1.0"
 contexts = ("fork", "spawn")
 
 _defaults = []
+_defaults_gen = 0  # bumped by configure(): a Limited's Config is made again
 
 
 def configure(**options):
@@ -87,7 +88,9 @@ def configure(**options):
     named = {k: options.pop(k) for k in list(options) if k in _settings._NAMED}
     new = _settings.build_settings(named, options)
     keys = {_settings._NAMED.get(k, k.replace("_", "-")) for k in list(named) + list(options)}
+    global _defaults_gen
     _defaults[:] = [kv for kv in _defaults if kv[0] not in keys] + new
+    _defaults_gen += 1
     return list(_defaults)
 
 
@@ -118,6 +121,8 @@ class Limited:
         self.memory_limited = memory_limited
         self._sample = sample
         self._local = threading.local()
+        self._config = None  # made at the first fork call, again after configure()
+        self._config_gen = None
         functools.update_wrapper(self, func, updated=())
 
     def __repr__(self):
@@ -141,12 +146,21 @@ class Limited:
         lazy = getattr(self._local, "report", None)
         return lazy.get() if lazy is not None else None
 
+    def _job_config(self):
+        """The calls' shared Config: ``settings`` and configure()'s options,
+        checked once (again after configure()); the files are read by each
+        job."""
+        if self._config_gen != _defaults_gen:
+            self._config = _call.new_config(_defaults + self.settings, self._job_name)
+            self._config_gen = _defaults_gen
+        return self._config
+
     def _outcome(self, args, kwargs):
         runner = _call.run_forked if self.context == "fork" else _call.run_spawned
         # the last call's finished job is freed before this call's fork: its
         # memory is reused by this job, not written again after the fork
         self._local.report = None
-        out = runner(_defaults + self.settings, self._job_name, self.func, args, kwargs, self.memory_limited, self._sample)
+        out = runner(self._job_config(), None, self.func, args, kwargs, self.memory_limited, self._sample)
         self._local.report = out.lazy  # parsed when asked for; the value is not kept
         return out
 
@@ -166,9 +180,7 @@ class Limited:
         # The fork context's common case, a call that returned, without the
         # Outcome: each Python object or function this path touches costs a
         # copy-on-write fault after the fork (bench/NOTES.md, row 10).
-        lazy, ok, data = _call.fork_call(
-            _defaults + self.settings, self._job_name, self.func, args, kwargs, self._sample, self._local
-        )
+        lazy, ok, data = _call.fork_call(self._job_config(), None, self.func, args, kwargs, self._sample, self._local)
         if ok:
             return data
         out = _call.collected(lazy, ok, data, self.memory_limited)
@@ -229,6 +241,10 @@ def limit(
         @leash.limit(wall_time=10)
         def f(x): ...
         with leash.limit(f, cpu_time=5) as lf: lf(x)
+
+    The settings are checked once, at the first call (again after
+    ``leash.configure()``); the configuration files and the profile are read
+    by every call, so an edited profile is seen by the next one.
 
     A bad value raises ValueError naming it, before anything is created.
     """

@@ -45,8 +45,16 @@ TAG_ERROR = b"E"
 
 def new_job(settings, name):
     """The job, its configuration directories read from the environment
-    by the extension as ``leash run`` reads them."""
+    by the extension as ``leash run`` reads them. ``settings``: (key, value)
+    pairs, or a Config from new_config (then ``name`` is None: the Config's)."""
     return require_extension().Job(settings, name)
+
+
+def new_config(settings, name):
+    """Settings checked once for many jobs (a limited function's calls): a
+    job made from it sets nothing again, and still reads the configuration
+    files, so an edited profile is seen by the next call."""
+    return require_extension().Config(settings, name)
 
 
 def require_extension():

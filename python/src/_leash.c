@@ -29,7 +29,6 @@ static PyObject *setup_error_type; /* leash._errors.SetupError */
 
 typedef struct {
         PyObject_HEAD struct leash_job *job;
-        struct leash_config *config;
         int ended;
         int finished;
         pid_t owner;                             /* the process that created the job: a forked child never frees it */
@@ -37,6 +36,18 @@ typedef struct {
         PyObject *sampler;                       /* sampler(figures, step, last), or NULL */
         PyObject *err_type, *err_value, *err_tb; /* raised by the sampler, re-raised by dispatch()/wait() */
 } JobObject;
+
+/* A leash_config with the caller's settings applied, for many jobs: a
+ * limited function's calls share one, so that each call allocates and sets
+ * none (the allocations are copy-on-write faults after the last call's
+ * fork). The configuration files are still read by each job. */
+typedef struct {
+        PyObject_HEAD struct leash_config *config;
+        int env_paths;            /* the directories follow the environment, checked at each job */
+        char *env_dir, *env_user; /* what the environment said last (NULL: not set) */
+} ConfigObject;
+
+static PyTypeObject ConfigType;
 
 static int sampler_raise(JobObject *self);
 
@@ -59,7 +70,7 @@ static PyObject *raise_setup(int r, const struct leash_error *err, const char *w
         return NULL;
 }
 
-static int set_one(JobObject *self, const char *key, PyObject *value) {
+static int set_one(struct leash_config *config, const char *key, PyObject *value) {
         struct leash_error err = {0};
         const char *v = NULL;
         int r;
@@ -73,7 +84,7 @@ static int set_one(JobObject *self, const char *key, PyObject *value) {
                 if (!v)
                         return -1;
         }
-        r = leash_config_set(self->config, key, v, &err);
+        r = leash_config_set(config, key, v, &err);
         if (r == -ENOENT) {
                 PyErr_Format(PyExc_TypeError, "leash: unknown option '%s'", key);
                 return -1;
@@ -89,7 +100,7 @@ static int set_one(JobObject *self, const char *key, PyObject *value) {
         return 0;
 }
 
-static int apply_settings(JobObject *self, PyObject *settings, const char *name) {
+static int apply_settings(struct leash_config *config, PyObject *settings, const char *name) {
         PyObject *seq = PySequence_Fast(settings, "settings must be a sequence of (key, value) pairs");
         Py_ssize_t n;
 
@@ -112,7 +123,7 @@ static int apply_settings(JobObject *self, PyObject *settings, const char *name)
                                 PyErr_SetString(PyExc_TypeError, "a setting's key must be a string");
                         goto fail;
                 }
-                if (set_one(self, key, v) < 0)
+                if (set_one(config, key, v) < 0)
                         goto fail;
         }
         Py_DECREF(seq);
@@ -122,7 +133,7 @@ static int apply_settings(JobObject *self, PyObject *settings, const char *name)
 
                 if (!nm)
                         return -1;
-                r = set_one(self, "name", nm);
+                r = set_one(config, "name", nm);
                 Py_DECREF(nm);
                 return r;
         }
@@ -154,24 +165,156 @@ static void paths_from_env(char *user, size_t size, const char **ret_config, con
                 *ret_user = user;
 }
 
-static int apply_paths(JobObject *self, PyObject *config_dir, PyObject *user_dir) {
-        const char *c = NULL, *u = NULL;
-        char buf[4096];
+static int set_paths(struct leash_config *config, const char *c, const char *u) {
+        int r = leash_config_set_paths(config, c, u);
 
-        if (!config_dir && !user_dir)
-                paths_from_env(buf, sizeof buf, &c, &u);
-        if (config_dir && config_dir != Py_None && !(c = PyUnicode_AsUTF8(config_dir)))
-                return -1;
-        if (user_dir && user_dir != Py_None && !(u = PyUnicode_AsUTF8(user_dir)))
-                return -1;
-        if (!c && !u)
-                return 0;
-        int r = leash_config_set_paths(self->config, c, u);
         if (r < 0) {
                 raise_setup(r, NULL, "set the configuration directories");
                 return -1;
         }
         return 0;
+}
+
+/* the directories given, or (both omitted: *ret_env set) the environment's */
+static int apply_paths(struct leash_config *config, PyObject *config_dir, PyObject *user_dir, int *ret_env) {
+        const char *c = NULL, *u = NULL;
+        char buf[4096];
+
+        *ret_env = !config_dir && !user_dir;
+        if (*ret_env)
+                paths_from_env(buf, sizeof buf, &c, &u);
+        if (config_dir && config_dir != Py_None && !(c = PyUnicode_AsUTF8(config_dir)))
+                return -1;
+        if (user_dir && user_dir != Py_None && !(u = PyUnicode_AsUTF8(user_dir)))
+                return -1;
+        return c || u ? set_paths(config, c, u) : 0;
+}
+
+/* a fresh leash_config with the paths and the settings applied, or NULL with
+ * an exception set */
+static struct leash_config *config_make(PyObject *settings, const char *name, PyObject *config_dir, PyObject *user_dir,
+                                        int *ret_env) {
+        struct leash_config *config = NULL;
+        int r = leash_config_new(&config);
+
+        if (r < 0) {
+                raise_setup(r, NULL, "allocate a configuration");
+                return NULL;
+        }
+        if (apply_paths(config, config_dir, user_dir, ret_env) < 0 || apply_settings(config, settings, name) < 0) {
+                leash_config_free(config);
+                return NULL;
+        }
+        return config;
+}
+
+static int same_path(const char *a, const char *b) {
+        return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int copy_path(char **field, const char *v) {
+        char *d = v ? strdup(v) : NULL;
+
+        if (v && !d) {
+                PyErr_NoMemory();
+                return -1;
+        }
+        free(*field);
+        *field = d;
+        return 0;
+}
+
+/* A shared config whose directories follow the environment: changed where
+ * the environment changed since the last job (as `leash run` would read it
+ * now); most jobs find it unchanged and write nothing. */
+static int config_follow_env(ConfigObject *cfg) {
+        const char *c, *u;
+        char buf[4096];
+
+        if (!cfg->env_paths)
+                return 0;
+        paths_from_env(buf, sizeof buf, &c, &u);
+        if (same_path(c, cfg->env_dir) && same_path(u, cfg->env_user))
+                return 0;
+        if (set_paths(cfg->config, c, u) < 0 || copy_path(&cfg->env_dir, c) < 0 || copy_path(&cfg->env_user, u) < 0)
+                return -1;
+        return 0;
+}
+
+static int Config_init(ConfigObject *self, PyObject *args, PyObject *kwds) {
+        static char *kwlist[] = {(char *) "settings", (char *) "name", (char *) "config_dir", (char *) "user_dir",
+                                 NULL};
+        PyObject *settings, *config_dir = NULL, *user_dir = NULL;
+        const char *name = NULL;
+        char buf[4096];
+        const char *c, *u;
+
+        if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|zOO", kwlist, &settings, &name, &config_dir, &user_dir))
+                return -1;
+        if (self->config) {
+                PyErr_SetString(PyExc_RuntimeError, "leash: a Config is initialised once");
+                return -1;
+        }
+        self->config = config_make(settings, name, config_dir, user_dir, &self->env_paths);
+        if (!self->config)
+                return -1;
+        if (self->env_paths) {
+                paths_from_env(buf, sizeof buf, &c, &u);
+                if (copy_path(&self->env_dir, c) < 0 || copy_path(&self->env_user, u) < 0)
+                        return -1;
+        }
+        return 0;
+}
+
+static void Config_dealloc(ConfigObject *self) {
+        leash_config_free(self->config);
+        free(self->env_dir);
+        free(self->env_user);
+        Py_TYPE(self)->tp_free((PyObject *) self);
+}
+
+static PyTypeObject ConfigType = {
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "leash._leash.Config",
+        .tp_basicsize = sizeof(ConfigObject),
+        .tp_dealloc = (destructor) Config_dealloc,
+        .tp_flags = Py_TPFLAGS_DEFAULT,
+        .tp_doc = "Config(settings, name=None, config_dir=None, user_dir=None)\n\n"
+                  "Settings checked once for many jobs: Job(config) makes a job from them without setting "
+                  "them again. The configuration files are read by each job, so an edited profile is seen by "
+                  "the next one; directories omitted follow the environment at each job.",
+        .tp_init = (initproc) Config_init,
+        .tp_new = PyType_GenericNew,
+};
+
+/* the job from a shared Config, or from settings given for this job alone */
+static int job_new(JobObject *self, PyObject *settings, const char *name, PyObject *config_dir, PyObject *user_dir,
+                   struct leash_error *err) {
+        struct leash_config *own = NULL;
+        int env, r;
+
+        if (PyObject_TypeCheck(settings, &ConfigType)) {
+                ConfigObject *cfg = (ConfigObject *) settings;
+                if (name || config_dir || user_dir) {
+                        PyErr_SetString(PyExc_TypeError,
+                                        "leash: Job(config): the name and directories are the Config's");
+                        return -1;
+                }
+                if (!cfg->config) {
+                        PyErr_SetString(PyExc_RuntimeError, "leash: the Config was not initialised");
+                        return -1;
+                }
+                if (config_follow_env(cfg) < 0)
+                        return -1;
+                return leash_job_new(cfg->config, &self->job, err);
+        }
+        own = config_make(settings, name, config_dir, user_dir, &env);
+        if (!own)
+                return -1;
+        r = leash_job_new(own, &self->job, err);
+        /* the job keeps what it built from the settings: freed now, before any
+         * fork, the settings cost no copy-on-write fault when freed later */
+        leash_config_free(own);
+        return r;
 }
 
 static int Job_init(JobObject *self, PyObject *args, PyObject *kwds) {
@@ -184,22 +327,13 @@ static int Job_init(JobObject *self, PyObject *args, PyObject *kwds) {
 
         if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|zOO", kwlist, &settings, &name, &config_dir, &user_dir))
                 return -1;
-        if (self->config || self->job) {
+        if (self->job) {
                 PyErr_SetString(PyExc_RuntimeError, "leash: a Job is initialised once");
                 return -1;
         }
-        r = leash_config_new(&self->config);
-        if (r < 0) {
-                raise_setup(r, NULL, "allocate a configuration");
+        r = job_new(self, settings, name, config_dir, user_dir, &err);
+        if (r == -1 && PyErr_Occurred())
                 return -1;
-        }
-        if (apply_paths(self, config_dir, user_dir) < 0 || apply_settings(self, settings, name) < 0)
-                return -1;
-        r = leash_job_new(self->config, &self->job, &err);
-        /* the job keeps what it built from the settings: freed now, before any
-         * fork, the settings cost no copy-on-write fault when freed later */
-        leash_config_free(self->config);
-        self->config = NULL;
         if (r < 0) {
                 self->job = NULL;
                 if (r == -EINVAL || r == -ERANGE)
@@ -218,9 +352,6 @@ static void job_release(JobObject *self) {
         if (self->job && self->owner == getpid())
                 leash_job_free(self->job);
         self->job = NULL;
-        if (self->config)
-                leash_config_free(self->config);
-        self->config = NULL;
 }
 
 static void Job_dealloc(JobObject *self) {
@@ -935,7 +1066,8 @@ static PyTypeObject JobType = {
         .tp_dealloc = (destructor) Job_dealloc,
         .tp_flags = Py_TPFLAGS_DEFAULT,
         .tp_doc = "Job(settings, name=None, config_dir=None, user_dir=None)\n\n"
-                  "One libleash job: settings are (key, value) pairs of `leash run`'s option table. "
+                  "One libleash job: settings are (key, value) pairs of `leash run`'s option table, or a "
+                  "Config (then without name and directories). "
                   "Creating it makes the job cgroup and writes its limits; nothing runs yet. The configuration "
                   "directories (None: not set) are read from the environment as `leash run` reads them "
                   "when both are omitted.",
@@ -962,7 +1094,7 @@ PyMODINIT_FUNC PyInit__leash(void);
 PyMODINIT_FUNC PyInit__leash(void) {
         PyObject *m, *errors;
 
-        if (PyType_Ready(&JobType) < 0)
+        if (PyType_Ready(&JobType) < 0 || PyType_Ready(&ConfigType) < 0)
                 return NULL;
         errors = PyImport_ImportModule("leash._errors");
         if (!errors)
@@ -977,6 +1109,12 @@ PyMODINIT_FUNC PyInit__leash(void) {
         Py_INCREF(&JobType);
         if (PyModule_AddObject(m, "Job", (PyObject *) &JobType) < 0) {
                 Py_DECREF(&JobType);
+                Py_DECREF(m);
+                return NULL;
+        }
+        Py_INCREF(&ConfigType);
+        if (PyModule_AddObject(m, "Config", (PyObject *) &ConfigType) < 0) {
+                Py_DECREF(&ConfigType);
                 Py_DECREF(m);
                 return NULL;
         }

@@ -156,9 +156,38 @@ def test_a_profile_is_found_through_leash_config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("LEASH_CONFIG_DIR", str(conf))
     value, report = lf.call_with_report(2)
     assert value == 4 and report["limits"]["wall_time"]["value"] == 77
+    # the calls share their settings, not the files: an edited profile is
+    # read by the next call
+    (conf / "profiles.d" / "trial.ini").write_text("[trial]\nwall-time = 88s\n")
+    assert lf.call_with_report(2)[1]["limits"]["wall_time"]["value"] == 88
     monkeypatch.setenv("LEASH_CONFIG_DIR", "relative/" + str(conf))  # not absolute: ignored
     with pytest.raises(Exception, match="trial"):
         lf(2)
+
+
+def test_configure_reaches_a_limited_function_already_called():
+    lf = leash.limit(double, wall_time=30)
+    assert "cpu_time" not in lf.call_with_report(1)[1]["limits"]
+    leash.configure(cpu_time=40)
+    try:
+        report = lf.call_with_report(1)[1]
+        assert report["limits"]["cpu_time"]["value"] == 40 and report["limits"]["wall_time"]["value"] == 30
+    finally:
+        leash.configure(cpu_time=None)
+    assert "cpu_time" not in lf.call_with_report(1)[1]["limits"]
+
+
+def test_a_config_makes_many_jobs_and_takes_no_name_of_its_own():
+    ext = leash._call.require_extension()
+    config = leash._call.new_config(leash._defaults + [("wall-time", "30s")], "shared")
+    for _ in range(3):
+        job = ext.Job(config)
+        assert os.path.basename(job.cgroup).startswith("shared@")
+        job.close()
+    with pytest.raises(TypeError, match="the Config's"):
+        ext.Job(config, "other")
+    with pytest.raises(ValueError, match="wall-time"):
+        leash._call.new_config([("wall-time", "soon")], None)
 
 
 def test_decorator_and_context_manager_forms():
