@@ -690,7 +690,11 @@ static int write_all(int fd, const char *p, size_t n) {
 
 /* sys.stdout and sys.stderr flushed (the caller's before the fork, the
  * child's before it exits), errors ignored: a closed or broken stream must
- * not change the call's outcome */
+ * not change the call's outcome. The method called by an interned name,
+ * without a bound method made per stream (3.9+): each object this path makes
+ * or touches is a copy-on-write fault after the last call's fork. */
+static PyObject *str_flush;
+
 static void flush_std(void) {
         static const char *const names[] = {"stdout", "stderr"};
 
@@ -698,7 +702,11 @@ static void flush_std(void) {
                 PyObject *f = PySys_GetObject(names[i]), *r; /* borrowed */
                 if (!f || f == Py_None)
                         continue;
-                r = PyObject_CallMethod(f, "flush", NULL);
+#if PY_VERSION_HEX >= 0x03090000
+                r = PyObject_CallMethodNoArgs(f, str_flush);
+#else
+                r = PyObject_CallMethodObjArgs(f, str_flush, NULL);
+#endif
                 if (r)
                         Py_DECREF(r);
                 else
@@ -1095,6 +1103,9 @@ PyMODINIT_FUNC PyInit__leash(void) {
         PyObject *m, *errors;
 
         if (PyType_Ready(&JobType) < 0 || PyType_Ready(&ConfigType) < 0)
+                return NULL;
+        str_flush = PyUnicode_InternFromString("flush");
+        if (!str_flush)
                 return NULL;
         errors = PyImport_ImportModule("leash._errors");
         if (!errors)
