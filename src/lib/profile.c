@@ -20,7 +20,6 @@
 #include "profile.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
@@ -32,6 +31,7 @@
 #include <unistd.h>
 
 #include "../basic/fileio.h"
+#include "../basic/dirread.h"
 #include "../basic/macro.h"
 #include "../basic/trust.h"
 
@@ -564,9 +564,9 @@ static int compare_strings(const void *a, const void *b) {
 static int profile_load_dir(struct leash_profiles *p, const char *dir) {
         _cleanup_close_ int fd = -1;
         char why[4200], **names = NULL;
+        const char *name;
         size_t n = 0;
-        DIR *d;
-        struct dirent *de;
+        struct dirread d;
         int r = 0;
 
         fd = trust_open(dir, true, p->trust, why, sizeof why);
@@ -580,17 +580,14 @@ static int profile_load_dir(struct leash_profiles *p, const char *dir) {
                 profile_error(p, dir, 0, "cannot read: %s", why[0] ? why : strerror(-fd));
                 return p->oom ? -ENOMEM : -EINVAL;
         }
-        d = fdopendir(fd);
-        if (!d)
-                return negative_errno();
-        fd = -1; /* owned by d now */
-        while ((errno = 0, de = readdir(d))) {
-                size_t l = strlen(de->d_name);
+        dirread_init(&d, fd); /* no DIR: a job reads this per call, and a DIR is 32 KiB of fresh heap */
+        while ((name = dirread_next(&d, NULL))) {
+                size_t l = strlen(name);
                 char **nl;
-                if (de->d_name[0] == '.' || l < 5 || strcmp(de->d_name + l - 4, ".ini") != 0)
+                if (name[0] == '.' || l < 5 || strcmp(name + l - 4, ".ini") != 0)
                         continue;
                 nl = realloc(names, (n + 1) * sizeof *nl);
-                if (!nl || !(nl[n] = strdup(de->d_name))) {
+                if (!nl || !(nl[n] = strdup(name))) {
                         if (nl)
                                 names = nl;
                         r = -ENOMEM;
@@ -601,7 +598,6 @@ static int profile_load_dir(struct leash_profiles *p, const char *dir) {
         }
         if (!r && errno)
                 r = negative_errno();
-        closedir(d);
         if (!r)
                 qsort(names, n, sizeof *names, compare_strings);
         for (size_t i = 0; i < n; i++) {
