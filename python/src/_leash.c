@@ -175,14 +175,12 @@ static int set_paths(struct leash_config *config, const char *c, const char *u) 
         return 0;
 }
 
-/* the directories given, or (both omitted: *ret_env set) the environment's */
+/* the directories given; both omitted: *ret_env set, for the caller to
+ * take them from the environment */
 static int apply_paths(struct leash_config *config, PyObject *config_dir, PyObject *user_dir, int *ret_env) {
         const char *c = NULL, *u = NULL;
-        char buf[4096];
 
         *ret_env = !config_dir && !user_dir;
-        if (*ret_env)
-                paths_from_env(buf, sizeof buf, &c, &u);
         if (config_dir && config_dir != Py_None && !(c = PyUnicode_AsUTF8(config_dir)))
                 return -1;
         if (user_dir && user_dir != Py_None && !(u = PyUnicode_AsUTF8(user_dir)))
@@ -190,8 +188,8 @@ static int apply_paths(struct leash_config *config, PyObject *config_dir, PyObje
         return c || u ? set_paths(config, c, u) : 0;
 }
 
-/* a fresh leash_config with the paths and the settings applied, or NULL with
- * an exception set */
+/* a fresh leash_config with the directories given and the settings applied,
+ * or NULL with an exception set */
 static struct leash_config *config_make(PyObject *settings, const char *name, PyObject *config_dir, PyObject *user_dir,
                                         int *ret_env) {
         struct leash_config *config = NULL;
@@ -246,8 +244,6 @@ static int Config_init(ConfigObject *self, PyObject *args, PyObject *kwds) {
                                  NULL};
         PyObject *settings, *config_dir = NULL, *user_dir = NULL;
         const char *name = NULL;
-        char buf[4096];
-        const char *c, *u;
 
         if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|zOO", kwlist, &settings, &name, &config_dir, &user_dir))
                 return -1;
@@ -256,14 +252,7 @@ static int Config_init(ConfigObject *self, PyObject *args, PyObject *kwds) {
                 return -1;
         }
         self->config = config_make(settings, name, config_dir, user_dir, &self->env_paths);
-        if (!self->config)
-                return -1;
-        if (self->env_paths) {
-                paths_from_env(buf, sizeof buf, &c, &u);
-                if (copy_path(&self->env_dir, c) < 0 || copy_path(&self->env_user, u) < 0)
-                        return -1;
-        }
-        return 0;
+        return self->config ? config_follow_env(self) : -1;
 }
 
 static void Config_dealloc(ConfigObject *self) {
@@ -310,6 +299,16 @@ static int job_new(JobObject *self, PyObject *settings, const char *name, PyObje
         own = config_make(settings, name, config_dir, user_dir, &env);
         if (!own)
                 return -1;
+        if (env) {
+                char buf[4096];
+                const char *c, *u;
+
+                paths_from_env(buf, sizeof buf, &c, &u);
+                if ((c || u) && set_paths(own, c, u) < 0) {
+                        leash_config_free(own);
+                        return -1;
+                }
+        }
         r = leash_job_new(own, &self->job, err);
         /* the job keeps what it built from the settings: freed now, before any
          * fork, the settings cost no copy-on-write fault when freed later */
