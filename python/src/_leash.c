@@ -1097,6 +1097,16 @@ static struct PyModuleDef module = {
         PyModuleDef_HEAD_INIT, "leash._leash", "libleash's job object (see the leash package).", -1, module_methods,
 };
 
+/* PyModule_AddObject steals the reference only when it succeeds */
+static int add_type(PyObject *m, const char *name, PyTypeObject *type) {
+        Py_INCREF(type);
+        if (PyModule_AddObject(m, name, (PyObject *) type) < 0) {
+                Py_DECREF(type);
+                return -1;
+        }
+        return 0;
+}
+
 PyMODINIT_FUNC PyInit__leash(void);
 PyMODINIT_FUNC PyInit__leash(void) {
         PyObject *m, *errors;
@@ -1116,15 +1126,7 @@ PyMODINIT_FUNC PyInit__leash(void) {
         m = PyModule_Create(&module);
         if (!m)
                 return NULL;
-        Py_INCREF(&JobType);
-        if (PyModule_AddObject(m, "Job", (PyObject *) &JobType) < 0) {
-                Py_DECREF(&JobType);
-                Py_DECREF(m);
-                return NULL;
-        }
-        Py_INCREF(&ConfigType);
-        if (PyModule_AddObject(m, "Config", (PyObject *) &ConfigType) < 0) {
-                Py_DECREF(&ConfigType);
+        if (add_type(m, "Job", &JobType) < 0 || add_type(m, "Config", &ConfigType) < 0) {
                 Py_DECREF(m);
                 return NULL;
         }
