@@ -191,7 +191,6 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
         r = check_strict(j, err);
         if (r < 0)
                 goto fail;
-        j->sweep_pending = true; /* once the job runs: begin() */
 
         if (spec->name)
                 snprintf(name, sizeof name, "%s", spec->name);
@@ -406,11 +405,10 @@ static int begin(struct leash_job *j, struct leash_error *err) {
         /* The sweep (sweep.c: only what leash made and marked) waits until the
          * job runs: it is housekeeping for cgroups of dead leashes, nothing the
          * job needs, so its directory walk runs beside the job's start instead
-         * of before it (a forked Python call waited 0.1-0.2 ms for it). */
-        if (j->sweep_pending) {
-                j->sweep_pending = false;
+         * of before it (a forked Python call waited 0.1-0.2 ms for it). A
+         * job starts once; an adopted cgroup's parent is not leash's to sweep. */
+        if (!j->adopted)
                 (void) sweep_stale(j->parent_fd);
-        }
         r = supervise_begin(j);
         if (r < 0) {
                 supervise_kill_now(j, "leash_error");

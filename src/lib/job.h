@@ -45,7 +45,6 @@ struct leash_job {
         struct leash_result r;
         enum job_state state;
         bool adopted, remove_cgroup, has_main;
-        bool sweep_pending; /* made by new: sweep the parent once the job runs */
         int parent_fd, job_fd, pidfd, timer_fd, events_fd, epoll_fd;
         int setup_fd; /* a forked main process's setup pipe, read once it ended (job_setup_collect) */
         char dirname[256];
