@@ -154,23 +154,22 @@ def exception_frame(exc, tb_text):
 
 
 def child_run(fd, func, args, kwargs):
-    """In the child: call func, write the frame to fd, and exit without
-    running the parent's atexit handlers or finalisers (os._exit)."""
+    """In the child of the spawn context: call func, write the frame to fd,
+    and exit without running the parent's atexit handlers or finalisers
+    (os._exit). A raise goes through child_failed, as job.call's child does."""
+    try:
+        value = func(*args, **kwargs)
+        frame = TAG_RESULT + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException as e:  # the function's own, or pickling the value
+        child_failed(fd, e)
     status = 0
     try:
-        try:
-            value = func(*args, **kwargs)
-            frame = TAG_RESULT + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        except BaseException as e:  # the function's own, or pickling the value
-            frame = exception_frame(e, traceback.format_exc())
-            e = None
-            status = 1  # as an interpreter ending with an uncaught exception
-        _write_all(fd, frame)  # the function's output is flushed below, once
+        _write_all(fd, frame)
     except BaseException:
         status = 2
-        # MemoryError while building or writing the frame, or a broken pipe:
-        # the report tells the parent what happened; a truncated frame is
-        # recognised as such.
+        # MemoryError while writing the frame, or a broken pipe: the report
+        # tells the parent what happened; a truncated frame is recognised as
+        # such.
     finally:
         _flush_std()
         os._exit(status)
