@@ -106,6 +106,11 @@ class Limited:
     returns ``(value, report)``; ``last_report`` is the report of this
     thread's last call (None before the first). Usable as a context manager
     (``with leash.limit(f, memory="1G") as lf: lf(x)``), which returns itself.
+
+    From its first call (fork context) it holds one watchdog for all its
+    calls: a small process, sleeping, that kills the running calls' jobs and
+    removes their cgroups if this process dies (even by SIGKILL). It ends
+    when the function is freed, or is replaced after ``leash.configure()``.
     """
 
     def __init__(self, func, settings, name, context, memory_limited, sample=None):

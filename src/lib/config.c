@@ -21,6 +21,7 @@
 #include "../basic/macro.h"
 #include "options.h"
 #include "profile.h"
+#include "watchdog.h"
 
 #ifndef LEASH_SYSCONFDIR
 #define LEASH_SYSCONFDIR "/etc"
@@ -36,6 +37,7 @@ struct leash_config {
         struct config_arg *args;
         size_t n_args;
         char *config_dir, *user_dir;
+        struct watchdog_pool *watch; /* one watchdog for the jobs made from it (NULL: one each) */
 };
 
 struct config_built {
@@ -52,6 +54,10 @@ int leash_config_new(struct leash_config **ret) {
         if (!c)
                 return -ENOMEM;
         leash_settings_init(&c->check);
+        if (watchdog_pool_new(&c->watch) < 0) {
+                free(c);
+                return -ENOMEM;
+        }
         *ret = c;
         return 0;
 }
@@ -65,7 +71,12 @@ void leash_config_free(struct leash_config *c) {
         free(c->args);
         free(c->config_dir);
         free(c->user_dir);
+        watchdog_pool_unref(c->watch);
         free(c);
+}
+
+struct watchdog_pool *config_watchdog_pool(const struct leash_config *c) {
+        return c->watch;
 }
 
 /* Keys of `leash run` that are about the command line, not the job. */

@@ -9,8 +9,11 @@
 #include "leash.h"
 
 struct config_built;
+struct watchdog_pool;
 
 /* Reads the configuration files and builds the settings of one job. */
 int config_build(const struct leash_config *c, struct config_built **ret, struct leash_error *err);
 const struct leash_spec *config_built_spec(const struct config_built *b);
 void config_built_free(struct config_built *b);
+/* The pool whose watchdog watches the jobs made from c (NULL: each its own). */
+struct watchdog_pool *config_watchdog_pool(const struct leash_config *c);

@@ -71,7 +71,6 @@ static struct leash_job *job_alloc(const struct leash_spec *spec) {
                 return NULL;
         j->spec = *spec;
         j->parent_fd = j->job_fd = j->pidfd = j->timer_fd = j->events_fd = j->epoll_fd = j->setup_fd = -1;
-        j->wd.pidfd = j->wd.owner_fd = -1;
         j->home_fd = -1;
         for (unsigned i = 0; i < LEASH_ESCAPED_MAX; i++)
                 j->esc_fd[i] = -1;
@@ -127,14 +126,14 @@ static int check_strict(const struct leash_job *j, struct leash_error *err) {
 
 /* What both new and adopt do once the job cgroup is open: limits, timer,
  * watchdog. On failure the caller removes what it made. */
-static int job_arm(struct leash_job *j, struct leash_error *err) {
+static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leash_error *err) {
         int r = cgroupfs_apply_limits(j->job_fd, &j->spec, j->r.enforced, err);
         if (r < 0)
                 return r;
         j->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
         if (j->timer_fd < 0)
                 return leash_error_set(err, "create a timerfd", "", negative_errno());
-        r = watchdog_start(&j->wd, j->parent_fd, j->job_fd, j->dirname, j->remove_cgroup);
+        r = watchdog_start(&j->wd, watch, j->parent_fd, j->job_fd, j->dirname, j->remove_cgroup);
         if (r < 0)
                 return leash_error_set(err, "start the watchdog", "", r);
         return 0;
@@ -158,7 +157,9 @@ static int job_prepare(struct leash_job *j, const struct leash_spec *spec, struc
         return sampler_new(&spec->sampling, &j->sampler, err);
 }
 
-int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, struct leash_error *err) {
+/* watch: the pool of the config the job is made from (NULL: its own watchdog) */
+static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, struct leash_job **ret,
+                   struct leash_error *err) {
         struct leash_job *j;
         char parent[4096], name[80];
         unsigned available = 0;
@@ -211,7 +212,7 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
                         escape_home_open(j, mount); /* where leash goes back to if the job pulls it in */
                 }
         }
-        r = job_arm(j, err);
+        r = job_arm(j, watch, err);
         if (r < 0) {
                 (void) cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
                 goto fail;
@@ -223,8 +224,12 @@ fail:
         return r;
 }
 
-int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct leash_job **ret,
-                         struct leash_error *err) {
+int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, struct leash_error *err) {
+        return job_new(spec, NULL, ret, err);
+}
+
+static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct watchdog_pool *watch,
+                     struct leash_job **ret, struct leash_error *err) {
         struct leash_job *j;
         char mount[4096], path[4096], ctl[512], *slash;
         int r;
@@ -289,7 +294,7 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
         r = check_strict(j, err);
         if (r < 0)
                 goto fail;
-        r = job_arm(j, err);
+        r = job_arm(j, watch, err);
         if (r < 0)
                 goto fail;
         /* supervised from now: the time limits count from the adoption */
@@ -306,6 +311,11 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
 fail:
         job_destroy(j);
         return r;
+}
+
+int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct leash_job **ret,
+                         struct leash_error *err) {
+        return job_adopt(spec, cgroup, flags, NULL, ret, err);
 }
 
 static void add_rlimit(struct spawn_params *sp, int resource, const struct leash_spec *c, enum leash_limit l) {
@@ -642,8 +652,8 @@ static int job_from_config(const struct leash_config *c, const char *adopt_cgrou
         r = config_build(c, &s, err);
         if (r < 0)
                 return r;
-        r = adopt_cgroup ? leash_job_adopt_spec(config_built_spec(s), adopt_cgroup, flags, ret, err)
-                         : leash_job_new_spec(config_built_spec(s), ret, err);
+        r = adopt_cgroup ? job_adopt(config_built_spec(s), adopt_cgroup, flags, config_watchdog_pool(c), ret, err)
+                         : job_new(config_built_spec(s), config_watchdog_pool(c), ret, err);
         if (r < 0) {
                 config_built_free(s);
                 return r;

@@ -2,24 +2,38 @@
 /*
  * The watchdog. If the process that holds a job is SIGKILLed, nothing of it
  * runs, yet the job must not run on: the main process has
- * PR_SET_PDEATHSIG(SIGKILL), but its descendants would survive. So each job
- * gets a tiny watchdog process. It sleeps in poll() on a pidfd of its owner
- * process (readable when the whole owner process has exited, whichever
- * thread made the job); woken, it writes cgroup.kill, waits (poll on
- * cgroup.events) for the cgroup to empty and removes it. On the normal path
- * the owner SIGKILLs it through its pidfd once the job is finished. If both
- * die at once (a kill of the whole process group), the next leash sweeps the
+ * PR_SET_PDEATHSIG(SIGKILL), but its descendants would survive. So every job
+ * is watched by a tiny watchdog process. It sleeps in poll() on a pidfd of
+ * its owner process (readable when the whole owner process has exited,
+ * whichever thread made the job); woken, it writes cgroup.kill, waits (poll
+ * on cgroup.events) for the cgroup to empty and removes it. If both die at
+ * once (a kill of the whole process group), the next leash sweeps the
  * cgroup: its name holds the dead leash's pid.
  *
+ * One watchdog watches many jobs. A pool holds it and the slots it reads
+ * after the owner's death: {state, the job's fds, its name}. A leash_config
+ * holds a pool, and the jobs made from it take a slot each: a function
+ * limited call after call starts one watchdog, on its first call, not one per
+ * call (a clone, a wake-up on the other CPU, a kill and a reap: 0.6-0.7 ms
+ * of a forked Python call on the 2-CPU VM of bench/NOTES.md). A job takes a
+ * slot with a compare-and-swap (FREE to FILLING), fills it and publishes it
+ * ACTIVE last; a SIGKILL between two of those stores leaves a slot that is
+ * not ACTIVE and is left alone (the sweep finds its cgroup). It frees the
+ * slot, first thing, when it is finished. A job made from a bare spec, a
+ * process that is a fork of the pool's owner, a job that finds every slot
+ * taken: each gets a pool of one slot of its own, whose watchdog ends with
+ * the job (SIGKILLed through its pidfd and reaped). The last reference to a
+ * pool (the config's, or a job's) ends its watchdog.
+ *
  * It must cost little and share nothing it could corrupt. On x86_64 it is
- * made with CLONE_VM | CLONE_FILES (no page-table copy; it sees the job's
- * fds) on a stack mapped for it alone with a guard page, and it runs only
- * raw system calls written here: no libc, so no errno, no thread-local
- * storage (it shares its creator's thread pointer), no heap, no locks.
- * Elsewhere it is a fork-like child (its own copy of memory), where the same
- * code's few libc system-call wrappers are safe. Either way its exit signal
- * is 0 and it is known by a pidfd, so an embedding program's waitpid(-1)
- * never reaps it, and two jobs (or two threads) each have their own.
+ * made with CLONE_VM | CLONE_FILES (no page-table copy; it sees the jobs'
+ * fds and slots as they are filled) on a stack mapped for it alone with a
+ * guard page, and it runs only raw system calls written here: no libc, so no
+ * errno, no thread-local storage (it shares its creator's thread pointer), no
+ * heap, no locks. Elsewhere it is a fork-like child (its own copy of memory,
+ * so no pool is shared: every job has its own), where the same code's few
+ * libc system-call wrappers are safe. Either way its exit signal is 0 and it
+ * is known by a pidfd, so an embedding program's waitpid(-1) never reaps it.
  */
 #include "watchdog.h"
 
@@ -28,6 +42,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -35,6 +50,30 @@
 #include <unistd.h>
 
 #include "../basic/macro.h"
+
+enum { WD_FREE, WD_FILLING, WD_ACTIVE };
+enum { WD_RUN_IDLE, WD_RUN_STARTING, WD_RUN_RUNNING };
+#define WD_POOL_SLOTS 16
+
+/* One job the watchdog is to kill and remove if the owner dies */
+struct wd_slot {
+        int state; /* WD_FREE, WD_FILLING, WD_ACTIVE: only ACTIVE is acted on */
+        int parent_fd, job_fd;
+        bool remove;
+        char name[256];
+};
+
+struct watchdog_pool {
+        int refs;    /* the config's, and one per job in a slot */
+        int run;     /* WD_RUN_*: the watchdog is started once, by a first job */
+        pid_t owner; /* the process it watches: the one that started it */
+        pid_t pid;
+        int pidfd, owner_fd;
+        void *stack; /* its own mapping, a guard page below */
+        size_t stack_size;
+        unsigned n_slots;
+        struct wd_slot slot[];
+};
 
 /* Shares the thread pointer of the thread that made it, which may have exited
  * since (its TLS unmapped): so no stack-protector canary, no sanitizer
@@ -115,88 +154,226 @@ WD_NO_TLS static void wd_kill_each(int job_fd) {
         wd_write(job_fd, "cgroup.freeze", "0", 1);
 }
 
-WD_NO_TLS static int watchdog_main(void *arg) {
-        const struct watchdog *w = arg;
-        struct pollfd pfd = {.fd = w->owner_fd, .events = POLLIN};
-        long ev;
-
-        /* the owner's death, whatever thread of it made the job */
-        while (wd_sys(SYS_poll, (long) &pfd, 1, -1, 0) == -EINTR)
-                ;
-        if (wd_openat(w->job_fd, "cgroup.kill", O_WRONLY | O_CLOEXEC) == -ENOENT)
-                wd_kill_each(w->job_fd);
+/* The job in slot s is killed (cgroup.kill, or each process) */
+WD_NO_TLS static void wd_kill_job(const struct wd_slot *s) {
+        if (wd_openat(s->job_fd, "cgroup.kill", O_WRONLY | O_CLOEXEC) == -ENOENT)
+                wd_kill_each(s->job_fd);
         else
-                wd_write(w->job_fd, "cgroup.kill", "1", 1);
-        ev = wd_openat(w->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
-        /* kernfs wakes pollers of cgroup.events with POLLPRI on a change; 10 s at most */
+                wd_write(s->job_fd, "cgroup.kill", "1", 1);
+}
+
+/* ... and once empty (10 s at most), removed when it is leash's to remove */
+WD_NO_TLS static void wd_remove_job(const struct wd_slot *s) {
+        long ev = wd_openat(s->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+
+        /* kernfs wakes pollers of cgroup.events with POLLPRI on a change */
         for (int i = 0; ev >= 0 && i < 100 && wd_empty(ev) == 0; i++) {
                 struct pollfd e = {.fd = (int) ev, .events = POLLPRI};
                 (void) wd_sys(SYS_poll, (long) &e, 1, 100, 0);
         }
-        if (w->remove)
-                (void) wd_sys(SYS_unlinkat, w->parent_fd, (long) w->name, AT_REMOVEDIR, 0);
+        if (s->remove)
+                (void) wd_sys(SYS_unlinkat, s->parent_fd, (long) s->name, AT_REMOVEDIR, 0);
+}
+
+WD_NO_TLS static int watchdog_main(void *arg) {
+        const struct watchdog_pool *p = arg;
+        struct pollfd pfd = {.fd = p->owner_fd, .events = POLLIN};
+
+        /* the owner's death, whatever thread of it made the jobs */
+        while (wd_sys(SYS_poll, (long) &pfd, 1, -1, 0) == -EINTR)
+                ;
+        /* Nothing of the owner runs any more: the slots hold still. All the
+         * jobs are killed first, then each is waited for and removed. */
+        for (unsigned i = 0; i < p->n_slots; i++)
+                if (__atomic_load_n(&p->slot[i].state, __ATOMIC_ACQUIRE) == WD_ACTIVE)
+                        wd_kill_job(&p->slot[i]);
+        for (unsigned i = 0; i < p->n_slots; i++)
+                if (__atomic_load_n(&p->slot[i].state, __ATOMIC_ACQUIRE) == WD_ACTIVE)
+                        wd_remove_job(&p->slot[i]);
         (void) wd_sys(SYS_exit, 0, 0, 0, 0);
         return 0;
 }
 
-int watchdog_start(struct watchdog *w, int parent_fd, int job_fd, const char *name, bool remove) {
+static int pool_alloc(unsigned n_slots, struct watchdog_pool **ret) {
+        struct watchdog_pool *p = calloc(1, sizeof *p + n_slots * sizeof p->slot[0]);
+
+        if (!p)
+                return -ENOMEM;
+        p->refs = 1;
+        p->n_slots = n_slots;
+        p->pidfd = p->owner_fd = -1;
+        *ret = p;
+        return 0;
+}
+
+int watchdog_pool_new(struct watchdog_pool **ret) {
+        *ret = NULL;
+        /* a fork-like watchdog has a copy of memory: it sees no slot filled later */
+        return WD_SHARED_VM ? pool_alloc(WD_POOL_SLOTS, ret) : 0;
+}
+
+/* Starts the pool's watchdog, watching this process. */
+static int pool_run(struct watchdog_pool *p) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
         int flags = CLONE_PIDFD | (WD_SHARED_VM ? CLONE_VM | CLONE_FILES : 0);
         int r;
 
-        memset(w, 0, sizeof *w);
-        w->pidfd = -1;
-        w->parent_fd = parent_fd;
-        w->job_fd = job_fd;
-        w->remove = remove;
-        if (strlen(name) >= sizeof w->name)
-                return -ENAMETOOLONG;
-        strcpy(w->name, name);
-        w->owner_fd = (int) syscall(SYS_pidfd_open, getpid(), 0);
-        if (w->owner_fd < 0)
+        p->owner = getpid();
+        p->owner_fd = (int) syscall(SYS_pidfd_open, p->owner, 0);
+        if (p->owner_fd < 0)
                 return negative_errno();
         /* its stack: 16 KiB for a few frames of raw calls, a guard page below */
-        w->stack_size = 16 * 1024 + page;
-        w->stack = mmap(NULL, w->stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (w->stack == MAP_FAILED) {
+        p->stack_size = 16 * 1024 + page;
+        p->stack = mmap(NULL, p->stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (p->stack == MAP_FAILED) {
                 r = negative_errno();
-                w->stack = NULL;
+                p->stack = NULL;
                 goto fail;
         }
-        if (mprotect(w->stack, page, PROT_NONE) < 0) {
+        if (mprotect(p->stack, page, PROT_NONE) < 0) {
                 r = negative_errno();
                 goto fail;
         }
         /* exit signal 0 (flags carry no signal): never a SIGCHLD, never reaped by waitpid(-1) */
-        w->pid = clone(watchdog_main, (char *) w->stack + w->stack_size, flags, w, &w->pidfd);
-        if (w->pid < 0) {
+        p->pid = clone(watchdog_main, (char *) p->stack + p->stack_size, flags, p, &p->pidfd);
+        if (p->pid < 0) {
                 r = negative_errno();
                 goto fail;
         }
         return 0;
 fail:
-        if (w->stack)
-                munmap(w->stack, w->stack_size);
-        w->stack = NULL;
-        close(w->owner_fd);
-        w->owner_fd = w->pidfd = -1;
-        w->pid = 0;
+        if (p->stack)
+                munmap(p->stack, p->stack_size);
+        p->stack = NULL;
+        close(p->owner_fd);
+        p->owner_fd = p->pidfd = -1;
+        p->pid = 0;
         return r;
 }
 
-void watchdog_stop(struct watchdog *w) {
+/* Ends the pool's watchdog (SIGKILL through its pidfd, reaped). In a forked
+ * copy of the owner it is not ours: only our copies of its descriptors and
+ * stack go. */
+static void pool_halt(struct watchdog_pool *p) {
         siginfo_t si;
 
-        if (w->pid <= 0)
+        if (p->pid <= 0)
                 return;
-        (void) syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
-        while (waitid(P_PIDFD, (id_t) w->pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
-                ;
-        close(w->pidfd);
-        close(w->owner_fd);
+        if (p->owner == getpid()) {
+                (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+                while (waitid(P_PIDFD, (id_t) p->pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
+                        ;
+        }
+        close(p->pidfd);
+        close(p->owner_fd);
         /* reaped: it no longer runs on its stack */
-        munmap(w->stack, w->stack_size);
-        w->stack = NULL;
+        munmap(p->stack, p->stack_size);
+        p->stack = NULL;
+        p->pid = 0;
+        p->pidfd = p->owner_fd = -1;
+}
+
+void watchdog_pool_unref(struct watchdog_pool *p) {
+        if (!p || __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) > 0)
+                return;
+        pool_halt(p);
+        free(p);
+}
+
+/* A free slot of p filled with the job (its ACTIVE state published last), or -EBUSY */
+static int pool_attach(struct watchdog_pool *p, int parent_fd, int job_fd, const char *name, bool remove) {
+        for (unsigned i = 0; i < p->n_slots; i++) {
+                struct wd_slot *s = &p->slot[i];
+                int expected = WD_FREE;
+
+                if (!__atomic_compare_exchange_n(&s->state, &expected, WD_FILLING, false, __ATOMIC_ACQUIRE,
+                                                 __ATOMIC_RELAXED))
+                        continue;
+                s->parent_fd = parent_fd;
+                s->job_fd = job_fd;
+                s->remove = remove;
+                strcpy(s->name, name);
+                __atomic_store_n(&s->state, WD_ACTIVE, __ATOMIC_RELEASE);
+                __atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
+                return (int) i;
+        }
+        return -EBUSY;
+}
+
+/* The shared pool, when this process may use it: its watchdog runs for this
+ * process (started here by the first job), a slot is free. -EAGAIN: use one
+ * of the job's own (a forked copy of the pool's owner, another thread
+ * starting it, all slots taken). */
+static int shared_attach(struct watchdog_pool *p, int parent_fd, int job_fd, const char *name, bool remove) {
+        int run = __atomic_load_n(&p->run, __ATOMIC_ACQUIRE), slot, r;
+
+        if (run == WD_RUN_IDLE &&
+            __atomic_compare_exchange_n(&p->run, &run, WD_RUN_STARTING, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+                slot = pool_attach(p, parent_fd, job_fd, name, remove);
+                if (slot < 0) { /* all slots taken before the watchdog ran: not this time */
+                        __atomic_store_n(&p->run, WD_RUN_IDLE, __ATOMIC_RELEASE);
+                        return -EAGAIN;
+                }
+                r = pool_run(p);
+                if (r < 0) {
+                        __atomic_store_n(&p->slot[slot].state, WD_FREE, __ATOMIC_RELEASE);
+                        __atomic_sub_fetch(&p->refs, 1, __ATOMIC_RELAXED);
+                        __atomic_store_n(&p->run, WD_RUN_IDLE, __ATOMIC_RELEASE);
+                        return r;
+                }
+                __atomic_store_n(&p->run, WD_RUN_RUNNING, __ATOMIC_RELEASE);
+                return slot;
+        }
+        if (run != WD_RUN_RUNNING || p->owner != getpid())
+                return -EAGAIN;
+        slot = pool_attach(p, parent_fd, job_fd, name, remove);
+        return slot < 0 ? -EAGAIN : slot;
+}
+
+int watchdog_start(struct watchdog *w, struct watchdog_pool *shared, int parent_fd, int job_fd, const char *name,
+                   bool remove) {
+        struct watchdog_pool *own;
+        int r;
+
+        w->pool = NULL;
         w->pid = 0;
-        w->pidfd = w->owner_fd = -1;
+        if (strlen(name) >= sizeof own->slot[0].name)
+                return -ENAMETOOLONG;
+        if (shared) {
+                r = shared_attach(shared, parent_fd, job_fd, name, remove);
+                if (r >= 0) {
+                        w->pool = shared;
+                        w->slot = (unsigned) r;
+                        w->pid = shared->pid;
+                        return 0;
+                }
+                if (r != -EAGAIN)
+                        return r;
+        }
+        /* one of its own: a pool of one slot, filled before the watchdog is
+         * made (a fork-like one sees only what was there) */
+        r = pool_alloc(1, &own);
+        if (r < 0)
+                return r;
+        w->slot = (unsigned) pool_attach(own, parent_fd, job_fd, name, remove);
+        r = pool_run(own);
+        if (r < 0) {
+                free(own);
+                return r;
+        }
+        own->run = WD_RUN_RUNNING;
+        watchdog_pool_unref(own); /* the job's reference is the one left */
+        w->pool = own;
+        w->pid = own->pid;
+        return 0;
+}
+
+void watchdog_stop(struct watchdog *w) {
+        if (!w->pool)
+                return;
+        /* inactive first: from here on the watchdog leaves the job alone */
+        __atomic_store_n(&w->pool->slot[w->slot].state, WD_FREE, __ATOMIC_RELEASE);
+        watchdog_pool_unref(w->pool);
+        w->pool = NULL;
+        w->pid = 0;
 }

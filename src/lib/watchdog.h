@@ -6,23 +6,29 @@
 #pragma once
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <sys/types.h>
 
+/* One watchdog process for many jobs of one process (a leash_config's) */
+struct watchdog_pool;
+
+/* A job's place in a pool: its own pool of one, or a slot of a shared one */
 struct watchdog {
-        pid_t pid;
-        int pidfd;      /* the watchdog's, -1 when none runs */
-        int owner_fd;   /* pidfd of the process that owns the job */
-        int parent_fd;  /* the job cgroup's parent */
-        int job_fd;     /* the job cgroup */
-        bool remove;    /* rmdir the job cgroup after killing it */
-        char name[256]; /* the job cgroup's name in parent_fd */
-        void *stack;    /* its own mapping, a guard page below */
-        size_t stack_size;
+        struct watchdog_pool *pool; /* NULL when none watches the job */
+        unsigned slot;
+        pid_t pid; /* the watchdog process, 0 when none */
 };
 
-/* Starts one for this job (the fds are borrowed: they must stay open until
- * watchdog_stop). */
-int watchdog_start(struct watchdog *w, int parent_fd, int job_fd, const char *name, bool remove);
-/* Ends it (SIGKILL through its pidfd, reaped); the job is left alone. */
+/* A pool to share (NULL, and 0, where watchdogs cannot be shared); no
+ * process runs until a first job uses it. */
+int watchdog_pool_new(struct watchdog_pool **ret);
+/* Drops a reference; the last one ends its watchdog. */
+void watchdog_pool_unref(struct watchdog_pool *p);
+
+/* Watches this job: in a slot of shared (NULL: none) when this process may
+ * use it, else with a watchdog of its own. The fds are borrowed: they must
+ * stay open until watchdog_stop. */
+int watchdog_start(struct watchdog *w, struct watchdog_pool *shared, int parent_fd, int job_fd, const char *name,
+                   bool remove);
+/* Stops watching the job (the job is left alone); a watchdog of its own ends
+ * (SIGKILL through its pidfd, reaped). */
 void watchdog_stop(struct watchdog *w);

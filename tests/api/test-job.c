@@ -216,7 +216,7 @@ static int open_fds(void) {
 }
 
 static void test_start(void) {
-        int fds_before = open_fds();
+        int fds_before = open_fds(), fds_finished;
         struct leash_config *c = config("api-start", NULL);
         struct leash_job *j = job(c);
         struct leash_error err = {0};
@@ -238,7 +238,7 @@ static void test_start(void) {
         is_str(leash_reason_to_string(leash_job_reason(j)), "exit", "reason exit");
         ok(leash_job_usage(j, LEASH_USAGE_WALL_NS) > 0, "wall time counted");
         ok(leash_job_finish(j, &err) == 0, "finish twice is harmless");
-        ok(open_fds() == fds_before, "a finished job holds no descriptor (%d open, %d before)", open_fds(), fds_before);
+        fds_finished = open_fds();
         ok(leash_job_fd(j) == -EBADF && leash_job_pidfd(j) < 0, "leash_job_fd: -EBADF after finish, no pidfd");
         {
                 char *text = NULL;
@@ -247,6 +247,8 @@ static void test_start(void) {
                 free(text);
         }
         leash_job_free(j);
+        ok(open_fds() == fds_finished, "a finished job holds no descriptor (%d open, %d while it existed)", open_fds(),
+           fds_finished);
 
         j = job(c);
         {
@@ -267,6 +269,9 @@ static void test_start(void) {
                 ok(!dir_exists(cg), "free of a running job kills it and removes its cgroup");
         }
         leash_config_free(c);
+        ok(open_fds() == fds_before,
+           "none is left once the config is freed, its watchdog's included (%d open, %d before)", open_fds(),
+           fds_before);
 }
 
 static void test_fork(void) {
@@ -590,6 +595,217 @@ static void test_adopt(void) {
         leash_config_free(c_long);
 }
 
+/* Children of pid but those in skip[]: their pids in out (at most n), how many */
+static int children_but(pid_t pid, const pid_t *skip, int n_skip, pid_t *out, int n) {
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        int k = 0;
+
+        while (d && (e = readdir(d))) {
+                char path[300], buf[512], *rp;
+                int fd, ppid = 0, pidn = atoi(e->d_name);
+                ssize_t len;
+                bool skipped = false;
+
+                if (pidn <= 0)
+                        continue;
+                snprintf(path, sizeof path, "/proc/%d/stat", pidn);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                len = read(fd, buf, sizeof buf - 1);
+                close(fd);
+                if (len <= 0)
+                        continue;
+                buf[len] = '\0';
+                rp = strrchr(buf, ')');
+                if (!rp || sscanf(rp + 2, "%*c %d", &ppid) != 1 || ppid != pid)
+                        continue;
+                for (int i = 0; i < n_skip; i++)
+                        skipped = skipped || skip[i] == pidn;
+                if (!skipped && k < n)
+                        out[k++] = pidn;
+        }
+        if (d)
+                closedir(d);
+        return k;
+}
+
+/* In a holder process: n jobs from c, each `sh` with a background sleep;
+ * writes "cgroup\n" for each, then "W pid pid...\n": the processes it holds
+ * that are not the jobs' (their watchdogs). */
+static void hold_jobs(struct leash_config *c, int n, int wfd, struct leash_job **ret_last) {
+        pid_t mains[4], wd[8];
+        int k;
+        FILE *f = fdopen(wfd, "w");
+
+        for (int i = 0; i < n; i++) {
+                char a0[] = "sh", a1[] = "-c", a2[] = "sleep 60 & exec sleep 60", *argv[] = {a0, a1, a2, NULL};
+                struct leash_error err = {0};
+                struct leash_job *j = job(c);
+
+                if (leash_job_start(j, argv, &err) < 0)
+                        _exit(1);
+                mains[i] = leash_job_pid(j);
+                fprintf(f, "%s\n", leash_job_cgroup(j));
+                if (ret_last)
+                        *ret_last = j; /* the rest leaked on purpose: the holder dies */
+        }
+        usleep(100000);
+        k = children_but(getpid(), mains, n, wd, 8);
+        fprintf(f, "W");
+        for (int i = 0; i < k; i++)
+                fprintf(f, " %d", (int) wd[i]);
+        fprintf(f, "\n");
+        fflush(f);
+}
+
+/* Reads the holder's lines: n cgroups, then the watchdogs' pids (how many) */
+static int read_held(FILE *f, int n, char cg[][4096], pid_t *wd, int max_wd) {
+        char line[8192];
+        int k = 0;
+
+        for (int i = 0; i < n; i++) {
+                if (!fgets(line, sizeof line, f))
+                        return -1;
+                line[strcspn(line, "\n")] = '\0';
+                snprintf(cg[i], 4096, "%s", line);
+        }
+        if (!fgets(line, sizeof line, f) || line[0] != 'W')
+                return -1;
+        for (char *p = line + 1, *end; k < max_wd; p = end) {
+                long v = strtol(p, &end, 10);
+                if (end == p)
+                        break;
+                wd[k++] = (pid_t) v;
+        }
+        return k;
+}
+
+static bool all_gone(char cg[][4096], int n, double within) {
+        double t0 = now();
+        bool gone = false;
+
+        while (!gone && now() - t0 < within) {
+                gone = true;
+                for (int i = 0; i < n; i++)
+                        gone = gone && !dir_exists(cg[i]);
+                if (!gone)
+                        usleep(50000);
+        }
+        return gone;
+}
+
+/* The test's own cleanup of a job cgroup its watchdog did not remove */
+static void kill_cgroup(const char *cg) {
+        char path[4200];
+        int fd;
+
+        snprintf(path, sizeof path, "%s/cgroup.kill", cg);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                if (write(fd, "1", 1) < 0)
+                        printf("# cgroup.kill: %s\n", strerror(errno));
+                close(fd);
+        }
+        for (int i = 0; i < 100 && rmdir(cg) < 0 && errno == EBUSY; i++)
+                usleep(50000);
+}
+
+/* A holder of n jobs from one config, forked; returns its pid and fills cg
+ * and wd (the watchdogs' pids, *n_wd of them). */
+static pid_t holder(int n, char cg[][4096], pid_t *wd, int *n_wd) {
+        int p[2];
+        pid_t h;
+        FILE *f;
+
+        if (pipe(p) < 0)
+                abort();
+        fflush(stdout);
+        h = fork();
+        if (h == 0) {
+                struct leash_config *c = config("api-watch", NULL);
+                close(p[0]);
+                hold_jobs(c, n, p[1], NULL);
+                pause();
+                _exit(0);
+        }
+        close(p[1]);
+        f = fdopen(p[0], "r");
+        *n_wd = read_held(f, n, cg, wd, 8);
+        fclose(f);
+        return h;
+}
+
+/* One watchdog watches the jobs of one config: SIGKILL their holder and
+ * both jobs (each with a background child) die, both cgroups go. Control:
+ * with that watchdog killed first, they outlive their holder. */
+static void test_shared_watchdog(void) {
+        char cg[2][4096];
+        pid_t wd[8], h;
+        int n_wd;
+
+        h = holder(2, cg, wd, &n_wd);
+        ok(n_wd == 1, "two jobs of one config, one watchdog (%d)", n_wd);
+        kill(h, SIGKILL);
+        waitpid(h, NULL, 0);
+        ok(all_gone(cg, 2, 15), "their holder SIGKILLed: the watchdog killed both jobs and removed both cgroups");
+
+        h = holder(2, cg, wd, &n_wd);
+        ok(n_wd == 1, "control: a second holder, one watchdog (%d)", n_wd);
+        if (n_wd == 1)
+                kill(wd[0], SIGKILL);
+        usleep(100000);
+        kill(h, SIGKILL);
+        waitpid(h, NULL, 0);
+        usleep(500000);
+        ok(!all_gone(cg, 2, 0) && dir_exists(cg[0]) && dir_exists(cg[1]),
+           "control: its watchdog killed first, the jobs outlive their holder");
+        kill_cgroup(cg[0]);
+        kill_cgroup(cg[1]);
+}
+
+/* A fork of the watchdog's owner is not its owner: a job it makes from the
+ * same config gets a watchdog of its own, which acts when the fork dies; the
+ * owner's does not. */
+static void test_watchdog_in_fork(void) {
+        char cg[2][4096];
+        int p[2], q[2];
+        pid_t h, wd[8];
+        FILE *f;
+        int n_wd;
+
+        if (pipe(p) < 0 || pipe(q) < 0)
+                abort();
+        fflush(stdout);
+        h = fork();
+        if (h == 0) {
+                struct leash_config *c = config("api-watch", NULL);
+                close(p[0]);
+                close(q[0]);
+                hold_jobs(c, 1, p[1], NULL); /* the config's watchdog runs, for h */
+                if (fork() == 0) {
+                        hold_jobs(c, 1, q[1], NULL); /* in the fork: one of its own */
+                        raise(SIGKILL);
+                }
+                pause();
+                _exit(0);
+        }
+        close(p[1]);
+        close(q[1]);
+        f = fdopen(p[0], "r");
+        n_wd = read_held(f, 1, cg, wd, 8);
+        fclose(f);
+        f = fdopen(q[0], "r");
+        ok(read_held(f, 1, cg + 1, wd, 8) == 1, "a fork of the owner: its job has a watchdog of its own");
+        fclose(f);
+        ok(all_gone(cg + 1, 1, 15), "the fork SIGKILLed: its job killed and removed");
+        ok(n_wd == 1 && dir_exists(cg[0]), "the owner's job runs on: the owner's watchdog did not act");
+        kill(h, SIGKILL);
+        waitpid(h, NULL, 0);
+        ok(all_gone(cg, 1, 15), "the owner SIGKILLed: its job killed and removed");
+}
+
 int main(int argc, char **argv) {
         char path[4200], buf[256] = "";
         int fd;
@@ -615,5 +831,7 @@ int main(int argc, char **argv) {
         test_threads();
         test_no_hidden_state();
         test_adopt();
+        test_shared_watchdog();
+        test_watchdog_in_fork();
         return tap_done();
 }

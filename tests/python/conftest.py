@@ -5,6 +5,7 @@ it left nothing behind: no job cgroup, no child process (zombies included),
 no new file descriptor."""
 
 import contextlib
+import gc
 import os
 import signal
 import threading
@@ -100,9 +101,10 @@ def _leash_session():
     yield
 
 
-def _children():
+def child_processes(of=None):
+    """(pid, state) of each child process of ``of`` (default: this one)."""
     out = []
-    me = str(os.getpid())
+    me = str(of or os.getpid())
     for e in os.scandir("/proc"):
         if not e.name.isdigit():
             continue
@@ -124,12 +126,16 @@ def _fds():
 @pytest.fixture(autouse=True)
 def nothing_left(_leash_session):
     """Fails the test (in teardown) when it left a job cgroup, a child
-    process or zombie, or a descriptor behind."""
+    process or zombie, or a descriptor behind. Garbage is collected first:
+    a limited function keeps its config's watchdog (a process, two
+    descriptors) while it lives, and one the test dropped may still be held
+    by a reference cycle (an exception's traceback and the test's frame)."""
     fds = _fds()
     yield
+    gc.collect()
     deadline = time.monotonic() + 5
     while True:
-        left = {"cgroups": job_cgroups(), "children": _children(), "fds": sorted(_fds() - fds)}
+        left = {"cgroups": job_cgroups(), "children": child_processes(), "fds": sorted(_fds() - fds)}
         if not any(left.values()) or time.monotonic() > deadline:
             break
         time.sleep(0.05)

@@ -13,7 +13,7 @@ import time
 import pytest
 
 import leash
-from conftest import controllers, interrupted, rlimit_as_under_asan, skip_rlimit_as_under_asan
+from conftest import child_processes, controllers, interrupted, rlimit_as_under_asan, skip_rlimit_as_under_asan
 
 STATE = "as imported"
 
@@ -214,6 +214,94 @@ def test_output_buffered_in_the_caller_is_not_written_twice(tmp_path):
     assert out.stdout == "once\n"
 
 
+_HOLDER = """
+import os, subprocess, sys, time
+import leash
+leash.configure(cgroup_parent=sys.argv[1])
+
+def f(out):
+    if out:
+        g = subprocess.Popen(["sleep", "60"])
+        cg = [l[3:] for l in open("/proc/self/cgroup").read().splitlines() if l.startswith("0::")][0]
+        with open(out + ".tmp", "w") as fh:
+            fh.write("{} {} {}".format(os.getpid(), g.pid, os.path.basename(cg)))
+        os.rename(out + ".tmp", out)
+        time.sleep(60)
+    return 1
+
+lf = leash.limit(f, wall_time=120)
+lf(None)
+lf(None)
+lf(sys.argv[2])
+"""
+
+
+def _holder_mid_call(tmp_path):
+    """A process whose third call of one limited function runs (its
+    watchdog made by the first, shared): (holder, pids of the function and
+    its child, the job cgroup)."""
+    import subprocess
+
+    out = str(tmp_path / "held")
+    h = subprocess.Popen([sys.executable, "-c", _HOLDER, leash._defaults[0][1], out])
+    deadline = time.monotonic() + 30
+    while not os.path.exists(out) and time.monotonic() < deadline and h.poll() is None:
+        time.sleep(0.05)
+    with open(out) as f:
+        fn, grandchild, name = f.read().split()
+    return h, int(fn), int(grandchild), os.path.join(leash._defaults[0][1], name)
+
+
+def _alive(pid):
+    try:
+        with open("/proc/{}/stat".format(pid)) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _gone(pids, cgroup, within):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not any(_alive(p) for p in pids) and not os.path.exists(cgroup):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_callers_death_ends_the_call_and_its_children(tmp_path):
+    """The caller SIGKILLed in the middle of a call: the function's process,
+    the process it started and the job cgroup are gone within seconds (the
+    function's watchdog). Control: with that watchdog SIGKILLed first, the
+    function's child outlives the caller."""
+    h, fn, grandchild, cgroup = _holder_mid_call(tmp_path)
+    h.kill()
+    h.wait()
+    assert _gone([fn, grandchild], cgroup, 15), (fn, grandchild, cgroup)
+
+    os.unlink(str(tmp_path / "held"))
+    h, fn, grandchild, cgroup = _holder_mid_call(tmp_path)
+    try:
+        watchdogs = [pid for pid, _ in child_processes(h.pid) if pid != fn]
+        assert len(watchdogs) == 1, watchdogs
+        os.kill(watchdogs[0], signal.SIGKILL)
+        time.sleep(0.1)
+        h.kill()
+        h.wait()
+        time.sleep(0.5)
+        assert _alive(grandchild) and os.path.exists(cgroup), "control: without its watchdog the call outlives the caller"
+    finally:
+        with open(os.path.join(cgroup, "cgroup.kill"), "w") as f:
+            f.write("1")
+        assert _gone([fn, grandchild], cgroup + "/none", 10)
+        for _ in range(100):
+            try:
+                os.rmdir(cgroup)
+                break
+            except OSError:
+                time.sleep(0.05)
+
+
 def test_the_child_runs_inside_the_job_cgroup():
     value, report = leash.limit(where_am_i).call_with_report()
     v2 = [line[3:] for line in value.splitlines() if line.startswith("0::")]
@@ -410,13 +498,23 @@ def test_keyboard_interrupt_delivered_to_another_thread():
 
 def test_many_calls_leave_nothing_behind():
     """10,000 calls in a row (LEASH_PY_CALLS to change it); the fixture then
-    checks that no descriptor, process, zombie or cgroup is left."""
+    checks that no descriptor, process, zombie or cgroup is left. The first
+    call starts the function's watchdog (one process, two descriptors: its
+    pidfd and this process's), which the others share and which ends with
+    the function."""
     n = int(os.environ.get("LEASH_PY_CALLS", "10000"))
     lf = leash.limit(double, wall_time=60)
     fds = len(os.listdir("/proc/self/fd"))
-    for i in range(n):
+    assert lf(0) == 0
+    assert len(os.listdir("/proc/self/fd")) == fds + 2
+    children = child_processes()
+    assert len(children) == 1, children  # the watchdog, sleeping
+    for i in range(1, n):
         assert lf(i) == 2 * i
-    assert len(os.listdir("/proc/self/fd")) == fds
+    assert len(os.listdir("/proc/self/fd")) == fds + 2
+    assert child_processes() == children
+    del lf
+    assert len(os.listdir("/proc/self/fd")) == fds and not child_processes()
 
 
 # --- commands and bad values -------------------------------------------------------
