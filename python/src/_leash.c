@@ -149,20 +149,28 @@ fail:
  * else $HOME/.config/leash/profiles.d, each only when absolute). Given as
  * arguments (None: not set) or, when both are omitted, read here from the
  * environment, which os.environ's assignments reach through putenv(). */
-static void paths_from_env(char *user, size_t size, const char **ret_config, const char **ret_user) {
+static int paths_from_env(const char **ret_config, char **ret_user) {
         const char *env = getenv("LEASH_CONFIG_DIR"), *xdg, *home;
+        int n = 0;
 
         *ret_config = env && env[0] == '/' ? env : NULL;
         *ret_user = NULL;
         if (geteuid() == 0)
-                return;
+                return 0;
+        /* on the heap: this runs for every job, and a frame of a page more
+         * costs a forked caller a fault per call (bench/NOTES.md, row 10) */
         xdg = getenv("XDG_CONFIG_HOME");
         home = getenv("HOME");
-        if (xdg && xdg[0] == '/' && (size_t) snprintf(user, size, "%s/leash/profiles.d", xdg) < size)
-                *ret_user = user;
-        else if ((!xdg || xdg[0] != '/') && home && home[0] == '/' &&
-                 (size_t) snprintf(user, size, "%s/.config/leash/profiles.d", home) < size)
-                *ret_user = user;
+        if (xdg && xdg[0] == '/')
+                n = asprintf(ret_user, "%s/leash/profiles.d", xdg);
+        else if (home && home[0] == '/')
+                n = asprintf(ret_user, "%s/.config/leash/profiles.d", home);
+        if (n < 0) {
+                *ret_user = NULL;
+                PyErr_NoMemory();
+                return -1;
+        }
+        return 0;
 }
 
 static int set_paths(struct leash_config *config, const char *c, const char *u) {
@@ -226,17 +234,20 @@ static int copy_path(char **field, const char *v) {
  * the environment changed since the last job (as `leash run` would read it
  * now); most jobs find it unchanged and write nothing. */
 static int config_follow_env(ConfigObject *cfg) {
-        const char *c, *u;
-        char buf[4096];
+        const char *c;
+        char *u;
+        int r = 0;
 
         if (!cfg->env_paths)
                 return 0;
-        paths_from_env(buf, sizeof buf, &c, &u);
-        if (same_path(c, cfg->env_dir) && same_path(u, cfg->env_user))
-                return 0;
-        if (set_paths(cfg->config, c, u) < 0 || copy_path(&cfg->env_dir, c) < 0 || copy_path(&cfg->env_user, u) < 0)
+        if (paths_from_env(&c, &u) < 0)
                 return -1;
-        return 0;
+        if (!same_path(c, cfg->env_dir) || !same_path(u, cfg->env_user))
+                if (set_paths(cfg->config, c, u) < 0 || copy_path(&cfg->env_dir, c) < 0 ||
+                    copy_path(&cfg->env_user, u) < 0)
+                        r = -1;
+        free(u);
+        return r;
 }
 
 static int Config_init(ConfigObject *self, PyObject *args, PyObject *kwds) {
@@ -300,11 +311,12 @@ static int job_new(JobObject *self, PyObject *settings, const char *name, PyObje
         if (!own)
                 return -1;
         if (env) {
-                char buf[4096];
-                const char *c, *u;
+                char *u = NULL;
+                const char *c;
 
-                paths_from_env(buf, sizeof buf, &c, &u);
-                if ((c || u) && set_paths(own, c, u) < 0) {
+                r = paths_from_env(&c, &u) < 0 || ((c || u) && set_paths(own, c, u) < 0) ? -1 : 0;
+                free(u);
+                if (r < 0) {
                         leash_config_free(own);
                         return -1;
                 }

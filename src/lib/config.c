@@ -146,17 +146,14 @@ int leash_config_set_paths(struct leash_config *c, const char *config_dir, const
 }
 
 static int load(const struct leash_config *c, struct leash_profiles **ret, struct leash_error *err) {
-        struct leash_profile_paths paths = {.trust = geteuid() == 0};
         struct leash_profiles *p = NULL;
         int r;
 
-        snprintf(paths.config_dir, sizeof paths.config_dir, "%s",
-                 c->config_dir ? c->config_dir : LEASH_SYSCONFDIR "/leash");
-        snprintf(paths.user_dir, sizeof paths.user_dir, "%s", c->user_dir ? c->user_dir : "");
-        r = leash_profiles_new(paths.trust, &p);
+        r = leash_profiles_new(geteuid() == 0, &p);
         if (r < 0)
                 return leash_error_set(err, "read the configuration", "", r);
-        r = leash_profiles_load_paths(p, &paths);
+        r = leash_profiles_load_dirs(p, c->config_dir ? c->config_dir : LEASH_SYSCONFDIR "/leash",
+                                     c->user_dir ? c->user_dir : "");
         for (size_t i = 0; i < c->check.n_profile_files && r != -ENOMEM; i++) {
                 int k = leash_profiles_load_file(p, c->check.profile_files[i], LEASH_INI_PROFILES);
                 if (k == -ENOMEM)

@@ -10,8 +10,9 @@
 struct leash_job;
 
 /* Opens leash's own cgroup (O_PATH), where it goes back to if the job pulls
- * it in. Before the job starts; failing leaves the guard without a home. */
-void escape_home_open(struct leash_job *j, const char *mount);
+ * it in: under the cgroup2 mount, r.cgroup's first mount_len bytes. Before
+ * the job starts; failing leaves the guard without a home. */
+void escape_home_open(struct leash_job *j);
 /* Before leash freezes, kills or waits for the job cgroup: 0 when leash is
  * outside it (moved back if the job had put it or its watchdog inside, which
  * the report records), -errno when it is inside and cannot leave (j->stuck:

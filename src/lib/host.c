@@ -123,9 +123,11 @@ int host_cgroup2_mount(char *ret, size_t size, unsigned *ret_v1_count) {
         return host_parse_mountinfo(text, ret, size, ret_v1_count);
 }
 
+/* Read on every job's start (escape_home_open): into the heap, not a frame
+ * of pages (bench/NOTES.md, row 10). */
 int host_own_cgroup(char *ret, size_t size) {
-        char text[8192];
-        int r = read_file_at(AT_FDCWD, "/proc/self/cgroup", text, sizeof text, NULL);
+        _cleanup_free_ char *text = NULL;
+        int r = read_file_at_alloc(AT_FDCWD, "/proc/self/cgroup", &text, NULL);
         if (r < 0)
                 return r;
         return host_parse_proc_cgroup(text, ret, size);
@@ -170,19 +172,60 @@ int host_cgroup2_mount_fast(char *ret, size_t size) {
         return host_cgroup2_mount(ret, size, NULL);
 }
 
-int host_job_parent(const char *requested, bool create, char *ret, size_t size, struct leash_error *err) {
-        char mount[4096], own[4096], path[8192];
-        struct statfs sfs;
+/* A non-root leash's parent: the cgroup it was started in when delegated to
+ * it, walked up while still delegated to the first ancestor without
+ * processes. ret holds the cgroup2 mount (ml long) and gets the result. */
+static __attribute__((noinline)) int delegated_parent(char *ret, size_t ml, size_t size, struct leash_error *err) {
+        char mount[4096], own[4096], cand[8192];
         int r;
 
-        r = host_cgroup2_mount_fast(mount, sizeof mount);
+        if (ml >= sizeof mount)
+                return leash_error_set(err, "use the cgroup2 mount", ret, -ENAMETOOLONG);
+        memcpy(mount, ret, ml + 1);
+        r = host_own_cgroup(own, sizeof own);
+        if (r < 0)
+                return leash_error_set(err, "read /proc/self/cgroup", "", r);
+        snprintf(cand, sizeof cand, "%s%s", mount, strcmp(own, "/") == 0 ? "" : own);
+        if (!writable_delegation(cand))
+                return leash_error_set(err,
+                                       "find a delegated cgroup (cgroup.procs and cgroup.subtree_control writable)",
+                                       cand, -EACCES);
+        if (strlen(cand) >= size)
+                return leash_error_set(err, "use the cgroup parent", cand, -ENAMETOOLONG);
+        strcpy(ret, cand);
+        while (holds_processes(cand)) {
+                char *slash = strrchr(cand, '/');
+                if (!slash || (size_t) (slash - cand) < strlen(mount))
+                        break;
+                *slash = '\0';
+                if (strlen(cand) < strlen(mount) || !writable_delegation(cand))
+                        break;
+                if (!holds_processes(cand)) {
+                        strcpy(ret, cand); /* shorter than what ret holds */
+                        break;
+                }
+        }
+        return 0;
+}
+
+/* The launch path's: the mount is found straight into ret and the parent
+ * built there, so that its frame stays small (a frame of many pages costs a
+ * forked caller a page fault per page and per call: bench/NOTES.md, row 10). */
+int host_job_parent(const char *requested, bool create, char *ret, size_t size, size_t *ret_mount_len,
+                    struct leash_error *err) {
+        struct statfs sfs;
+        size_t ml;
+        int r;
+
+        r = host_cgroup2_mount_fast(ret, size);
         if (r < 0)
                 return leash_error_set(err, "find the cgroup2 mount in /proc/self/mountinfo", "", r);
-
+        ml = strlen(ret);
+        if (ret_mount_len)
+                *ret_mount_len = ml;
         if (requested) {
-                size_t ml = strlen(mount);
-                if (strncmp(requested, mount, ml) == 0 && (requested[ml] == '/' || !requested[ml]))
-                        snprintf(path, sizeof path, "%s", requested);
+                if (strncmp(requested, ret, ml) == 0 && (requested[ml] == '/' || !requested[ml]))
+                        r = snprintf(ret + ml, size - ml, "%s", requested + ml);
                 else if (requested[0] == '/') {
                         /* an absolute path elsewhere is a mistake, not a path to re-root */
                         if (err) {
@@ -190,48 +233,26 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
                                 snprintf(err->detail, sizeof err->detail,
                                          "'%s': not under the cgroup2 mount %s (give a path under it, or one "
                                          "relative to it)",
-                                         requested, mount);
+                                         requested, ret);
                                 err->error = EINVAL;
                         }
                         return -EINVAL;
                 } else
-                        snprintf(path, sizeof path, "%s/%s", mount, requested);
-                if (statfs(path, &sfs) < 0)
-                        return leash_error_set(err, "open the cgroup parent", path, negative_errno());
+                        r = snprintf(ret + ml, size - ml, "/%s", requested);
+                if (r < 0 || (size_t) r >= size - ml)
+                        return leash_error_set(err, "use the cgroup parent", requested, -ENAMETOOLONG);
+                if (statfs(ret, &sfs) < 0)
+                        return leash_error_set(err, "open the cgroup parent", ret, negative_errno());
                 if (sfs.f_type != CGROUP2_SUPER_MAGIC)
-                        return leash_error_set(err, "use the cgroup parent (not on cgroup2)", path, -EINVAL);
+                        return leash_error_set(err, "use the cgroup parent (not on cgroup2)", ret, -EINVAL);
         } else if (geteuid() == 0) {
-                snprintf(path, sizeof path, "%s/leash", mount);
-                if (create && mkdir(path, 0755) < 0 && errno != EEXIST)
-                        return leash_error_set(err, "create the leash cgroup", path, negative_errno());
-        } else {
-                char cand[8192];
-                r = host_own_cgroup(own, sizeof own);
-                if (r < 0)
-                        return leash_error_set(err, "read /proc/self/cgroup", "", r);
-                snprintf(cand, sizeof cand, "%s%s", mount, strcmp(own, "/") == 0 ? "" : own);
-                if (!writable_delegation(cand))
-                        return leash_error_set(
-                                err, "find a delegated cgroup (cgroup.procs and cgroup.subtree_control writable)", cand,
-                                -EACCES);
-                snprintf(path, sizeof path, "%s", cand);
-                /* walk up while still delegated; stop at the first ancestor without processes */
-                while (holds_processes(cand)) {
-                        char *slash = strrchr(cand, '/');
-                        if (!slash || (size_t) (slash - cand) < strlen(mount))
-                                break;
-                        *slash = '\0';
-                        if (strlen(cand) < strlen(mount) || !writable_delegation(cand))
-                                break;
-                        if (!holds_processes(cand)) {
-                                snprintf(path, sizeof path, "%s", cand);
-                                break;
-                        }
-                }
-        }
-        if (strlen(path) >= size)
-                return leash_error_set(err, "use the cgroup parent", path, -ENAMETOOLONG);
-        strcpy(ret, path);
+                r = snprintf(ret + ml, size - ml, "/leash");
+                if (r < 0 || (size_t) r >= size - ml)
+                        return leash_error_set(err, "use the cgroup parent", ret, -ENAMETOOLONG);
+                if (create && mkdir(ret, 0755) < 0 && errno != EEXIST)
+                        return leash_error_set(err, "create the leash cgroup", ret, negative_errno());
+        } else
+                return delegated_parent(ret, ml, size, err);
         return 0;
 }
 
@@ -296,7 +317,7 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
 
         (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup);
         /* check changes nothing: no mkdir, no write to cgroup.subtree_control */
-        r = host_job_parent(cgroup_parent, false, h->parent, sizeof h->parent, err);
+        r = host_job_parent(cgroup_parent, false, h->parent, sizeof h->parent, NULL, err);
         h->parent_error = r < 0 ? -r : 0;
 
         if (!h->parent_error) {

@@ -42,7 +42,6 @@ struct leash_job {
         char **argv;                   /* owned copy for the report */
         struct sandbox_plan plan;
         struct isolate_plan iso; /* --isolate: the status pipe from the init */
-        struct leash_result r;
         enum job_state state;
         bool adopted, remove_cgroup, has_main;
         int parent_fd, job_fd, pidfd, timer_fd, events_fd, epoll_fd;
@@ -63,9 +62,10 @@ struct leash_job {
         int esc_fd[LEASH_ESCAPED_MAX];
         unsigned long long esc_start[LEASH_ESCAPED_MAX]; /* start time: with the pid, who it is */
         bool esc_signalled[LEASH_ESCAPED_MAX];           /* leash sent it a signal that was delivered */
-        int home_fd;    /* O_PATH: leash's own cgroup when the job was made, to go back to */
-        char home[256]; /* its path, relative to the cgroup2 root */
-        bool stuck;     /* leash is in the job cgroup and could not leave it */
+        int home_fd;           /* O_PATH: leash's own cgroup when the job was made, to go back to */
+        char home[256];        /* its path, relative to the cgroup2 root */
+        bool stuck;            /* leash is in the job cgroup and could not leave it */
+        struct leash_result r; /* last: its own tail is not zeroed (job_alloc) */
 };
 
 /* job.c: a forked main process has ended: did its setup complete? (The

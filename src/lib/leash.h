@@ -180,7 +180,6 @@ struct leash_result {
         int exec_errno;        /* with LEASH_REASON_EXEC_ERROR */
         const char *exec_step; /* and the step that failed (static text), with it and SETUP_ERROR */
         uint64_t started_realtime_ns;
-        char cgroup[4096];
         pid_t pid;
         enum leash_enforcer enforced[_LEASH_LIMIT_MAX];
         const char *enforce_note[_LEASH_LIMIT_MAX]; /* why not by cgroup, or NULL */
@@ -188,6 +187,16 @@ struct leash_result {
         struct leash_signal_event signals[LEASH_SIGNALS_MAX];
         unsigned n_signals;
         unsigned leftovers_killed; /* processes still in the cgroup after the main exit */
+        unsigned n_escaped;
+        unsigned escaped_unnamed; /* more found at one look than escaped[] holds */
+        unsigned n_moved, moved_unnamed;
+        const char *isolation; /* what stops the job from touching leash and the cgroup tree (isolate.c) */
+        struct leash_sandbox_result sandbox;
+        struct leash_sampling_result sampling;
+        /* Last, and written before they are read (cgroup as a string, the
+         * arrays up to their counts n_escaped and n_moved, which are above):
+         * a new job leaves these 15 KiB unzeroed (job_alloc in job.c). */
+        char cgroup[4096];
         /* processes of the job seen outside the job cgroup (escape.c): they
          * left it; signals reached them through a pidfd or not at all */
         struct leash_escapee {
@@ -200,8 +209,6 @@ struct leash_result {
                         LEASH_ESCAPE_ENDED,   /* had ended by itself before leash signalled it */
                 } end;
         } escaped[LEASH_ESCAPED_MAX];
-        unsigned n_escaped;
-        unsigned escaped_unnamed; /* more found at one look than escaped[] holds */
         /* leash (or its watchdog) found inside the job cgroup, put there by the job */
         struct leash_moved {
                 char cgroup[256];  /* where it was, relative to the cgroup2 root */
@@ -210,10 +217,6 @@ struct leash_result {
                 int error;         /* errno of the move back, 0 when it worked */
                 bool watchdog;     /* the watchdog, not leash itself */
         } moved[4];
-        unsigned n_moved, moved_unnamed;
-        const char *isolation; /* what stops the job from touching leash and the cgroup tree (isolate.c) */
-        struct leash_sandbox_result sandbox;
-        struct leash_sampling_result sampling;
 };
 
 /* Fills err (when not NULL) with step, detail and -r; returns r (a -errno). */

@@ -34,7 +34,7 @@ void monitor_jobs_free(struct monitor_job *jobs, size_t n) {
 int monitor_open_parent(const char *requested, int *ret_fd, char *ret_path, size_t size, struct leash_error *err) {
         int r, fd;
 
-        r = host_job_parent(requested, false, ret_path, size, err);
+        r = host_job_parent(requested, false, ret_path, size, NULL, err);
         if (r < 0)
                 return r;
         fd = open(ret_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

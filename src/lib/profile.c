@@ -622,36 +622,48 @@ static int profile_load_dir(struct leash_profiles *p, const char *dir) {
         return p->oom ? -ENOMEM : r;
 }
 
-int leash_profiles_load_paths(struct leash_profiles *p, const struct leash_profile_paths *paths) {
-        char path[4200], why[4200];
+/* config_dir's leash.ini and profiles.d, then user_dir ("": none). A job
+ * reads them on every start: the paths are on the heap, the frame small (a
+ * frame of pages costs a forked caller a fault per page per call,
+ * bench/NOTES.md, row 10). */
+int leash_profiles_load_dirs(struct leash_profiles *p, const char *config_dir, const char *user_dir) {
+        char why[1024];
         int r = 0, k;
 
-        if (paths->config_dir[0]) {
-                _cleanup_close_ int fd = trust_open(paths->config_dir, true, p->trust, why, sizeof why);
+        if (config_dir[0]) {
+                _cleanup_close_ int fd = trust_open(config_dir, true, p->trust, why, sizeof why);
                 if (fd == -EPERM) {
-                        profile_error(p, paths->config_dir, 0, "refused: %s; %s", why, TRUST_HINT);
+                        profile_error(p, config_dir, 0, "refused: %s; %s", why, TRUST_HINT);
                         r = -EINVAL;
                 } else if (fd >= 0) {
-                        snprintf(path, sizeof path, "%s/leash.ini", paths->config_dir);
-                        if (access(path, F_OK) == 0 || errno != ENOENT)
-                                r = leash_profiles_load_file(p, path, LEASH_INI_SYSTEM);
-                        snprintf(path, sizeof path, "%s/profiles.d", paths->config_dir);
-                        k = profile_load_dir(p, path);
+                        _cleanup_free_ char *ini = NULL, *dir = NULL;
+                        if (asprintf(&ini, "%s/leash.ini", config_dir) < 0 ||
+                            asprintf(&dir, "%s/profiles.d", config_dir) < 0) {
+                                ini = dir = NULL;
+                                return -ENOMEM;
+                        }
+                        if (access(ini, F_OK) == 0 || errno != ENOENT)
+                                r = leash_profiles_load_file(p, ini, LEASH_INI_SYSTEM);
+                        k = profile_load_dir(p, dir);
                         if (k < 0 && (r == 0 || k == -ENOMEM))
                                 r = k;
                 } else if (fd != -ENOENT) {
-                        profile_error(p, paths->config_dir, 0, "cannot read: %s", why[0] ? why : strerror(-fd));
+                        profile_error(p, config_dir, 0, "cannot read: %s", why[0] ? why : strerror(-fd));
                         r = -EINVAL;
                 }
         }
         /* A $HOME this user cannot even enter is not this user's (setpriv, su
          * without -l keep root's HOME): its profiles are not theirs to read. */
-        if (r != -ENOMEM && paths->user_dir[0] && !(access(paths->user_dir, X_OK) < 0 && errno == EACCES)) {
-                k = profile_load_dir(p, paths->user_dir);
+        if (r != -ENOMEM && user_dir[0] && !(access(user_dir, X_OK) < 0 && errno == EACCES)) {
+                k = profile_load_dir(p, user_dir);
                 if (k < 0 && (r == 0 || k == -ENOMEM))
                         r = k;
         }
         return p->oom ? -ENOMEM : r;
+}
+
+int leash_profiles_load_paths(struct leash_profiles *p, const struct leash_profile_paths *paths) {
+        return leash_profiles_load_dirs(p, paths->config_dir, paths->user_dir);
 }
 
 void leash_profile_paths_default(struct leash_profile_paths *ret) {

@@ -61,6 +61,8 @@ int leash_ini_load_other_buffer(struct leash_profiles *p, const char *name, cons
 /* Each load returns 0, -EINVAL when it recorded errors, or -ENOMEM. */
 /* leash.ini, profiles.d/ *.ini, then the user's *.ini; what is absent is skipped. */
 int leash_profiles_load_paths(struct leash_profiles *p, const struct leash_profile_paths *paths);
+/* The same from two strings (user_dir "": none). */
+int leash_profiles_load_dirs(struct leash_profiles *p, const char *config_dir, const char *user_dir);
 /* One file; absent is an error. A file already read (same inode) is skipped. */
 int leash_profiles_load_file(struct leash_profiles *p, const char *path, enum leash_ini_kind kind);
 /* Text parsed as if read from a file called name, without the trust rules. */

@@ -204,9 +204,11 @@ int supervise_begin(struct leash_job *j) {
                 j->deadline[d] = DEADLINE_NEVER;
         if (leash_spec_has(c, LEASH_LIMIT_WALL_TIME))
                 j->deadline[DEADLINE_WALL] = sat_add(j->start_ns, c->limit[LEASH_LIMIT_WALL_TIME]);
-        j->cores = cgroupfs_job_cores(j->job_fd);
-        if (leash_spec_has(c, LEASH_LIMIT_CPU_TIME) && j->r.enforced[LEASH_LIMIT_CPU_TIME] == LEASH_BY_LEASH)
+        if (leash_spec_has(c, LEASH_LIMIT_CPU_TIME) && j->r.enforced[LEASH_LIMIT_CPU_TIME] == LEASH_BY_LEASH) {
+                /* the pace of the CPU-time checks, read only for them */
+                j->cores = cgroupfs_job_cores(j->job_fd);
                 check_cpu(j, j->start_ns);
+        }
         if (j->sampler) {
                 sampler_start(j->sampler, j->job_fd, j->start_ns);
                 j->deadline[DEADLINE_SAMPLE] = sampler_next(j->sampler);
