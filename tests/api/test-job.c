@@ -634,7 +634,7 @@ static int children_but(pid_t pid, const pid_t *skip, int n_skip, pid_t *out, in
 /* In a holder process: n jobs from c, each `sh` with a background sleep;
  * writes "cgroup\n" for each, then "W pid pid...\n": the processes it holds
  * that are not the jobs' (their watchdogs). */
-static void hold_jobs(struct leash_config *c, int n, int wfd, struct leash_job **ret_last) {
+static void hold_jobs(struct leash_config *c, int n, int wfd) {
         pid_t mains[4], wd[8];
         int k;
         FILE *f = fdopen(wfd, "w");
@@ -647,9 +647,7 @@ static void hold_jobs(struct leash_config *c, int n, int wfd, struct leash_job *
                 if (leash_job_start(j, argv, &err) < 0)
                         _exit(1);
                 mains[i] = leash_job_pid(j);
-                fprintf(f, "%s\n", leash_job_cgroup(j));
-                if (ret_last)
-                        *ret_last = j; /* the rest leaked on purpose: the holder dies */
+                fprintf(f, "%s\n", leash_job_cgroup(j)); /* j leaked on purpose: the holder dies */
         }
         usleep(100000);
         k = children_but(getpid(), mains, n, wd, 8);
@@ -713,8 +711,10 @@ static void kill_cgroup(const char *cg) {
 }
 
 /* A holder of n jobs from one config, forked; returns its pid and fills cg
- * and wd (the watchdogs' pids, *n_wd of them). */
-static pid_t holder(int n, char cg[][4096], pid_t *wd, int *n_wd) {
+ * and wd (the watchdogs' pids, *n_wd of them). With fork_wfd >= 0 the
+ * holder then forks: its fork makes one job from the same config, writes
+ * what hold_jobs writes to fork_wfd and SIGKILLs itself. */
+static pid_t holder(int n, int fork_wfd, char cg[][4096], pid_t *wd, int *n_wd) {
         int p[2];
         pid_t h;
         FILE *f;
@@ -726,11 +726,17 @@ static pid_t holder(int n, char cg[][4096], pid_t *wd, int *n_wd) {
         if (h == 0) {
                 struct leash_config *c = config("api-watch", NULL);
                 close(p[0]);
-                hold_jobs(c, n, p[1], NULL);
+                hold_jobs(c, n, p[1]); /* the config's watchdog runs, for h */
+                if (fork_wfd >= 0 && fork() == 0) {
+                        hold_jobs(c, 1, fork_wfd); /* in the fork: one of its own */
+                        raise(SIGKILL);
+                }
                 pause();
                 _exit(0);
         }
         close(p[1]);
+        if (fork_wfd >= 0)
+                close(fork_wfd);
         f = fdopen(p[0], "r");
         *n_wd = read_held(f, n, cg, wd, 8);
         fclose(f);
@@ -745,13 +751,13 @@ static void test_shared_watchdog(void) {
         pid_t wd[8], h;
         int n_wd;
 
-        h = holder(2, cg, wd, &n_wd);
+        h = holder(2, -1, cg, wd, &n_wd);
         ok(n_wd == 1, "two jobs of one config, one watchdog (%d)", n_wd);
         kill(h, SIGKILL);
         waitpid(h, NULL, 0);
         ok(all_gone(cg, 2, 15), "their holder SIGKILLed: the watchdog killed both jobs and removed both cgroups");
 
-        h = holder(2, cg, wd, &n_wd);
+        h = holder(2, -1, cg, wd, &n_wd);
         ok(n_wd == 1, "control: a second holder, one watchdog (%d)", n_wd);
         if (n_wd == 1)
                 kill(wd[0], SIGKILL);
@@ -770,32 +776,13 @@ static void test_shared_watchdog(void) {
  * owner's does not. */
 static void test_watchdog_in_fork(void) {
         char cg[2][4096];
-        int p[2], q[2];
+        int q[2], n_wd;
         pid_t h, wd[8];
         FILE *f;
-        int n_wd;
 
-        if (pipe(p) < 0 || pipe(q) < 0)
+        if (pipe(q) < 0)
                 abort();
-        fflush(stdout);
-        h = fork();
-        if (h == 0) {
-                struct leash_config *c = config("api-watch", NULL);
-                close(p[0]);
-                close(q[0]);
-                hold_jobs(c, 1, p[1], NULL); /* the config's watchdog runs, for h */
-                if (fork() == 0) {
-                        hold_jobs(c, 1, q[1], NULL); /* in the fork: one of its own */
-                        raise(SIGKILL);
-                }
-                pause();
-                _exit(0);
-        }
-        close(p[1]);
-        close(q[1]);
-        f = fdopen(p[0], "r");
-        n_wd = read_held(f, 1, cg, wd, 8);
-        fclose(f);
+        h = holder(1, q[1], cg, wd, &n_wd);
         f = fdopen(q[0], "r");
         ok(read_held(f, 1, cg + 1, wd, 8) == 1, "a fork of the owner: its job has a watchdog of its own");
         fclose(f);
