@@ -146,10 +146,11 @@ static void move_back(struct leash_job *j, pid_t pid, const char *where) {
 }
 
 int escape_guard(struct leash_job *j) {
+        pid_t wd = watchdog_pid(&j->wd);
         char rel[4096];
 
-        if (j->wd.pid > 0 && proc_cgroup(j->wd.pid, rel, sizeof rel) >= 0 && escape_in_job(j, rel))
-                move_back(j, j->wd.pid, rel);
+        if (wd > 0 && proc_cgroup(wd, rel, sizeof rel) >= 0 && escape_in_job(j, rel))
+                move_back(j, wd, rel);
         if (proc_cgroup(0, rel, sizeof rel) < 0 || !escape_in_job(j, rel))
                 return 0;
         move_back(j, 0, rel);
@@ -290,7 +291,7 @@ int escape_scan(struct leash_job *j, int sig) {
                 bool fresh;
                 int e;
 
-                if (pid == j->wd.pid || pid <= 0)
+                if (pid == watchdog_pid(&j->wd) || pid <= 0)
                         continue;
                 pfd = (int) syscall(SYS_pidfd_open, pid, 0);
                 if (pfd < 0 || proc_stat(pid, &ppid, &state, comm, &start) < 0 || ppid != parent[i] ||

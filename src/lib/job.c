@@ -557,7 +557,7 @@ static void take_rusage(struct leash_usage *u, const struct rusage *ru) {
  * rest down: those are not leftovers, only a wait for the cgroup to empty. */
 static void kill_leftovers(struct leash_job *j) {
         struct leash_result *r = &j->r;
-        pid_t skip[2] = {getpid(), j->wd.pid};
+        pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
 
         if (cgroupfs_populated(j->job_fd) > 0 && escape_guard(j) >= 0 && cgroupfs_populated(j->job_fd) > 0 &&
             !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP && r->term_signal == SIGKILL &&

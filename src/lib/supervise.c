@@ -71,7 +71,7 @@ static void signal_main(struct leash_job *j, int sig) {
 /* sig to every process in the job cgroup but the main one (signalled through
  * its pidfd): frozen meanwhile, unless leash itself is stuck in there. */
 static int signal_cgroup(struct leash_job *j, int sig) {
-        pid_t skip[3] = {j->pidfd >= 0 ? j->r.pid : 0, getpid(), j->wd.pid};
+        pid_t skip[3] = {j->pidfd >= 0 ? j->r.pid : 0, getpid(), watchdog_pid(&j->wd)};
 
         if (escape_guard(j) == 0)
                 return cgroupfs_signal_all(j->job_fd, sig, skip[0]);
@@ -79,7 +79,7 @@ static int signal_cgroup(struct leash_job *j, int sig) {
 }
 
 void supervise_kill_tree(struct leash_job *j) {
-        pid_t skip[2] = {getpid(), j->wd.pid};
+        pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
 
         if (escape_guard(j) == 0)
                 (void) cgroupfs_kill(j->job_fd);

@@ -336,7 +336,6 @@ int watchdog_start(struct watchdog *w, struct watchdog_pool *shared, int parent_
         int r;
 
         w->pool = NULL;
-        w->pid = 0;
         if (strlen(name) >= sizeof own->slot[0].name)
                 return -ENAMETOOLONG;
         if (shared) {
@@ -344,7 +343,6 @@ int watchdog_start(struct watchdog *w, struct watchdog_pool *shared, int parent_
                 if (r >= 0) {
                         w->pool = shared;
                         w->slot = (unsigned) r;
-                        w->pid = shared->pid;
                         return 0;
                 }
                 if (r != -EAGAIN)
@@ -364,7 +362,6 @@ int watchdog_start(struct watchdog *w, struct watchdog_pool *shared, int parent_
         own->run = WD_RUN_RUNNING;
         watchdog_pool_unref(own); /* the job's reference is the one left */
         w->pool = own;
-        w->pid = own->pid;
         return 0;
 }
 
@@ -375,5 +372,8 @@ void watchdog_stop(struct watchdog *w) {
         __atomic_store_n(&w->pool->slot[w->slot].state, WD_FREE, __ATOMIC_RELEASE);
         watchdog_pool_unref(w->pool);
         w->pool = NULL;
-        w->pid = 0;
+}
+
+pid_t watchdog_pid(const struct watchdog *w) {
+        return w->pool ? w->pool->pid : 0;
 }

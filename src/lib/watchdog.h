@@ -15,7 +15,6 @@ struct watchdog_pool;
 struct watchdog {
         struct watchdog_pool *pool; /* NULL when none watches the job */
         unsigned slot;
-        pid_t pid; /* the watchdog process, 0 when none */
 };
 
 /* A pool to share (NULL, and 0, where watchdogs cannot be shared); no
@@ -32,3 +31,5 @@ int watchdog_start(struct watchdog *w, struct watchdog_pool *shared, int parent_
 /* Stops watching the job (the job is left alone); a watchdog of its own ends
  * (SIGKILL through its pidfd, reaped). */
 void watchdog_stop(struct watchdog *w);
+/* The process watching the job (0: none), which the job's kills skip. */
+pid_t watchdog_pid(const struct watchdog *w);
