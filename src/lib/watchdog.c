@@ -359,7 +359,6 @@ int watchdog_start(struct watchdog *w, struct watchdog_pool *shared, int parent_
                 free(own);
                 return r;
         }
-        own->run = WD_RUN_RUNNING;
         watchdog_pool_unref(own); /* the job's reference is the one left */
         w->pool = own;
         return 0;
