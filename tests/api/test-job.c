@@ -694,9 +694,10 @@ static bool all_gone(char cg[][4096], int n, double within) {
         return gone;
 }
 
-/* The test's own cleanup of a job cgroup its watchdog did not remove */
+/* The test's own cleanup of a job cgroup its watchdog did not remove:
+ * cgroup.kill, or (a kernel before 5.14) SIGKILL to each of its processes */
 static void kill_cgroup(const char *cg) {
-        char path[4200];
+        char path[4200], buf[4096];
         int fd;
 
         snprintf(path, sizeof path, "%s/cgroup.kill", cg);
@@ -705,7 +706,26 @@ static void kill_cgroup(const char *cg) {
                 if (write(fd, "1", 1) < 0)
                         printf("# cgroup.kill: %s\n", strerror(errno));
                 close(fd);
-        }
+        } else
+                for (int round = 0; round < 20; round++) {
+                        ssize_t n;
+                        snprintf(path, sizeof path, "%s/cgroup.procs", cg);
+                        fd = open(path, O_RDONLY | O_CLOEXEC);
+                        n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+                        if (fd >= 0)
+                                close(fd);
+                        if (n <= 0)
+                                break;
+                        buf[n] = '\0';
+                        for (char *p = buf, *end; *p; p = end) {
+                                long pid = strtol(p, &end, 10);
+                                if (end == p)
+                                        break;
+                                if (pid > 0)
+                                        kill((pid_t) pid, SIGKILL);
+                        }
+                        usleep(50000);
+                }
         for (int i = 0; i < 100 && rmdir(cg) < 0 && errno == EBUSY; i++)
                 usleep(50000);
 }
@@ -743,6 +763,15 @@ static pid_t holder(int n, int fork_wfd, char cg[][4096], pid_t *wd, int *n_wd) 
         return h;
 }
 
+/* How many watchdogs n jobs of one config have: one shared where the
+ * library shares it (x86_64: a CLONE_VM watchdog sees the slots filled
+ * later), else one each (watchdog.c) */
+#if defined(__x86_64__)
+#define SHARED_WD(n) 1
+#else
+#define SHARED_WD(n) (n)
+#endif
+
 /* One watchdog watches the jobs of one config: SIGKILL their holder and
  * both jobs (each with a background child) die, both cgroups go. Control:
  * with that watchdog killed first, they outlive their holder. */
@@ -752,15 +781,15 @@ static void test_shared_watchdog(void) {
         int n_wd;
 
         h = holder(2, -1, cg, wd, &n_wd);
-        ok(n_wd == 1, "two jobs of one config, one watchdog (%d)", n_wd);
+        ok(n_wd == SHARED_WD(2), "two jobs of one config, %d watchdog(s) (%d)", SHARED_WD(2), n_wd);
         kill(h, SIGKILL);
         waitpid(h, NULL, 0);
         ok(all_gone(cg, 2, 15), "their holder SIGKILLed: the watchdog killed both jobs and removed both cgroups");
 
         h = holder(2, -1, cg, wd, &n_wd);
-        ok(n_wd == 1, "control: a second holder, one watchdog (%d)", n_wd);
-        if (n_wd == 1)
-                kill(wd[0], SIGKILL);
+        ok(n_wd == SHARED_WD(2), "control: a second holder, %d watchdog(s) (%d)", SHARED_WD(2), n_wd);
+        for (int i = 0; i < n_wd; i++)
+                kill(wd[i], SIGKILL);
         usleep(100000);
         kill(h, SIGKILL);
         waitpid(h, NULL, 0);

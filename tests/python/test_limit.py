@@ -5,6 +5,7 @@ process, zombie or descriptor was left behind."""
 
 import os
 import pickle
+import platform
 import signal
 import sys
 import threading
@@ -291,8 +292,15 @@ def test_the_callers_death_ends_the_call_and_its_children(tmp_path):
         time.sleep(0.5)
         assert _alive(grandchild) and os.path.exists(cgroup), "control: without its watchdog the call outlives the caller"
     finally:
-        with open(os.path.join(cgroup, "cgroup.kill"), "w") as f:
-            f.write("1")
+        try:
+            with open(os.path.join(cgroup, "cgroup.kill"), "w") as f:
+                f.write("1")
+        except FileNotFoundError:  # a kernel before 5.14: each process
+            for pid in (fn, grandchild):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         assert _gone([fn, grandchild], cgroup + "/none", 10)
         for _ in range(100):
             try:
@@ -506,12 +514,14 @@ def test_many_calls_leave_nothing_behind():
     lf = leash.limit(double, wall_time=60)
     fds = len(os.listdir("/proc/self/fd"))
     assert lf(0) == 0
-    assert len(os.listdir("/proc/self/fd")) == fds + 2
     children = child_processes()
-    assert len(children) == 1, children  # the watchdog, sleeping
+    # the watchdog, sleeping (x86_64; elsewhere each call has its own, gone with it)
+    shared = len(children)
+    assert shared == (1 if platform.machine() == "x86_64" else 0), children
+    assert len(os.listdir("/proc/self/fd")) == fds + 2 * shared
     for i in range(1, n):
         assert lf(i) == 2 * i
-    assert len(os.listdir("/proc/self/fd")) == fds + 2
+    assert len(os.listdir("/proc/self/fd")) == fds + 2 * shared
     assert child_processes() == children
     del lf
     assert len(os.listdir("/proc/self/fd")) == fds and not child_processes()
