@@ -18,6 +18,7 @@
 
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
+#include "cgroupfs.h"
 
 /* Finds "key <u64>" at the start of a line. */
 int account_flat_get(const char *text, const char *key, uint64_t *ret) {
@@ -197,23 +198,31 @@ static void read_u64_file(int fd, const char *name, uint64_t *ret) {
 }
 
 void account_read(int fd, struct leash_usage *u) {
+        account_read_enabled(fd, CTL_MEMORY | CTL_PIDS | CTL_IO, u);
+}
+
+void account_read_enabled(int fd, unsigned controllers, struct leash_usage *u) {
         char buf[8192];
         _cleanup_free_ char *big = NULL;
 
         if (read_file_at(fd, "cpu.stat", buf, sizeof buf, NULL) == 0)
                 (void) account_parse_cpu_stat(buf, u);
-        read_u64_file(fd, "memory.peak", &u->memory_peak);
-        if (u->memory_peak != LEASH_NULL)
-                u->memory_peak_basis = "memory.peak";
-        read_u64_file(fd, "memory.swap.peak", &u->swap_peak);
-        if (read_file_at(fd, "memory.events", buf, sizeof buf, NULL) == 0)
-                (void) account_parse_memory_events(buf, u);
-        if (read_file_at(fd, "memory.stat", buf, sizeof buf, NULL) == 0)
-                (void) account_parse_memory_stat(buf, u);
-        read_u64_file(fd, "pids.peak", &u->pids_peak);
-        if (read_file_at(fd, "pids.events", buf, sizeof buf, NULL) == 0)
-                (void) account_parse_pids_events(buf, u);
-        if (read_file_at_alloc(fd, "io.stat", &big, NULL) == 0)
+        if (controllers & CTL_MEMORY) {
+                read_u64_file(fd, "memory.peak", &u->memory_peak);
+                if (u->memory_peak != LEASH_NULL)
+                        u->memory_peak_basis = "memory.peak";
+                read_u64_file(fd, "memory.swap.peak", &u->swap_peak);
+                if (read_file_at(fd, "memory.events", buf, sizeof buf, NULL) == 0)
+                        (void) account_parse_memory_events(buf, u);
+                if (read_file_at(fd, "memory.stat", buf, sizeof buf, NULL) == 0)
+                        (void) account_parse_memory_stat(buf, u);
+        }
+        if (controllers & CTL_PIDS) {
+                read_u64_file(fd, "pids.peak", &u->pids_peak);
+                if (read_file_at(fd, "pids.events", buf, sizeof buf, NULL) == 0)
+                        (void) account_parse_pids_events(buf, u);
+        }
+        if ((controllers & CTL_IO) && read_file_at_alloc(fd, "io.stat", &big, NULL) == 0)
                 (void) account_parse_io_stat(big, u);
         if (read_file_at(fd, "cpu.pressure", buf, sizeof buf, NULL) == 0)
                 (void) account_parse_pressure(buf, &u->psi_cpu_some, &u->psi_cpu_full);

@@ -24,5 +24,10 @@ int account_flat_get(const char *text, const char *key, uint64_t *ret);
 void account_usage_init(struct leash_usage *u);
 /* Reads every accounting file of the job cgroup into u. */
 void account_read(int job_fd, struct leash_usage *u);
+/* The same, skipping the files of controllers the job cgroup does not
+ * have (controllers: cgroupfs.h's CTL_* bits): on a host without them,
+ * seven opens that can only fail. cpu.stat and the pressure files are
+ * every cgroup's and always read. */
+void account_read_enabled(int job_fd, unsigned controllers, struct leash_usage *u);
 /* cpu.stat usage_usec only: the CPU-time limit's probe. */
 int account_cpu_usage_us(int job_fd, uint64_t *ret);

@@ -199,6 +199,7 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 goto fail;
         }
         cgroupfs_plan_enforcement(&j->spec, available, j->r.enforced, j->r.enforce_note);
+        j->controllers = available;
         r = check_strict(j, err);
         if (r < 0)
                 goto fail;
@@ -300,7 +301,8 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
                 leash_error_set(err, "read the controllers of the adopted cgroup", path, r);
                 goto fail;
         }
-        cgroupfs_plan_enforcement(&j->spec, cgroupfs_parse_controllers(ctl), j->r.enforced, j->r.enforce_note);
+        j->controllers = cgroupfs_parse_controllers(ctl);
+        cgroupfs_plan_enforcement(&j->spec, j->controllers, j->r.enforced, j->r.enforce_note);
         r = check_strict(j, err);
         if (r < 0)
                 goto fail;
@@ -604,7 +606,7 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 escape_finish(j); /* what left the cgroup: killed through pidfds */
         if (!j->stuck)
                 (void) cgroupfs_wait_empty(j->job_fd, 10000);
-        account_read(j->job_fd, &r->usage);
+        account_read_enabled(j->job_fd, j->controllers, &r->usage);
         sampler_result(j->sampler, &r->sampling);
         if (r->usage.memory_peak == LEASH_NULL && r->sampling.peak[LEASH_FIG_MEMORY] != LEASH_NULL) {
                 /* the whole tree, sampled, rather than the main process's exact peak */

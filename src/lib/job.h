@@ -65,6 +65,7 @@ struct leash_job {
         int home_fd;           /* O_PATH: leash's own cgroup when the job was made, to go back to */
         char home[256];        /* its path, relative to the cgroup2 root */
         bool stuck;            /* leash is in the job cgroup and could not leave it */
+        unsigned controllers;  /* the job cgroup's, as it was made or adopted (CTL_* bits) */
         struct leash_result r; /* last: its own tail is not zeroed (job_alloc) */
 };
 

@@ -2,9 +2,15 @@
 /* Kernel text formats, as the kernel prints them (fixtures copied from 6.1
  * and 6.18 kernels), through the pure parsers. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "lib/account.h"
+#include "lib/cgroupfs.h"
 #include "tap.h"
 
 static const char cpu_stat_v2[] = "usage_usec 2035011\n"
@@ -42,6 +48,51 @@ static const char pressure[] = "some avg10=0.00 avg60=0.12 avg300=0.03 total=123
                                "full avg10=0.00 avg60=0.00 avg300=0.00 total=7890\n";
 
 static const char pressure_cpu_old[] = "some avg10=1.00 avg60=0.50 avg300=0.10 total=42\n";
+
+static bool put(int dir, const char *name, const char *text) {
+        int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        bool done = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text);
+
+        if (fd >= 0)
+                close(fd);
+        return done;
+}
+
+/* account_read_enabled reads a controller's files only when the job cgroup
+ * has the controller: a directory holding all of them, read with each mask
+ * (control: every file read with all the bits) */
+static void test_read_enabled(void) {
+        char dir[] = "/tmp/leash-test-account-XXXXXX";
+        struct leash_usage u;
+        int fd;
+
+        fd = mkdtemp(dir) ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        ok(fd >= 0 && put(fd, "cpu.stat", cpu_stat_base) && put(fd, "memory.peak", "4096\n") &&
+                   put(fd, "memory.events", memory_events) && put(fd, "pids.peak", "7\n") &&
+                   put(fd, "io.stat", io_stat) &&
+                   put(fd, "cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=42\n"),
+           "a job cgroup's files, made in %s", dir);
+
+        account_usage_init(&u);
+        account_read_enabled(fd, 0, &u);
+        ok(u.cpu_usage_us == 1200 && u.psi_cpu_some == 42, "no controllers: cpu.stat and cpu.pressure still read");
+        ok(u.memory_peak == LEASH_NULL && u.mem_ev_oom_kill == LEASH_NULL && u.pids_peak == LEASH_NULL &&
+                   u.io_rbytes == LEASH_NULL,
+           "no controllers: memory, pids and io files not read (they are there)");
+        account_usage_init(&u);
+        account_read_enabled(fd, CTL_PIDS, &u);
+        ok(u.pids_peak == 7 && u.memory_peak == LEASH_NULL && u.io_rbytes == LEASH_NULL, "pids only: pids.peak alone");
+        account_usage_init(&u);
+        account_read(fd, &u);
+        ok(u.memory_peak == 4096 && u.mem_ev_oom_kill == 1 && u.pids_peak == 7 && u.io_rbytes == 1049088,
+           "control: account_read reads every file");
+        for (const char *const *n = (const char *const[]){"cpu.stat", "memory.peak", "memory.events", "pids.peak",
+                                                          "io.stat", "cpu.pressure", NULL};
+             *n; n++)
+                (void) unlinkat(fd, *n, 0);
+        close(fd);
+        (void) rmdir(dir);
+}
 
 int main(void) {
         struct leash_usage u;
@@ -97,5 +148,6 @@ int main(void) {
         ok(account_flat_get("a x\n", "a", &v) == -EINVAL, "non-number");
         ok(account_flat_get("a 18446744073709551616\n", "a", &v) == -ERANGE, "overflow");
         ok(account_flat_get("a 5", "a", &v) == 0 && v == 5, "no final newline");
+        test_read_enabled();
         return tap_done();
 }
