@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <leash/leash.h>
@@ -699,6 +700,23 @@ static int write_all(int fd, const char *p, size_t n) {
         return 0;
 }
 
+/* The frame: its tag byte and the payload in one writev, so that the
+ * caller wakes for the frame once, not for the tag alone first. */
+static int write_frame(int fd, char tag, const char *p, size_t n) {
+        struct iovec iov[2] = {{.iov_base = &tag, .iov_len = 1}, {.iov_base = (void *) p, .iov_len = n}};
+        ssize_t k;
+
+        do
+                k = writev(fd, iov, 2);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return -errno;
+        if (k == 0)
+                return -EIO; /* not for a pipe with bytes to take */
+        /* the tag went first: the rest of the payload, if the pipe took part */
+        return write_all(fd, p + (k - 1), n - (size_t) (k - 1));
+}
+
 /* sys.stdout and sys.stderr flushed (the caller's before the fork, the
  * child's before it exits), errors ignored: a closed or broken stream must
  * not change the call's outcome. The method called by an interned name,
@@ -757,8 +775,7 @@ static _Noreturn void call_child(int wfd, PyObject *func, PyObject *args, PyObje
                 Py_XDECREF(PyObject_CallFunction(failed, "iO", wfd, exc ? exc : Py_None));
                 _exit(2); /* failed() exits itself */
         }
-        if (write_all(wfd, "R", 1) < 0 ||
-            write_all(wfd, PyBytes_AS_STRING(payload), (size_t) PyBytes_GET_SIZE(payload)) < 0)
+        if (write_frame(wfd, 'R', PyBytes_AS_STRING(payload), (size_t) PyBytes_GET_SIZE(payload)) < 0)
                 status = 2; /* a broken pipe: the report tells the parent what happened */
         flush_std();
         _exit(status);
