@@ -27,8 +27,10 @@ if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
         diag "cpu-time 1s under taskset -c 0: overrun ${O0} s on leash's CPU, ${O1} s with the affinity widened"
         # before the fix the checks were paced for one CPU while two spun: the
         # overrun grew with the CPU the job took beyond leash's (up to the limit
-        # itself; 0.49-0.64 s of 2 s in issue 10). Now: the same bound as without.
-        check "widened affinity: overrun within the control's + 0.1 s" fcmp "$O1 <= $O0 + 0.1"
+        # itself; 0.49-0.64 s of 2 s in issue 10). Now: the control's bound,
+        # where a check the host runs late costs two spinners twice the CPU
+        # it costs one (a loaded machine failed "the control's + 0.1 s")
+        check "widened affinity: overrun within twice the control's + 0.1 s" fcmp "$O1 <= 2 * $O0 + 0.1"
 else
         SKIP_WHY="needs 2 CPUs and taskset"
         skip "cpu-time pacing with a widened affinity"
@@ -61,24 +63,26 @@ if command -v strace >/dev/null && strace -f -o /dev/null -e trace=none true 2>/
                 mkdir "$TMP/a" "$TMP/a/b" 2>/dev/null
         check "control: SIGTERM at a mkdir kills a process that does not block it, the directory left behind" test -d "$TMP/a" -a ! -d "$TMP/a/b"
         # the job cgroup is the last directory leash makes: TERM right after it,
-        # at the open of the new cgroup. strace counts invocations per tracee,
-        # so n counts only leash's own openat calls (a line of another task, or
-        # a call split into "unfinished" and "resumed", would shift a line
-        # number). The same command line both times: the report's destination
-        # is opened first, and the job's name is in the cgroup's.
-        strace -f -e trace=openat -o "$TMP/trace" "$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/t.json" -- sleep 0 >/dev/null 2>&1
-        n=$(awk 'NR == 1 { pid = $1 } $1 == pid && $2 ~ /^openat\(/ { k++; if ($0 ~ /^[0-9]+ +openat\([0-9]+, "sleep@[0-9]+", O_RDONLY/) { print k; exit } }' "$TMP/trace")
+        # at the open of the new cgroup. Only leash is traced (no -f): strace
+        # counts invocations per tracee, and with -f the job was traced too,
+        # got its own TERM at its own nth openat and died of it before leash
+        # read its pending one (reason "signal": 13 of 20 runs under load).
+        # The same command line both times: the report's destination is opened
+        # first, and the job's name is in the cgroup's.
+        strace -e trace=openat -o "$TMP/trace" "$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/t.json" -- sleep 0 >/dev/null 2>&1
+        n=$(awk '/^openat\(/ { k++; if ($0 ~ /^openat\([0-9]+, "sleep@[0-9]+", O_RDONLY/) { print k; exit } }' "$TMP/trace")
         if [ -n "$n" ]; then
-                strace -f -o "$TMP/trace2" -e trace=openat -e inject=openat:signal=TERM:when="$n" \
+                rm -f "$TMP/t.json"
+                strace -o "$TMP/trace2" -e trace=openat -e inject=openat:signal=TERM:when="$n" \
                         "$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/t.json" -- sleep 5 >"$TMP/t.out" 2>&1
                 rc=$?
                 check "SIGTERM as the job cgroup is opened: leash dies of it after cleaning up (143)" test $rc = 143
                 check "SIGTERM as the job cgroup is opened: no cgroup leaked" no_leftover_cgroups
-                check "SIGTERM as the job cgroup is opened: reported as interrupted" \
+                check "SIGTERM as the job cgroup is opened: reported as interrupted ($(jget "$TMP/t.json" reason))" \
                         test "$(jget "$TMP/t.json" reason)" = interrupted
                 if [ $rc != 143 ]; then
                         diag "injected at leash's openat #$n; exit $rc; leash said: $(head -c 600 "$TMP/t.out")"
-                        awk -v n="$n" 'NR == 1 { pid = $1 } $1 == pid && $2 ~ /^openat\(/ && ++k >= n - 2 && k <= n + 2 { print "# " k ": " $0 }' "$TMP/trace2"
+                        awk -v n="$n" '/^openat\(/ && ++k >= n - 2 && k <= n + 2 { print "# " k ": " $0 }' "$TMP/trace2"
                 fi
         else
                 not_ok "found the open of the job cgroup in an strace of leash"

@@ -112,7 +112,10 @@ check "ps: three jobs listed" test "$(jq_py "len(j)")" = 3
 
 # top through a pseudo-terminal: draws the table, sorts on a key, quits on q
 if command -v script >/dev/null; then
-        (sleep 1.5; printf m; sleep 1; printf q) |
+        # keys sent once top has drawn what they act on, not after fixed
+        # sleeps (a loaded machine drew the first frame after the 'm')
+        drawn() { for _ in $(seq 400); do grep -q "$1" "$TMP/top.out" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+        (drawn "NAME .*LEASH"; printf m; drawn "sorted by memory"; sleep 0.5; printf q) |
                 TERM=xterm timeout 30 script -qfec "stty cols 200 rows 40; $LEASH top --cgroup-parent $PARENT --interval 200ms" /dev/null >"$TMP/top.out" 2>&1
         trc=$?
         check "top: q quits it (exit 0, not the timeout: $trc)" test "$trc" = 0
