@@ -20,10 +20,12 @@ per-round ratios to the floor.
 
 Then the sampling cost: a function burning a fixed amount of CPU (~0.4 s here,
 several callbacks per call),
-run with and without leash.monitored(interval=0.1) callbacks in BENCH_PY_PAIRS
-interleaved pairs (default 30); the median of the paired ratios of its own
+run with and without leash.monitored(interval=0.1) callbacks, and as a control
+without them while a caller thread wakes as often, in BENCH_PY_PAIRS
+interleaved triples (default 30); the median of the paired ratios of its own
 wall time, measured inside the child (the goal: at most 1.01), and of its
-CPU time.
+CPU time; and with callbacks against the control (what the callbacks cost
+beyond this host's response to a caller that wakes every 0.1 s).
 
 Usage: python-calls.py [ROUNDS] [CALLS]. Prints "key: value" lines.
 """
@@ -32,6 +34,7 @@ import os
 import pickle
 import statistics
 import sys
+import threading
 import time
 
 import leash
@@ -165,10 +168,33 @@ def _q(values, q):
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
+class _Waker:
+    """A caller thread that wakes every interval and does nothing: the
+    control for what a caller woken as often as the sampler does to the
+    function's time on this host, without leash's sampling."""
+
+    def __init__(self, interval):
+        self.interval, self.stop = interval, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self.stop.wait(self.interval):
+            pass
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
 def sampling_cost(pairs, interval=0.1, units=9_000_000):
     """The same work with and without leash.monitored callbacks every
-    interval, in interleaved pairs (order alternating); the paired ratio of
-    the function's own times, sampled / plain."""
+    interval, and without them but with a caller thread woken as often
+    (the control), interleaved (order rotating); the paired ratios of the
+    function's own times, sampled / plain and sampled / woken."""
     plain = leash.limit(timed_work)
     steps, cost = [], []
 
@@ -181,22 +207,35 @@ def sampling_cost(pairs, interval=0.1, units=9_000_000):
 
     sampled = leash.monitored(interval=interval, callback=on_step, return_resources=False)(timed_work)
     plain(units // 10)  # warm
-    wall, cpu, base = [], [], []
+    def woken(n):
+        with _Waker(interval):
+            return plain(n)
+
+    run = {"plain": plain, "sampled": sampled, "woken": woken}
+    order = ("plain", "sampled", "woken")
+    wall, cpu, base, vs_woken, woken_plain = [], [], [], [], []
     for r in range(pairs):
         got = {}
-        for name in ("plain", "sampled") if r % 2 == 0 else ("sampled", "plain"):
-            got[name] = plain(units) if name == "plain" else sampled(units)
+        for name in order[r % 3 :] + order[: r % 3]:
+            got[name] = run[name](units)
         base.append(got["plain"][0])
         wall.append(got["sampled"][0] / got["plain"][0])
         cpu.append(got["sampled"][1] / got["plain"][1])
+        vs_woken.append(got["sampled"][0] / got["woken"][0])
+        woken_plain.append(got["woken"][0] / got["plain"][0])
     print("sampling_ratio: {:.4f}".format(statistics.median(wall)))
+    print("sampling_vs_woken: {:.4f}".format(statistics.median(vs_woken)))
     return (
-        "{} pairs of {:.3f} s of work (median, plain): the function's own wall time with callbacks every "
+        "{} triples of {:.3f} s of work (median, plain): the function's own wall time with callbacks every "
         "{:g} s / without, paired ratio median {:.4f} (p10 {:.4f}, p90 {:.4f}); its CPU time {:.4f} "
-        "(p10 {:.4f}, p90 {:.4f}); {:.1f} callbacks per call; the caller's sampling CPU {:.1f} us per sample"
+        "(p10 {:.4f}, p90 {:.4f}); control, without callbacks but with a caller thread woken as often / "
+        "without: {:.4f} (p10 {:.4f}, p90 {:.4f}); with callbacks / that control: {:.4f} (p10 {:.4f}, p90 {:.4f}); "
+        "{:.1f} callbacks per call; the caller's sampling CPU {:.1f} us per sample"
     ).format(
         pairs, statistics.median(base), interval, statistics.median(wall), _q(wall, 0.1), _q(wall, 0.9),
-        statistics.median(cpu), _q(cpu, 0.1), _q(cpu, 0.9), len(steps) / pairs, statistics.median(cost) * 1e6,
+        statistics.median(cpu), _q(cpu, 0.1), _q(cpu, 0.9), statistics.median(woken_plain), _q(woken_plain, 0.1),
+        _q(woken_plain, 0.9), statistics.median(vs_woken), _q(vs_woken, 0.1), _q(vs_woken, 0.9),
+        len(steps) / pairs, statistics.median(cost) * 1e6,
     )
 
 
