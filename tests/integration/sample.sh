@@ -50,10 +50,10 @@ check "steps: exactly one last row, at the end" series_py "$TMP/steps.csv" "[r['
 # machine ran one 60 ms late, then the next 40 ms after it). So: each
 # sample in a later slot of the grid than the last, gaps of about the
 # interval (median), none of a stall (2 s).
-series_py "$TMP/steps.csv" "[round(b['t_s'] - a['t_s'], 3) for a, b in zip(rows[:-2], rows[1:-1])]" |
-        sed 's/^/# gaps between samples (s): /'
+pairs="zip(rows[:-2], rows[1:-1])" # consecutive samples, the last row left out
+series_py "$TMP/steps.csv" "[round(b['t_s'] - a['t_s'], 3) for a, b in $pairs]" | sed 's/^/# gaps between samples (s): /'
 check "steps: time rises by about the interval (a grid of 100 ms)" \
-        series_py "$TMP/steps.csv" "(lambda g: all(int(a['t_s'] / 0.1 + 1e-6) < int(b['t_s'] / 0.1 + 1e-6) for a, b in zip(rows[:-2], rows[1:-1])) and 0.05 <= sorted(g)[len(g) // 2] <= 0.3 and max(g) < 2.0)([b['t_s'] - a['t_s'] for a, b in zip(rows[:-2], rows[1:-1])])"
+        series_py "$TMP/steps.csv" "(lambda g: all(int(a['t_s'] / 0.1 + 1e-6) < int(b['t_s'] / 0.1 + 1e-6) for a, b in $pairs) and 0.05 <= sorted(g)[len(g) // 2] <= 0.3 and max(g) < 2.0)([b['t_s'] - a['t_s'] for a, b in $pairs])"
 check "steps: report counts the rows as samples" \
         series_py "$TMP/steps.csv" "len(rows) == $(jget "$TMP/r.json" sampling.samples)"
 peak=$(jget "$TMP/r.json" usage.memory_peak_bytes)

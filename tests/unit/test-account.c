@@ -49,6 +49,18 @@ static const char pressure[] = "some avg10=0.00 avg60=0.12 avg300=0.03 total=123
 
 static const char pressure_cpu_old[] = "some avg10=1.00 avg60=0.50 avg300=0.10 total=42\n";
 
+/* a job cgroup's files, as a directory of plain files */
+static const struct {
+        const char *name, *text;
+} job_files[] = {
+        {"cpu.stat", cpu_stat_base},
+        {"memory.peak", "4096\n"},
+        {"memory.events", memory_events},
+        {"pids.peak", "7\n"},
+        {"io.stat", io_stat},
+        {"cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=42\n"},
+};
+
 static bool put(int dir, const char *name, const char *text) {
         int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         bool done = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text);
@@ -62,16 +74,21 @@ static bool put(int dir, const char *name, const char *text) {
  * has the controller: a directory holding all of them, read with each mask
  * (control: every file read with all the bits) */
 static void test_read_enabled(void) {
-        char dir[] = "/tmp/leash-test-account-XXXXXX";
+        const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        char dir[4096];
         struct leash_usage u;
+        bool made = true;
         int fd;
 
+        snprintf(dir, sizeof dir, "%s/leash-test-account-XXXXXX", tmp);
         fd = mkdtemp(dir) ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-        ok(fd >= 0 && put(fd, "cpu.stat", cpu_stat_base) && put(fd, "memory.peak", "4096\n") &&
-                   put(fd, "memory.events", memory_events) && put(fd, "pids.peak", "7\n") &&
-                   put(fd, "io.stat", io_stat) &&
-                   put(fd, "cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=42\n"),
-           "a job cgroup's files, made in %s", dir);
+        if (fd < 0) {
+                ok(true, "account_read_enabled # SKIP no directory could be made in %s", tmp);
+                return;
+        }
+        for (size_t i = 0; i < sizeof job_files / sizeof job_files[0]; i++)
+                made = made && put(fd, job_files[i].name, job_files[i].text);
+        ok(made, "a job cgroup's files, made in %s", dir);
 
         account_usage_init(&u);
         account_read_enabled(fd, 0, &u);
@@ -86,10 +103,8 @@ static void test_read_enabled(void) {
         account_read(fd, &u);
         ok(u.memory_peak == 4096 && u.mem_ev_oom_kill == 1 && u.pids_peak == 7 && u.io_rbytes == 1049088,
            "control: account_read reads every file");
-        for (const char *const *n = (const char *const[]){"cpu.stat", "memory.peak", "memory.events", "pids.peak",
-                                                          "io.stat", "cpu.pressure", NULL};
-             *n; n++)
-                (void) unlinkat(fd, *n, 0);
+        for (size_t i = 0; i < sizeof job_files / sizeof job_files[0]; i++)
+                (void) unlinkat(fd, job_files[i].name, 0);
         close(fd);
         (void) rmdir(dir);
 }
