@@ -35,6 +35,9 @@ struct cli_arg {
         const struct leash_option *opt;
         const char *value;
 };
+/* Whether the system's configuration defines profile NAME and can be used:
+ * 0, or -EINVAL / -ENOENT / -ENOMEM with why filled (one line, no printing). */
+int cli_profile_check(const char *name, char *why, size_t size);
 int cli_settings_build(const struct leash_settings *cli, const struct cli_arg *args, size_t n_args,
                        struct leash_settings *s, struct leash_profiles **ret_profiles);
 

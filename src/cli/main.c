@@ -31,10 +31,12 @@ int main(int argc, char **argv) {
          * wrappers in $(libexecdir)/leash are links named after what they do */
         base = base ? base + 1 : argc > 0 ? argv[0] : "";
         if (strncmp(base, "slurm-", 6) == 0) {
-                char *sargv[] = {(char *) "slurm", (char *) base + 6, NULL};
-                if (argc > 1)
-                        return usage_error("%s: takes no arguments (Slurm passes none)", base);
-                return cmd_slurm(2, sargv);
+                /* an admin's wrapper script may add --config-dir=DIR */
+                char *sargv[] = {(char *) "slurm", (char *) base + 6, argc > 1 ? argv[1] : NULL, NULL};
+                if (argc > 2)
+                        return usage_error("%s: '%s': takes at most --config-dir=DIR (Slurm passes no arguments)",
+                                           base, argv[2]);
+                return cmd_slurm(argc > 1 ? 3 : 2, sargv);
         }
 
         /* before anything opens a file (issue 10.4): with fd 2 closed, the

@@ -114,6 +114,48 @@ fail:
         return r;
 }
 
+int cli_profile_check(const char *name, char *why, size_t size) {
+        struct leash_profile_paths paths;
+        struct leash_profiles *p = NULL;
+        char known[256] = "";
+        size_t len = 0;
+        int r;
+
+        if (!leash_profile_name_is_valid(name)) {
+                snprintf(why, size, "'%.64s': not a profile name", name);
+                return -EINVAL;
+        }
+        /* the system's profiles only: never a user's own directory */
+        leash_profile_paths_default(&paths);
+        r = leash_profiles_new(paths.trust, &p);
+        if (r < 0) {
+                snprintf(why, size, "read the configuration: %s", strerror(-r));
+                return r;
+        }
+        r = leash_profiles_load_dirs(p, paths.config_dir, "");
+        if (r != -ENOMEM)
+                r = leash_profiles_finish(p);
+        if (r == -ENOMEM || leash_profiles_n_errors(p) > 0) {
+                snprintf(why, size, "the configuration cannot be used: %s",
+                         r == -ENOMEM ? strerror(ENOMEM) : leash_profiles_error(p, 0));
+                leash_profiles_free(p);
+                return r == -ENOMEM ? r : -EINVAL;
+        }
+        if (leash_profiles_exists(p, name)) {
+                leash_profiles_free(p);
+                return 0;
+        }
+        for (size_t i = 0; i < leash_profiles_count(p) && len < sizeof known; i++) {
+                const char *n, *f;
+                unsigned l;
+                if (leash_profiles_get(p, i, &n, &f, &l) == 0)
+                        len += (size_t) snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", n);
+        }
+        snprintf(why, size, "'%s': unknown profile: expected one of %s", name, known);
+        leash_profiles_free(p);
+        return -ENOENT;
+}
+
 /* Keys that a file can set: all but the command-line-only ones. */
 static bool file_key(const struct leash_option *o) {
         return (o->flags & LEASH_OPT_CLI_ONLY) != LEASH_OPT_CLI_ONLY;

@@ -316,8 +316,13 @@ static const char stat_usage[] =
 static void stat_text(const struct monitor_job *j, struct user_cache *uc) {
         char buf[4096], u[40], cell[64];
 
-        printf("job:          %s\n", j->name);
-        printf("cgroup:       %s\n", j->cgroup);
+        /* a job's name and cgroup are chosen by whoever made the cgroup: escaped
+         * like ps and top do, never raw onto the terminal */
+        fputs("job:          ", stdout);
+        utf8_fputs_escaped(j->name, stdout);
+        fputs("\ncgroup:       ", stdout);
+        utf8_fputs_escaped(j->cgroup, stdout);
+        fputc('\n', stdout);
         printf("record:       %s\n", !j->has_state   ? "none (known by its name only)"
                                      : j->st.trusted ? "trusted.leash"
                                                      : "user.leash");
@@ -325,8 +330,11 @@ static void stat_text(const struct monitor_job *j, struct user_cache *uc) {
         printf("leash pid:    %s%s\n", cell, j->leash_pid <= 0 ? "" : j->leash_alive ? " (running)" : " (gone)");
         cell_pid(j->main_pid, cell, sizeof cell);
         printf("main pid:     %s\n", cell);
-        if (j->has_uid)
-                printf("user:         %s (uid %u)\n", user_name(uc, j->uid, u, sizeof u), (unsigned) j->uid);
+        if (j->has_uid) {
+                fputs("user:         ", stdout);
+                utf8_fputs_escaped(user_name(uc, j->uid, u, sizeof u), stdout);
+                printf(" (uid %u)\n", (unsigned) j->uid);
+        }
         if (j->started_ns != LEASH_NULL) {
                 format_iso8601(j->started_ns, buf, sizeof buf);
                 cell_age(j->s.v[LEASH_FIG_T], cell, sizeof cell);

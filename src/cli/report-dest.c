@@ -30,8 +30,12 @@
  *   regular file with a single link opened O_NOFOLLOW, checked to be the file
  *   looked at, and truncated (a hard link planted to another file is refused).
  * - A FIFO, terminal or socket is opened before the job starts (O_NONBLOCK,
- *   so a FIFO without a reader is an error rather than a hang); "fd:N" and
- *   every spelling of a descriptor leash holds mean that descriptor.
+ *   so a FIFO without a reader is an error rather than a hang); as root, only
+ *   one that root owns. "fd:N" and every spelling of a descriptor leash holds
+ *   mean that descriptor.
+ * - A regular file that is also leash's stdout or stderr (`-o out.txt
+ *   >out.txt`) is refused: the report, renamed over it, would silently
+ *   replace the job's output.
  *
  * Every problem is found before the job starts: 125, nothing created.
  */
@@ -257,11 +261,32 @@ static int prepare_fd(const char *path, int fd, struct report_dest *d) {
         return 0;
 }
 
-/* A FIFO, terminal, socket...: opened now and written in place. */
-static int prepare_special(struct report_dest *d) {
-        int fd = openat(d->dirfd, d->name, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-        struct stat st;
+/* A FIFO, terminal, socket...: opened now and written in place. As root,
+ * only one that root owns: another user's FIFO or socket planted at the
+ * report's path (a shared, sticky --report-dir) would receive the whole
+ * report, arguments included. It is looked at through an O_PATH descriptor
+ * and opened through that descriptor, so what was judged is what is opened
+ * (and a device is never opened before it is judged). */
+static const char *kind_name(mode_t m) {
+        return S_ISFIFO(m) ? "FIFO" : S_ISSOCK(m) ? "socket" : S_ISCHR(m) ? "character device" : S_ISBLK(m) ? "block device" : "special file";
+}
 
+static int prepare_special(struct report_dest *d, bool as_root) {
+        _cleanup_close_ int pfd = openat(d->dirfd, d->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        char proc[64];
+        struct stat st;
+        int fd;
+
+        if (pfd < 0 || fstat(pfd, &st) < 0)
+                return usage_error("%s: cannot open '%s': %m", d->option, d->path);
+        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))
+                return usage_error("%s: '%s' changed while it was checked", d->option, d->path);
+        if (as_root && st.st_uid != 0)
+                return usage_error("%s: '%s' is a %s owned by uid %u: as root, leash writes a report into a FIFO, "
+                                   "socket or device only when root owns it",
+                                   d->option, d->path, kind_name(st.st_mode), (unsigned) st.st_uid);
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+        fd = open(proc, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
                 if (errno == ENXIO)
                         return usage_error("%s: '%s': no one reads it (a FIFO without a reader, or a socket)",
@@ -346,6 +371,17 @@ static int prepare_live(struct report_dest *d, const struct stat *old) {
         return 0;
 }
 
+/* 1 or 2 when st is the file leash's stdout or stderr writes to (`-o out.txt
+ * >out.txt`), else -1. */
+static int std_stream_of(const struct stat *st) {
+        for (int fd = 1; fd <= 2; fd++) {
+                struct stat o;
+                if (fstat(fd, &o) == 0 && S_ISREG(o.st_mode) && o.st_dev == st->st_dev && o.st_ino == st->st_ino)
+                        return fd;
+        }
+        return -1;
+}
+
 int report_prepare(const char *option, const char *path, bool live, struct report_dest *d) {
         bool as_root = geteuid() == 0;
         char why[512] = "";
@@ -385,13 +421,17 @@ int report_prepare(const char *option, const char *path, bool live, struct repor
         if (S_ISLNK(st.st_mode)) /* it was not a symlink a moment ago */
                 return usage_error("%s: '%s' changed while it was checked", option, path);
         if (!S_ISREG(st.st_mode))
-                return prepare_special(d);
+                return prepare_special(d, as_root);
         if (as_root && st.st_uid != 0)
                 return usage_error("%s: '%s' is owned by uid %u: as root, leash does not replace another "
                                    "user's file",
                                    option, path, (unsigned) st.st_uid);
         if (faccessat(d->dirfd, d->name, W_OK, AT_EACCESS) < 0)
                 return usage_error("%s: cannot write '%s': %m", option, path);
+        if ((r = std_stream_of(&st)) >= 0)
+                return usage_error("%s: '%s' is also leash's standard %s: the report would replace what the job "
+                                   "writes there (give the report another name, or %s fd:%d)",
+                                   option, path, r == 1 ? "output" : "error", option, r);
         return live ? prepare_live(d, &st) : prepare_file(d, &st);
 }
 

@@ -19,12 +19,21 @@
  *   step-end STEP    (root) kill what the step left behind
  *   stop             (root) the Epilog: write the verdict and exit
  *   status           the verdict so far
+ * The socket file is the job user's, mode 0600 (root connects anyway), and
+ * a peer that is neither root nor the job's user (SO_PEERCRED) is dropped
+ * unheard. Connections wait for their request in the event loop, never in
+ * a blocking read: at most PENDING_MAX at a time, each for at most
+ * REQUEST_TIMEOUT_MS, so a client that connects and says nothing holds up
+ * neither the limits nor the other clients.
  * A request from a non-root peer is judged by SO_PEERCRED: it must be the
  * job's user, and the pid must be that peer or its parent (the TaskProlog
  * runs as a child of the task), belong to the job's user, be a child of the
- * job's slurmstepd (root, titled "slurmstepd: [JOBID.STEP]"), and not sit
- * in another job's cgroup: a user can only put
- * their own task of this job into this job.
+ * job's slurmstepd (root, titled "slurmstepd: [JOBID.STEP]") of the step it
+ * names, and not sit in another job's cgroup: a user can only put
+ * their own task of this job into this job. The pid is opened (pidfd) before
+ * its /proc files are read and checked alive after, so what was judged is the
+ * process that is moved. Step cgroups are made for valid step names only, at
+ * most STEPS_MAX of them.
  *
  * Everything the supervisor learns goes to <state-dir>/job_<ID>/verdict,
  * replaced atomically after each event, so the Epilog finds it even if the
@@ -47,6 +56,7 @@
 #include <unistd.h>
 
 #include "../basic/fileio.h"
+#include "../basic/kvfile.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
 #include "../basic/seqpacket.h"
@@ -59,6 +69,8 @@
 #define STEPS_MAX 64
 #define EVENTS_MAX 16
 #define ERRORS_MAX 8
+#define PENDING_MAX 16
+#define REQUEST_TIMEOUT_MS 500
 
 struct task {
         int pidfd;
@@ -70,12 +82,21 @@ struct step_count {
         unsigned leftovers;
 };
 
+struct pending {
+        int fd;
+        uint64_t deadline_ns;
+};
+
 struct sv {
         const struct slurm_supervisor *p;
+        struct pending pending[PENDING_MAX];
+        unsigned n_pending;
+        unsigned peers_refused; /* connections from neither root nor the job's user */
         int timer_fd;
         struct task tasks[TASKS_MAX];
         unsigned n_tasks;
         unsigned placed;
+        unsigned refused; /* adopt requests refused or failed: those tasks never ran in the job */
         struct step_count steps[STEPS_MAX];
         unsigned n_steps;
         enum leash_reason cause; /* LEASH_REASON_OK until a limit is reached */
@@ -103,23 +124,26 @@ static void sv_error(struct sv *s, const char *fmt, ...) {
 }
 
 static void sv_write_verdict(struct sv *s) {
-        char buf[8192];
-        size_t n = 0;
+        char buf[16384], key[64];
+        struct kv_buf b = {.buf = buf, .size = sizeof buf};
 
-#define ADD(...) n += (size_t) snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, __VA_ARGS__)
-        ADD("reason=%s\n", leash_reason_to_string(s->cause));
-        ADD("tasks_placed=%u\n", s->placed);
-        for (unsigned i = 0; i < s->n_events; i++)
-                ADD("signal.%u=%d %" PRIu64 " %s\n", i, s->events[i].signal, s->events[i].at_ns, s->events[i].why);
-        for (unsigned i = 0; i < s->n_steps; i++)
-                ADD("step.%s.leftovers=%u\n", s->steps[i].name, s->steps[i].leftovers);
-        for (unsigned i = 0; i < s->n_errors; i++)
-                ADD("error.%u=%s\n", i, s->errors[i]);
-#undef ADD
-        if (n >= sizeof buf)
-                n = sizeof buf - 1;
-        buf[n] = '\0';
-        (void) slurm_file_replace(s->p->state_fd, "verdict", buf);
+        kv_add(&b, "reason", "%s", leash_reason_to_string(s->cause));
+        kv_add(&b, "tasks_placed", "%u", s->placed);
+        kv_add(&b, "tasks_refused", "%u", s->refused);
+        for (unsigned i = 0; i < s->n_events; i++) {
+                snprintf(key, sizeof key, "signal.%u", i);
+                kv_add(&b, key, "%d %" PRIu64 " %s", s->events[i].signal, s->events[i].at_ns, s->events[i].why);
+        }
+        for (unsigned i = 0; i < s->n_steps; i++) {
+                snprintf(key, sizeof key, "step.%s.leftovers", s->steps[i].name);
+                kv_add(&b, key, "%u", s->steps[i].leftovers);
+        }
+        for (unsigned i = 0; i < s->n_errors; i++) {
+                snprintf(key, sizeof key, "error.%u", i);
+                kv_add(&b, key, "%s", s->errors[i]);
+        }
+        if (!b.overflow)
+                (void) slurm_file_replace(s->p->state_fd, "verdict", buf);
 }
 
 static void sv_event(struct sv *s, int sig, const char *why) {
@@ -238,6 +262,13 @@ static void sv_schedule(struct sv *s) {
                 (void) timerfd_settime(s->timer_fd, 0, &its, NULL);
 }
 
+static bool sv_step_known(const struct sv *s, const char *name) {
+        for (unsigned i = 0; i < s->n_steps; i++)
+                if (strcmp(s->steps[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
 static struct step_count *sv_step(struct sv *s, const char *name) {
         for (unsigned i = 0; i < s->n_steps; i++)
                 if (strcmp(s->steps[i].name, name) == 0)
@@ -275,8 +306,9 @@ static int proc_ids(pid_t pid, pid_t *ret_ppid, uid_t *ret_uid) {
 
 /* A non-root request: is pid this job's task, asked for by itself or its
  * TaskProlog child? Fills why when not. */
-static bool sv_may_adopt(struct sv *s, const struct ucred *peer, pid_t pid, char *why, size_t size) {
-        char env[65536], want[64], cg[4096];
+static bool sv_may_adopt(struct sv *s, const struct ucred *peer, pid_t pid, const char *step, char *why,
+                         size_t size) {
+        char env[65536], want[96], cg[4096];
         size_t len;
         pid_t ppid = 0, tppid;
         uid_t uid = (uid_t) -1, tuid;
@@ -295,11 +327,12 @@ static bool sv_may_adopt(struct sv *s, const struct ucred *peer, pid_t pid, char
         /* its parent is this job's slurmstepd: a root process whose title is
          * "slurmstepd: [JOBID.STEP]" (the task's /proc/PID/environ cannot tell:
          * before exec it still shows slurmstepd's own environment) */
-        snprintf(want, sizeof want, "slurmstepd: [%" PRIu32 ".", s->p->job_id);
+        snprintf(want, sizeof want, "slurmstepd: [%" PRIu32 ".%s]", s->p->job_id, step);
         if (proc_ids(tppid, &ppid, &uid) < 0 || uid != 0 || proc_read(tppid, "cmdline", env, sizeof env, &len) < 0 ||
             strncmp(env, want, strlen(want)) != 0) {
-                snprintf(why, size, "pid %d is not a task of job %" PRIu32 " (its parent is not the job's slurmstepd)",
-                         (int) pid, s->p->job_id);
+                snprintf(why, size,
+                         "pid %d is not a task of job %" PRIu32 " step %s (its parent is not that step's slurmstepd)",
+                         (int) pid, s->p->job_id, step);
                 return false;
         }
         /* never out of another job's cgroup (or any leash job): that would be an escape */
@@ -316,13 +349,12 @@ static bool sv_may_adopt(struct sv *s, const struct ucred *peer, pid_t pid, char
 }
 
 static void sv_adopt(struct sv *s, const struct ucred *peer, const char *args, int err_fd, char *reply, size_t size) {
-        char step[40], why[256];
+        char step[40], why[256], num[16];
         long pid;
         _cleanup_close_ int pidfd = -1, step_fd = -1;
-        char num[16];
         int r;
 
-        if (sscanf(args, "%39s %ld", step, &pid) != 2 || pid <= 0) {
+        if (sscanf(args, "%39s %ld", step, &pid) != 2 || pid <= 0 || pid > INT32_MAX || !slurm_step_valid(step)) {
                 snprintf(reply, size, "error bad request");
                 return;
         }
@@ -330,13 +362,23 @@ static void sv_adopt(struct sv *s, const struct ucred *peer, const char *args, i
                 snprintf(reply, size, "refuse %s", s->p->refuse_why ? s->p->refuse_why : "setup failed");
                 return;
         }
-        if (peer->uid != 0 && !sv_may_adopt(s, peer, (pid_t) pid, why, sizeof why)) {
-                snprintf(reply, size, "error %s", why);
-                return;
-        }
+        /* the pidfd first: the process judged below is the one it names */
         pidfd = pidfd_open_((pid_t) pid);
         if (pidfd < 0) {
                 snprintf(reply, size, "error pid %ld: %s", pid, strerror(errno));
+                return;
+        }
+        if (peer->uid != 0 && !sv_may_adopt(s, peer, (pid_t) pid, step, why, sizeof why)) {
+                snprintf(reply, size, "error %s", why);
+                return;
+        }
+        if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+                snprintf(reply, size, "error pid %ld exited while being judged", pid);
+                return;
+        }
+        if (!sv_step_known(s, step) && s->n_steps >= STEPS_MAX) {
+                snprintf(reply, size, "error step_%s: the job has %u steps already (at most %u)", step, s->n_steps,
+                         STEPS_MAX);
                 return;
         }
         r = slurm_step_cgroup_open(s->p->job_fd, step, true, &step_fd);
@@ -344,6 +386,7 @@ static void sv_adopt(struct sv *s, const struct ucred *peer, const char *args, i
                 snprintf(reply, size, "error step_%s: %s", step, strerror(-r));
                 return;
         }
+        (void) sv_step(s, step);
         snprintf(num, sizeof num, "%ld", pid);
         r = write_string_at(step_fd, "cgroup.procs", num);
         if (r < 0) {
@@ -356,7 +399,6 @@ static void sv_adopt(struct sv *s, const struct ucred *peer, const char *args, i
                 return;
         }
         s->placed++;
-        (void) sv_step(s, step);
         if (s->n_tasks < TASKS_MAX) {
                 s->tasks[s->n_tasks].pidfd = TAKE_FD(pidfd);
                 s->tasks[s->n_tasks].err_fd = err_fd >= 0 ? fcntl(err_fd, F_DUPFD_CLOEXEC, 3) : -1;
@@ -388,6 +430,7 @@ static void sv_step_end(struct sv *s, const char *args, char *reply, size_t size
         snprintf(reply, size, "ok %d", n > 0 ? n : 0);
 }
 
+/* A pending connection that is readable: its one request, its one reply. */
 static void sv_request(struct sv *s, int fd) {
         char buf[512], reply[512] = "error unknown request", cbuf[CMSG_SPACE(sizeof(int))];
         struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
@@ -395,13 +438,9 @@ static void sv_request(struct sv *s, int fd) {
         struct ucred peer;
         socklen_t plen = sizeof peer;
         _cleanup_close_ int passed = -1;
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
         ssize_t n;
 
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) < 0)
-                return;
-        /* a client that connects and says nothing must not hold up the job */
-        if (poll(&pfd, 1, 1000) != 1)
                 return;
         n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (n <= 0)
@@ -410,9 +449,13 @@ static void sv_request(struct sv *s, int fd) {
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
                 if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
                         memcpy(&passed, CMSG_DATA(c), sizeof(int));
-        if (strncmp(buf, "adopt ", 6) == 0)
+        if (strncmp(buf, "adopt ", 6) == 0) {
                 sv_adopt(s, &peer, buf + 6, passed, reply, sizeof reply);
-        else if (strcmp(buf, "status") == 0)
+                if (strncmp(reply, "ok", 2) != 0) {
+                        s->refused++;
+                        sv_write_verdict(s);
+                }
+        } else if (strcmp(buf, "status") == 0)
                 snprintf(reply, sizeof reply, "ok reason=%s tasks_placed=%u", leash_reason_to_string(s->cause),
                          s->placed);
         else if (peer.uid != 0)
@@ -425,6 +468,50 @@ static void sv_request(struct sv *s, int fd) {
                 snprintf(reply, sizeof reply, "ok");
         }
         (void) send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void sv_pending_drop(struct sv *s, unsigned i) {
+        close(s->pending[i].fd);
+        s->pending[i] = s->pending[--s->n_pending];
+}
+
+/* A new connection: dropped unheard unless from root or the job's user; it
+ * then waits in the loop for its request (the oldest goes when all are taken). */
+static void sv_accept(struct sv *s) {
+        struct ucred peer;
+        socklen_t plen = sizeof peer;
+        int c = accept4(s->p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+        if (c < 0)
+                return;
+        if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &plen) < 0 || (peer.uid != 0 && peer.uid != s->p->uid)) {
+                s->peers_refused++;
+                close(c);
+                return;
+        }
+        if (s->n_pending >= PENDING_MAX) {
+                unsigned oldest = 0;
+                for (unsigned i = 1; i < s->n_pending; i++)
+                        if (s->pending[i].deadline_ns < s->pending[oldest].deadline_ns)
+                                oldest = i;
+                sv_pending_drop(s, oldest);
+        }
+        s->pending[s->n_pending++] = (struct pending){
+                .fd = c,
+                .deadline_ns = now_ns(CLOCK_MONOTONIC) + (uint64_t) REQUEST_TIMEOUT_MS * NSEC_PER_MSEC,
+        };
+}
+
+/* poll's timeout: until the first pending connection's deadline, else none */
+static int sv_poll_timeout(const struct sv *s) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC), first = UINT64_MAX;
+
+        for (unsigned i = 0; i < s->n_pending; i++)
+                if (s->pending[i].deadline_ns < first)
+                        first = s->pending[i].deadline_ns;
+        if (first == UINT64_MAX)
+                return -1;
+        return first <= now ? 0 : (int) ((first - now) / NSEC_PER_MSEC) + 1;
 }
 
 int slurm_supervise(const struct slurm_supervisor *p) {
@@ -447,15 +534,18 @@ int slurm_supervise(const struct slurm_supervisor *p) {
         sv_write_verdict(&s);
         sv_schedule(&s);
         while (!s.stop) {
-                struct pollfd pfd[3 + TASKS_MAX];
-                unsigned n = 0;
+                struct pollfd pfd[3 + PENDING_MAX + TASKS_MAX];
+                unsigned n = 0, np = s.n_pending, nt = s.n_tasks;
+                uint64_t now;
 
                 pfd[n++] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = s.timer_fd, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = sig_fd, .events = POLLIN};
-                for (unsigned i = 0; i < s.n_tasks; i++)
+                for (unsigned i = 0; i < np; i++)
+                        pfd[n++] = (struct pollfd){.fd = s.pending[i].fd, .events = POLLIN};
+                for (unsigned i = 0; i < nt; i++)
                         pfd[n++] = (struct pollfd){.fd = s.tasks[i].pidfd, .events = POLLIN};
-                if (poll(pfd, n, -1) < 0) {
+                if (poll(pfd, n, sv_poll_timeout(&s)) < 0) {
                         if (errno == EINTR)
                                 continue;
                         sv_error(&s, "supervisor poll: %s", strerror(errno));
@@ -472,20 +562,29 @@ int slurm_supervise(const struct slurm_supervisor *p) {
                         sv_schedule(&s);
                 }
                 /* tasks that ended: their stderr is let go, so that Slurm sees EOF */
-                for (unsigned i = s.n_tasks; i-- > 0;)
-                        if (pfd[3 + i].revents) {
+                for (unsigned i = nt; i-- > 0;)
+                        if (pfd[3 + np + i].revents) {
                                 close(s.tasks[i].pidfd);
                                 if (s.tasks[i].err_fd >= 0)
                                         close(s.tasks[i].err_fd);
                                 s.tasks[i] = s.tasks[--s.n_tasks];
                         }
-                if (pfd[0].revents) {
-                        _cleanup_close_ int c = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-                        if (c >= 0)
-                                sv_request(&s, c);
-                        sv_schedule(&s);
+                /* requests that came, and connections whose time is up */
+                now = now_ns(CLOCK_MONOTONIC);
+                for (unsigned i = np; i-- > 0;) {
+                        if (pfd[3 + i].revents)
+                                sv_request(&s, s.pending[i].fd);
+                        else if (now < s.pending[i].deadline_ns)
+                                continue;
+                        sv_pending_drop(&s, i);
                 }
+                if (pfd[0].revents)
+                        sv_accept(&s);
+                if (np || pfd[0].revents)
+                        sv_schedule(&s);
         }
+        while (s.n_pending)
+                sv_pending_drop(&s, 0);
         sv_write_verdict(&s);
         return 0;
 }

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../basic/fileio.h"
+#include "../basic/kvfile.h"
 #include "../basic/log.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
@@ -46,6 +47,8 @@
 
 #define SPANK_OPT_ENV "SPANK__SLURM_SPANK_OPTION_leash_leash_profile"
 #define SPANK_OPT_ENV2 "SPANK__SLURM_SPANK_OPTION_leash_leash-profile"
+#define STATE_ERRORS_MAX 8
+#define STATE_SIZE 32768
 
 static void slurm_help(FILE *f) {
         fprintf(f,
@@ -154,7 +157,8 @@ static int ctx_load_job(struct ctx *x) {
         env_copy(x->job.cluster, sizeof x->job.cluster, "SLURM_CLUSTER_NAME");
         if (!opt)
                 opt = getenv(SPANK_OPT_ENV2);
-        snprintf(x->job.requested_profile, sizeof x->job.requested_profile, "%s", opt ? opt : "");
+        x->job.requested_too_long = (size_t) snprintf(x->job.requested_profile, sizeof x->job.requested_profile, "%s",
+                                                      opt ? opt : "") >= sizeof x->job.requested_profile;
         if (!x->job.node[0]) {
                 if (gethostname(x->job.node, sizeof x->job.node) < 0)
                         snprintf(x->job.node, sizeof x->job.node, "localhost");
@@ -231,6 +235,20 @@ static void state_remove(struct ctx *x) {
         (void) rmdir(path);
 }
 
+/* A state or verdict file, refused (-EBADMSG) unless it is well formed: a
+ * line a value forged, or a key given twice, is never read as the first one. */
+static int state_read(int state_fd, const char *name, char **ret) {
+        _cleanup_free_ char *text = NULL;
+        int r = read_file_at_alloc(state_fd, name, &text, NULL);
+
+        if (r < 0)
+                return r;
+        if (kv_check(text) < 0)
+                return -EBADMSG;
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
 /* --- prolog ------------------------------------------------------------------ */
 
 static uint64_t proc_starttime(pid_t pid) {
@@ -262,7 +280,7 @@ static char proc_state(pid_t pid) {
         return p[2];
 }
 
-static int listen_socket(int state_fd, int *ret_fd) {
+static int listen_socket(int state_fd, uid_t uid, int *ret_fd) {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         char path[sizeof sa.sun_path];
         _cleanup_close_ int fd = -1;
@@ -275,8 +293,11 @@ static int listen_socket(int state_fd, int *ret_fd) {
                 return negative_errno();
         if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
                 return negative_errno();
-        /* anyone may connect; the supervisor judges each peer by SO_PEERCRED */
-        if (fchmodat(state_fd, "sock", 0666, 0) < 0 || listen(fd, 64) < 0)
+        /* root and the job's user may connect, no one else (the supervisor
+         * also judges each peer by SO_PEERCRED and drops the others unheard) */
+        if (fchmodat(state_fd, "sock", 0600, 0) < 0 ||
+            (uid != (uid_t) -1 && fchownat(state_fd, "sock", uid, (gid_t) -1, AT_SYMLINK_NOFOLLOW) < 0) ||
+            listen(fd, 64) < 0)
                 return negative_errno();
         *ret_fd = TAKE_FD(fd);
         return 0;
@@ -294,54 +315,87 @@ static double node_cores(const struct leash_spec *c, const enum leash_enforcer *
         return cores > 0 ? cores : 1;
 }
 
-static void state_text(struct ctx *x, char *buf, size_t size, const char *profile, const char *why,
-                       const struct leash_spec *c, const enum leash_enforcer *plan, const char *cgroup,
-                       const char *setup_error, bool refuse, pid_t sv_pid, uint64_t sv_start, uint64_t started) {
-        size_t n = 0;
-#define ADD(...) n += (size_t) snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__)
-        ADD("job_id=%" PRIu32 "\nuser=%s\nuid=%d\ngid=%d\npartition=%s\naccount=%s\nfeatures=%s\nnode=%s\n"
-            "cluster=%s\nrequested_profile=%s\n",
-            x->job.id, x->job.user, (int) x->job.uid, (int) x->job.gid, x->job.partition, x->job.account,
-            x->job.features, x->job.node, x->job.cluster, x->job.requested_profile);
-        ADD("profile=%s\nprofile_chosen_by=%s\non_error=%s\nstarted_realtime_ns=%" PRIu64
-            "\nstarted_monotonic_ns=%" PRIu64 "\n",
-            profile ? profile : "", why ? why : "", slurm_on_error_to_string(x->conf.on_error), started,
-            now_ns(CLOCK_MONOTONIC) - (now_ns(CLOCK_REALTIME) - started));
+static int state_text(struct ctx *x, char *buf, size_t size, const char *profile, const char *why,
+                      const struct leash_spec *c, const enum leash_enforcer *plan, const char *cgroup,
+                      const char *setup_error, bool refuse, pid_t sv_pid, uint64_t sv_start, uint64_t started) {
+        struct kv_buf b = {.buf = buf, .size = size};
+
+        buf[0] = '\0';
+        kv_add(&b, "job_id", "%" PRIu32, x->job.id);
+        kv_add(&b, "user", "%s", x->job.user);
+        kv_add(&b, "uid", "%d", (int) x->job.uid);
+        kv_add(&b, "gid", "%d", (int) x->job.gid);
+        kv_add(&b, "partition", "%s", x->job.partition);
+        kv_add(&b, "account", "%s", x->job.account);
+        kv_add(&b, "features", "%s", x->job.features);
+        kv_add(&b, "node", "%s", x->job.node);
+        kv_add(&b, "cluster", "%s", x->job.cluster);
+        kv_add(&b, "requested_profile", "%s", x->job.requested_profile);
+        kv_add(&b, "profile", "%s", profile ? profile : "");
+        kv_add(&b, "profile_chosen_by", "%s", why ? why : "");
+        kv_add(&b, "on_error", "%s", slurm_on_error_to_string(x->conf.on_error));
+        kv_add(&b, "started_realtime_ns", "%" PRIu64, started);
+        kv_add(&b, "started_monotonic_ns", "%" PRIu64,
+               now_ns(CLOCK_MONOTONIC) - (now_ns(CLOCK_REALTIME) - started));
         if (c) {
-                ADD("profile_source=%s\ngrace_ns=%" PRIu64 "\nsoft_signal=%d\n",
-                    c->profile_source ? c->profile_source : "", c->grace_ns, c->soft_signal);
-                for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
-                        if (leash_spec_has(c, (enum leash_limit) l))
-                                ADD("limit.%s=%" PRIu64 " %s\n", leash_limit_to_string((enum leash_limit) l),
-                                    c->limit[l], leash_enforcer_to_string(plan[l]));
+                kv_add(&b, "profile_source", "%s", c->profile_source ? c->profile_source : "");
+                kv_add(&b, "grace_ns", "%" PRIu64, c->grace_ns);
+                kv_add(&b, "soft_signal", "%d", c->soft_signal);
+                for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                        char key[64];
+                        if (!leash_spec_has(c, (enum leash_limit) l))
+                                continue;
+                        snprintf(key, sizeof key, "limit.%s", leash_limit_to_string((enum leash_limit) l));
+                        kv_add(&b, key, "%" PRIu64 " %s", c->limit[l], leash_enforcer_to_string(plan[l]));
+                }
         }
         if (cgroup)
-                ADD("cgroup=%s\n", cgroup);
+                kv_add(&b, "cgroup", "%s", cgroup);
         if (setup_error)
-                ADD("setup_error=%s\n", setup_error);
+                kv_add(&b, "setup_error", "%s", setup_error);
         if (refuse)
-                ADD("refuse=1\n");
-        if (sv_pid > 0)
-                ADD("supervisor_pid=%d\nsupervisor_start=%" PRIu64 "\n", (int) sv_pid, sv_start);
-        for (size_t i = 0; i < x->n_errors; i++)
-                ADD("error.%zu=%s\n", i, x->errors[i]);
-#undef ADD
-        if (n >= size)
-                buf[size - 1] = '\0';
+                kv_add(&b, "refuse", "1");
+        if (sv_pid > 0) {
+                kv_add(&b, "supervisor_pid", "%d", (int) sv_pid);
+                kv_add(&b, "supervisor_start", "%" PRIu64, sv_start);
+        }
+        for (size_t i = 0; i < x->n_errors && i < STATE_ERRORS_MAX; i++) {
+                char key[32];
+                snprintf(key, sizeof key, "error.%zu", i);
+                kv_add(&b, key, "%.500s", x->errors[i]);
+        }
+        return b.overflow ? -E2BIG : 0;
+}
+
+/* Writes a state without a supervisor: the setup error, and whether every
+ * task is refused. */
+static void prolog_state_failed(struct ctx *x, int state_fd, const char *profile, const char *why, const char *msg,
+                                bool refuse) {
+        char text[STATE_SIZE];
+
+        if (state_fd < 0)
+                return;
+        if (state_text(x, text, sizeof text, profile, why, NULL, NULL, NULL, msg, refuse, 0, 0,
+                       now_ns(CLOCK_REALTIME)) < 0)
+                snprintf(text, sizeof text, "setup_error=the state did not fit\n%s", refuse ? "refuse=1\n" : "");
+        (void) slurm_file_replace(state_fd, "state", text);
 }
 
 /* The Prolog's answer to leash's own trouble, per on-error. */
 static int prolog_trouble(struct ctx *x, int state_fd, const char *profile, const char *why, const char *msg) {
-        char text[8192];
-        bool refuse = x->conf.on_error == SLURM_ON_ERROR_FAIL_JOB;
-
         log_error("job %" PRIu32 ": %s (on-error = %s)", x->job.id, msg, slurm_on_error_to_string(x->conf.on_error));
-        if (state_fd >= 0) {
-                state_text(x, text, sizeof text, profile, why, NULL, NULL, NULL, msg, refuse, 0, 0,
-                           now_ns(CLOCK_REALTIME));
-                (void) slurm_file_replace(state_fd, "state", text);
-        }
+        prolog_state_failed(x, state_fd, profile, why, msg, x->conf.on_error == SLURM_ON_ERROR_FAIL_JOB);
         return x->conf.on_error == SLURM_ON_ERROR_DRAIN ? 1 : 0;
+}
+
+/* A job that asked for what cannot be given: its tasks are refused (by the
+ * TaskProlog or the plugin, which print msg into the task's stderr). */
+static int prolog_refuse_job(struct ctx *x, int state_fd, const char *profile, const char *why, const char *msg) {
+        log_error("job %" PRIu32 ": %s: its tasks are refused", x->job.id, msg);
+        if (state_fd < 0)
+                return 1;
+        prolog_state_failed(x, state_fd, profile, why, msg, true);
+        return 0;
 }
 
 /* The supervisor keeps its three fds, moved to 3, 4, 5, and nothing of
@@ -372,7 +426,7 @@ static int prolog(void) {
         const char *profile = NULL, *pwhy = NULL;
         enum leash_enforcer plan[_LEASH_LIMIT_MAX];
         const char *notes[_LEASH_LIMIT_MAX];
-        char why[4400], root[4096], cgroup[4200], text[8192], msg[4600];
+        char why[4400], root[4096], cgroup[4200], text[STATE_SIZE], msg[4600];
         unsigned available = 0;
         uint64_t start_ns, started;
         int ready[2] = {-1, -1}, r, rc;
@@ -399,11 +453,32 @@ static int prolog(void) {
                 snprintf(x.job.requested_profile, sizeof x.job.requested_profile, "%s", env(SPANK_OPT_ENV));
         }
         if (strcmp(profile, SLURM_PROFILE_NONE) == 0) {
-                state_text(&x, text, sizeof text, profile, pwhy, NULL, NULL, NULL, NULL, false, 0, 0,
-                           now_ns(CLOCK_REALTIME));
-                r = slurm_file_replace(state_fd, "state", text);
+                r = state_text(&x, text, sizeof text, profile, pwhy, NULL, NULL, NULL, NULL, false, 0, 0,
+                               now_ns(CLOCK_REALTIME));
+                if (r >= 0)
+                        r = slurm_file_replace(state_fd, "state", text);
                 ctx_done(&x);
                 return r < 0 && x.conf.on_error == SLURM_ON_ERROR_DRAIN ? 1 : 0;
+        }
+        r = cli_profile_check(profile, why, sizeof why);
+        if (r == 0 && x.job.requested_too_long && strcmp(pwhy, "--leash-profile") == 0) {
+                snprintf(why, sizeof why, "'%s...': not a profile name (too long)", profile);
+                r = -EINVAL;
+        }
+        if (r < 0 && strcmp(pwhy, "--leash-profile") == 0) {
+                /* the user's own mistake: their tasks are refused, with the
+                 * reason in their output and the report, whatever on-error
+                 * says (that is for leash's trouble), and the node stays up */
+                snprintf(msg, sizeof msg, "--leash-profile=%s", why);
+                rc = prolog_refuse_job(&x, state_fd, profile, pwhy, msg);
+                ctx_done(&x);
+                return rc;
+        }
+        if (r < 0) {
+                snprintf(msg, sizeof msg, "profile %s", why);
+                rc = prolog_trouble(&x, state_fd, profile, pwhy, msg);
+                ctx_done(&x);
+                return rc;
         }
 
         leash_settings_init(&cli);
@@ -411,7 +486,7 @@ static int prolog(void) {
         rc = cli.profile_name ? cli_settings_build(&cli, NULL, 0, &s, &profiles) : EXIT_LEASH_FAILED;
         leash_settings_done(&cli);
         if (rc != 0) {
-                snprintf(msg, sizeof msg, "profile '%s': the configuration cannot be used (see the lines above)",
+                snprintf(msg, sizeof msg, "profile '%s': the configuration cannot be used (see the Prolog's log)",
                          profile);
                 rc = prolog_trouble(&x, state_fd, profile, pwhy, msg);
                 ctx_done(&x);
@@ -437,7 +512,7 @@ static int prolog(void) {
                         goto trouble;
                 }
         }
-        r = listen_socket(state_fd, &listen_fd);
+        r = listen_socket(state_fd, x.job.uid, &listen_fd);
         if (r < 0) {
                 snprintf(msg, sizeof msg, "the supervisor's socket: %s", strerror(-r));
                 goto trouble;
@@ -486,9 +561,10 @@ static int prolog(void) {
                 (void) !read(ready[0], &c, 1);
                 close(ready[0]);
         }
-        state_text(&x, text, sizeof text, profile, pwhy, &s.config, plan, cgroup, NULL, false, pid, proc_starttime(pid),
-                   started);
-        r = slurm_file_replace(state_fd, "state", text);
+        r = state_text(&x, text, sizeof text, profile, pwhy, &s.config, plan, cgroup, NULL, false, pid,
+                       proc_starttime(pid), started);
+        if (r >= 0)
+                r = slurm_file_replace(state_fd, "state", text);
         leash_settings_done(&s);
         leash_profiles_free(profiles);
         if (r < 0) {
@@ -517,7 +593,7 @@ trouble:
 static uint64_t kv_u64(const char *text, const char *key, uint64_t dflt) {
         char buf[64];
         uint64_t v;
-        if (!text || slurm_kv_get(text, key, buf, sizeof buf) < 0 || parse_u64(buf, &v) < 0)
+        if (!text || kv_get(text, key, buf, sizeof buf) < 0 || parse_u64(buf, &v) < 0)
                 return dflt;
         return v;
 }
@@ -606,7 +682,7 @@ static void config_from_state(struct leash_spec *c, const char *state, enum leas
                 char key[64], buf[128], how[32] = "";
                 unsigned long long v;
                 snprintf(key, sizeof key, "limit.%s", leash_limit_to_string((enum leash_limit) l));
-                if (!state || slurm_kv_get(state, key, buf, sizeof buf) < 0 || sscanf(buf, "%llu %31s", &v, how) < 1)
+                if (!state || kv_get(state, key, buf, sizeof buf) < 0 || sscanf(buf, "%llu %31s", &v, how) < 1)
                         continue;
                 leash_spec_set_limit(c, (enum leash_limit) l, (uint64_t) v);
                 enforced[l] = strcmp(how, "cgroup") == 0   ? LEASH_BY_CGROUP
@@ -623,7 +699,7 @@ static void signals_from_verdict(struct leash_result *r, const char *verdict) {
                 int sig;
                 unsigned long long at;
                 snprintf(key, sizeof key, "signal.%u", i);
-                if (!verdict || slurm_kv_get(verdict, key, buf, sizeof buf) < 0 ||
+                if (!verdict || kv_get(verdict, key, buf, sizeof buf) < 0 ||
                     sscanf(buf, "%d %llu %31s", &sig, &at, why) != 3)
                         break;
                 r->signals[r->n_signals].signal = sig;
@@ -666,7 +742,7 @@ static enum leash_reason decide_reason(const struct leash_result *r, const char 
         bool failed = r->term_signal || r->status_code > 0;
 
         if (verdict)
-                (void) slurm_kv_get(verdict, "reason", buf, sizeof buf);
+                (void) kv_get(verdict, "reason", buf, sizeof buf);
         *ret_exit = r->term_signal ? 128 + r->term_signal : r->status_code > 0 ? r->status_code : 0;
         if (strcmp(buf, "wall_time") == 0 || strcmp(buf, "cpu_time") == 0) {
                 *ret_exit = 124;
@@ -691,7 +767,7 @@ static int epilog(void) {
         struct leash_spec c;
         struct leash_result *r = calloc(1, sizeof *r);
         struct slurm_report sr = {0};
-        char why[4400], root[4096], profile[64] = "", pwhy[160] = "", setup[1024] = "";
+        char why[4400] = "", root[4096], profile[64] = "", pwhy[160] = "", setup[1024] = "";
         bool have_job = false, trouble = false;
         unsigned placed = 0, leftovers;
         int n;
@@ -710,23 +786,26 @@ static int epilog(void) {
         config_from_state(&c, NULL, r->enforced);
 
         if (state_open(&x, false, &state_fd, why, sizeof why) == 0 &&
-            read_file_at_alloc(state_fd, "state", &state, NULL) == 0) {
+            (n = state_read(state_fd, "state", &state)) < 0)
+                snprintf(why, sizeof why, "%s", n == -EBADMSG ? "malformed: refused" : strerror(-n));
+        if (state) {
                 config_from_state(&c, state, r->enforced);
-                (void) slurm_kv_get(state, "profile", profile, sizeof profile);
-                (void) slurm_kv_get(state, "profile_chosen_by", pwhy, sizeof pwhy);
-                (void) slurm_kv_get(state, "setup_error", setup, sizeof setup);
+                (void) kv_get(state, "profile", profile, sizeof profile);
+                (void) kv_get(state, "profile_chosen_by", pwhy, sizeof pwhy);
+                (void) kv_get(state, "setup_error", setup, sizeof setup);
                 if (!x.job.requested_profile[0])
-                        (void) slurm_kv_get(state, "requested_profile", x.job.requested_profile,
+                        (void) kv_get(state, "requested_profile", x.job.requested_profile,
                                             sizeof x.job.requested_profile);
                 for (unsigned i = 0; i < 32; i++) {
                         char key[32], e[1024];
                         snprintf(key, sizeof key, "error.%u", i);
-                        if (slurm_kv_get(state, key, e, sizeof e) < 0)
+                        if (kv_get(state, key, e, sizeof e) < 0)
                                 break;
                         ctx_error(&x, "prolog: %s", e);
                 }
                 stop_supervisor(&x, state_fd, state);
-                (void) read_file_at_alloc(state_fd, "verdict", &verdict, NULL);
+                if (state_read(state_fd, "verdict", &verdict) == -EBADMSG)
+                        ctx_error(&x, "job %" PRIu32 ": the supervisor's verdict is malformed: refused", x.job.id);
         } else {
                 ctx_error(&x, "job %" PRIu32 ": no state from the Prolog (%s)", x.job.id, why[0] ? why : "none");
                 trouble = true;
@@ -736,17 +815,20 @@ static int epilog(void) {
         for (unsigned i = 0; verdict && i < 8; i++) {
                 char key[32], e[256];
                 snprintf(key, sizeof key, "error.%u", i);
-                if (slurm_kv_get(verdict, key, e, sizeof e) < 0)
+                if (kv_get(verdict, key, e, sizeof e) < 0)
                         break;
                 ctx_error(&x, "supervisor: %s", e);
         }
         c.profile = profile[0] ? profile : NULL;
         {
                 static char source[4096];
-                if (state && slurm_kv_get(state, "profile_source", source, sizeof source) == 0 && source[0])
+                if (state && kv_get(state, "profile_source", source, sizeof source) == 0 && source[0])
                         c.profile_source = source;
         }
         placed = (unsigned) kv_u64(verdict, "tasks_placed", 0);
+        if (kv_u64(verdict, "tasks_refused", 0))
+                ctx_error(&x, "job %" PRIu32 ": %" PRIu64 " task(s) could not be placed in the job cgroup: refused",
+                          x.job.id, kv_u64(verdict, "tasks_refused", 0));
         r->started_realtime_ns = kv_u64(state, "started_realtime_ns", 0);
         {
                 uint64_t mono = kv_u64(state, "started_monotonic_ns", 0), now = now_ns(CLOCK_MONOTONIC);
@@ -767,10 +849,15 @@ static int epilog(void) {
                 snprintf(r->cgroup, sizeof r->cgroup, "%s/job_%" PRIu32, root, x.job.id);
                 es.verdict = verdict;
                 (void) slurm_for_each_step(job_fd, collect_step, &es);
+                /* every process left in the job's subtree (steps and any cgroup a
+                 * job made below them), and what the step ends killed before */
                 n = cgroupfs_signal_all(job_fd, 0, 0);
                 leftovers = n > 0 ? (unsigned) n : 0;
-                for (size_t i = 0; i < es.n; i++)
-                        leftovers += es.steps[i].leftovers_killed;
+                for (size_t i = 0; i < es.n; i++) {
+                        char key[96];
+                        snprintf(key, sizeof key, "step.%s.leftovers", es.steps[i].name);
+                        leftovers += (unsigned) kv_u64(verdict, key, 0);
+                }
                 r->leftovers_killed = leftovers;
                 if (cgroupfs_populated(job_fd) > 0) {
                         (void) cgroupfs_kill(job_fd);
@@ -791,7 +878,7 @@ static int epilog(void) {
                         if (v != LEASH_NULL && (*sum == LEASH_NULL || *sum < v))
                                 *sum = v;
                 }
-        } else if (state && slurm_kv_get(state, "cgroup", why, sizeof why) == 0) {
+        } else if (state && kv_get(state, "cgroup", why, sizeof why) == 0) {
                 ctx_error(&x, "job %" PRIu32 ": its cgroup %s is gone", x.job.id, why);
         }
         signals_from_verdict(r, verdict);
@@ -848,7 +935,7 @@ static int task_prolog(void) {
         struct ctx x = {0};
         _cleanup_close_ int state_fd = -1;
         _cleanup_free_ char *state = NULL;
-        char why[4400], step[40], req[128], reply[512], onerr[32] = "continue";
+        char why[4400], step[40], req[128], reply[512];
         uint64_t pid;
         int r;
 
@@ -863,15 +950,20 @@ static int task_prolog(void) {
                 return 1;
         }
         if (state_open(&x, false, &state_fd, why, sizeof why) < 0 ||
-            read_file_at_alloc(state_fd, "state", &state, NULL) < 0) {
+            (r = state_read(state_fd, "state", &state)) == -ENOENT) {
                 /* no Prolog of leash's ran for this job: nothing to do */
                 ctx_done(&x);
                 return 0;
         }
-        (void) slurm_kv_get(state, "on_error", onerr, sizeof onerr);
+        if (r < 0) { /* never run unconfined on a state leash cannot trust */
+                log_error("job %" PRIu32 ": task refused: its state: %s", x.job.id,
+                          r == -EBADMSG ? "malformed" : strerror(-r));
+                ctx_done(&x);
+                return 1;
+        }
         if (kv_u64(state, "refuse", 0)) {
                 char e[1024] = "setup failed";
-                (void) slurm_kv_get(state, "setup_error", e, sizeof e);
+                (void) kv_get(state, "setup_error", e, sizeof e);
                 log_error("job %" PRIu32 ": task refused: %s (on-error = fail-job)", x.job.id, e);
                 ctx_done(&x);
                 return 1;
@@ -891,10 +983,12 @@ static int task_prolog(void) {
         }
         if (r < 0)
                 snprintf(reply, sizeof reply, "error the supervisor did not answer: %s", strerror(-r));
-        log_error("job %" PRIu32 ": place the task in step_%s: %s", x.job.id, step, strchr(reply, ' ') + 1);
-        r = strncmp(reply, "refuse", 6) == 0 || strcmp(onerr, "fail-job") == 0 ? 1 : 0;
+        /* fail closed: a task leash was asked to confine and could not place
+         * never runs outside the job cgroup, whatever on-error says */
+        log_error("job %" PRIu32 ": task refused: place it in step_%s: %s", x.job.id, step,
+                  strchr(reply, ' ') ? strchr(reply, ' ') + 1 : reply);
         ctx_done(&x);
-        return r;
+        return 1;
 }
 
 /* --- status / sweep / check-profile -------------------------------------------- */
@@ -915,16 +1009,18 @@ static int status_one(struct ctx *x, uint32_t id, bool detail) {
         int procs = 0;
 
         x->job.id = id;
-        if (state_open(x, false, &state_fd, why, sizeof why) < 0 ||
-            read_file_at_alloc(state_fd, "state", &state, NULL) < 0) {
-                log_error("job %" PRIu32 ": no state here (%s)", id, why[0] ? why : "not found");
+        int r = -ENOENT;
+
+        if (state_open(x, false, &state_fd, why, sizeof why) < 0 || (r = state_read(state_fd, "state", &state)) < 0) {
+                log_error("job %" PRIu32 ": no state here (%s)", id,
+                          why[0] ? why : r == -EBADMSG ? "malformed: refused" : "not found");
                 return 1;
         }
-        (void) read_file_at_alloc(state_fd, "verdict", &verdict, NULL);
-        (void) slurm_kv_get(state, "profile", profile, sizeof profile);
-        (void) slurm_kv_get(state, "user", user, sizeof user);
+        (void) state_read(state_fd, "verdict", &verdict);
+        (void) kv_get(state, "profile", profile, sizeof profile);
+        (void) kv_get(state, "user", user, sizeof user);
         if (verdict)
-                (void) slurm_kv_get(verdict, "reason", reason, sizeof reason);
+                (void) kv_get(verdict, "reason", reason, sizeof reason);
         if (slurm_cgroup_root(false, NULL, 0, &root_fd, NULL) == 0 &&
             slurm_job_cgroup_open(root_fd, id, &job_fd) == 0) {
                 (void) account_cpu_usage_us(job_fd, &cpu_us);
@@ -936,9 +1032,14 @@ static int status_one(struct ctx *x, uint32_t id, bool detail) {
                         fputs(verdict, stdout);
                 printf("supervisor_alive=%s\nprocesses=%d\ncpu_time_s=%.3f\n", supervisor_alive(state) ? "yes" : "no",
                        procs, (double) cpu_us / 1e6);
-        } else
-                printf("%-10" PRIu32 " %-12s %-16s %-10s %6d %10.3f  %s\n", id, user, profile,
+        } else {
+                /* a name from a user is printed escaped, never raw onto root's terminal */
+                char u[sizeof user * 4], p[sizeof profile * 4];
+                kv_escape(user, u, sizeof u);
+                kv_escape(profile, p, sizeof p);
+                printf("%-10" PRIu32 " %-12s %-16s %-10s %6d %10.3f  %s\n", id, u, p,
                        supervisor_alive(state) ? "running" : "gone", procs, (double) cpu_us / 1e6, reason);
+        }
         return 0;
 }
 
@@ -993,7 +1094,7 @@ static int sweep_one(struct ctx *x, uint32_t id, bool dry_run) {
 
         x->job.id = id;
         have_state = state_open(x, false, &state_fd, why, sizeof why) == 0 &&
-                     read_file_at_alloc(state_fd, "state", &state, NULL) == 0;
+                     state_read(state_fd, "state", &state) == 0;
         if (have_state && (!kv_u64(state, "supervisor_pid", 0) || supervisor_alive(state)))
                 return 0;
         /* A job cgroup without a state here may belong to a Prolog with another
@@ -1056,15 +1157,24 @@ static int sweep(int argc, char **argv) {
  * the user may ask for NAME, 1 with the reason on stderr when not. */
 static int check_profile(int argc, char **argv) {
         struct ctx x = {0};
+        char why[1024];
         int rc = 0;
 
         if (argc != 2)
                 return usage_error("slurm check-profile: expected one profile name");
         ctx_load_conf(&x);
-        if (!slurm_user_profile_allowed(&x.conf, argv[1])) {
+        if (!leash_profile_name_is_valid(argv[1])) {
+                kv_escape(argv[1], why, sizeof why);
+                log_error("--leash-profile='%s': not a profile name", why);
+                rc = 1;
+        } else if (!slurm_user_profile_allowed(&x.conf, argv[1])) {
                 log_error("--leash-profile=%s: not allowed on this cluster (allowed: %s%s)", argv[1],
                           x.conf.n_user_profiles ? x.conf.user_profiles[0] : "none",
                           x.conf.n_user_profiles > 1 ? ", ..." : "");
+                rc = 1;
+        } else if (strcmp(argv[1], SLURM_PROFILE_NONE) != 0 && cli_profile_check(argv[1], why, sizeof why) < 0) {
+                /* what the Prolog would refuse, refused at submission */
+                log_error("--leash-profile=%s", why);
                 rc = 1;
         }
         ctx_done(&x);
@@ -1081,8 +1191,19 @@ int cmd_slurm(int argc, char **argv) {
                 return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
         }
         if (strcmp(sub, "prolog") == 0 || strcmp(sub, "epilog") == 0 || strcmp(sub, "task-prolog") == 0) {
-                if (argc > 2)
-                        return usage_error("slurm %s: '%s': takes no arguments (Slurm passes none)", sub, argv[2]);
+                if (argc > 3 || (argc == 3 && strncmp(argv[2], "--config-dir=/", 14) != 0))
+                        return usage_error("slurm %s: '%s': takes no arguments but --config-dir=DIR (Slurm passes none)",
+                                           sub, argv[2]);
+                /* The TaskProlog runs as the user, in the job's own environment:
+                 * nothing of it chooses leash's configuration (a LEASH_CONFIG_DIR
+                 * of the job's would name a slurm.ini with another state-dir, and
+                 * the task would run outside leash). The admin's wrapper may name
+                 * one with --config-dir; else it is the built-in one. slurmd runs
+                 * the Prolog and Epilog in its own environment, the admin's. */
+                if (strcmp(sub, "task-prolog") == 0)
+                        (void) unsetenv("LEASH_CONFIG_DIR");
+                if (argc == 3 && setenv("LEASH_CONFIG_DIR", argv[2] + 13, 1) < 0)
+                        return usage_error("slurm %s: %s", sub, strerror(errno));
                 if (strcmp(sub, "prolog") == 0)
                         return prolog();
                 if (strcmp(sub, "epilog") == 0)

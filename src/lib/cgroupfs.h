@@ -48,9 +48,10 @@ int cgroupfs_create_job(int parent_fd, const char *name, char *ret_dirname, size
 int cgroupfs_apply_limits(int job_fd, const struct leash_spec *c, const enum leash_enforcer plan[_LEASH_LIMIT_MAX],
                           struct leash_error *err);
 
-/* sig to every process of the job but skip (0: none), with the cgroup frozen
- * meanwhile so that no pid read from cgroup.procs is recycled before it is
- * signalled; returns how many got it. */
+/* sig to every process of the job, in its cgroup and every cgroup below it,
+ * but skip (0: none), with the cgroup frozen meanwhile so that no pid read
+ * from cgroup.procs is recycled before it is signalled; returns how many got
+ * it. */
 int cgroupfs_signal_all(int job_fd, int sig, pid_t skip);
 /* sig to every process of the job but those in skip, without freezing it:
  * for when leash itself is in the job cgroup (escape.c). */

@@ -326,6 +326,17 @@ int slurm_step_name(const char *step_id, char *buf, size_t size) {
         return 0;
 }
 
+bool slurm_step_valid(const char *name) {
+        char buf[40];
+        /* a name slurm_step_name gives: batch, extern, interactive or a step
+         * number in its one decimal spelling (no sign, no leading zero) */
+        if (!name || !name[0] || strlen(name) >= sizeof buf || (name[0] == '0' && name[1]) ||
+            strspn(name, "0123456789") != strlen(name))
+                return strcmp(name ? name : "", "batch") == 0 || strcmp(name ? name : "", "extern") == 0 ||
+                       strcmp(name ? name : "", "interactive") == 0;
+        return slurm_step_name(name, buf, sizeof buf) == 0 && strcmp(buf, name) == 0;
+}
+
 static int open_or_make(int dir_fd, const char *name, bool create, int *ret_fd) {
         int fd;
 
@@ -443,21 +454,10 @@ int slurm_for_each_step(int job_fd, slurm_step_fn fn, void *userdata) {
         return n;
 }
 
-static void signal_step(void *userdata, const char *dirname, int step_fd) {
-        int *sig_and_count = userdata;
-        int k = cgroupfs_signal_all(step_fd, sig_and_count[0], 0);
-        if (k > 0)
-                sig_and_count[1] += k;
-}
-
 int slurm_tree_signal(int job_fd, int sig) {
-        int state[2] = {sig, 0};
+        /* the job cgroup's subtree: its steps and whatever a job made below them */
         int k = cgroupfs_signal_all(job_fd, sig, 0);
-
-        if (k > 0)
-                state[1] += k;
-        (void) slurm_for_each_step(job_fd, signal_step, state);
-        return state[1];
+        return k > 0 ? k : 0;
 }
 
 struct remove_ctx {
@@ -493,22 +493,6 @@ int slurm_job_cgroup_remove(int root_fd, uint32_t job_id) {
         (void) slurm_for_each_step(fd, remove_step, &ctx);
         r = cgroupfs_remove(root_fd, name, fd);
         return r < 0 ? r : ctx.error;
-}
-
-int slurm_kv_get(const char *text, const char *key, char *buf, size_t size) {
-        size_t n = strlen(key);
-
-        for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-                if (strncmp(p, key, n) == 0 && p[n] == '=') {
-                        const char *v = p + n + 1, *e = strchr(v, '\n');
-                        size_t len = e ? (size_t) (e - v) : strlen(v);
-                        if (len >= size)
-                                return -ENAMETOOLONG;
-                        memcpy(buf, v, len);
-                        buf[len] = '\0';
-                        return 0;
-                }
-        return -ENOENT;
 }
 
 int slurm_file_replace(int dir_fd, const char *name, const char *text) {

@@ -76,6 +76,7 @@ struct slurm_job {
         gid_t gid;
         char partition[128], account[128], features[512], node[128], cluster[128];
         char requested_profile[64]; /* --leash-profile, "" when not given */
+        bool requested_too_long;    /* it did not fit: never a name */
 };
 
 /* Which profile the job gets: the user's --leash-profile when user-profiles
@@ -89,6 +90,8 @@ bool slurm_user_profile_allowed(const struct slurm_conf *c, const char *profile)
 /* "batch", "extern", "interactive" or the decimal step number, from a step
  * id as Slurm prints it (SLURM_STEP_ID; NULL or "" = batch). -EINVAL. */
 int slurm_step_name(const char *step_id, char *buf, size_t size);
+/* name is one that slurm_step_name gives (what a step cgroup may be called). */
+bool slurm_step_valid(const char *name);
 
 /* <cgroup2>/leash/slurm, made (0755) when create; controllers enabled in
  * leash/ and leash/slurm where the hierarchy offers them. */
@@ -107,8 +110,7 @@ int slurm_tree_signal(int job_fd, int sig);
 /* Removes the steps and the job cgroup (kills what is left first). */
 int slurm_job_cgroup_remove(int root_fd, uint32_t job_id);
 
-/* State files: "key=value\n" lines. */
-int slurm_kv_get(const char *text, const char *key, char *buf, size_t size);
+/* State files: "key=value\n" lines in the format of src/basic/kvfile.h. */
 /* Writes text to dir_fd/name atomically (a temporary file, then rename),
  * mode 0644, owned by the caller. */
 int slurm_file_replace(int dir_fd, const char *name, const char *text);

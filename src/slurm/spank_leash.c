@@ -25,9 +25,10 @@
  *       the step left behind (a daemon that double-forked out of Slurm's
  *       process tracking is still in the step cgroup).
  *
- * The plugin links only src/basic/seqpacket.c of leash: it speaks the supervisor's socket
- * protocol (one SOCK_SEQPACKET message each way) and reads the Prolog's
- * state file, owned by root.
+ * The plugin links only src/basic/seqpacket.c and src/basic/kvfile.c of
+ * leash: it speaks the supervisor's socket protocol (one SOCK_SEQPACKET
+ * message each way) and reads the Prolog's state file, owned by root, in the
+ * format no user's value can forge (and refuses one that is not).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +47,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "../basic/kvfile.h"
 #include "../basic/seqpacket.h"
 
 SPANK_PLUGIN(leash, 1);
@@ -134,38 +136,36 @@ static void step_name(uint32_t step, char *buf, size_t size) {
                 snprintf(buf, size, "%" PRIu32, step);
 }
 
-/* The Prolog's state for the job: "" when there is none. Only root's file. */
-static void read_state(uint32_t job, char *buf, size_t size) {
+/* The Prolog's state for the job: 0 and "" when there is none, 0 and the
+ * text for root's well-formed file, -1 for one leash cannot trust (a value
+ * that forged a line, a key given twice: see src/basic/kvfile.h). */
+static int read_state(uint32_t job, char *buf, size_t size) {
         char path[1200];
         struct stat st;
-        ssize_t n;
-        int fd;
+        ssize_t n = 0;
+        int fd, r = 0;
 
         buf[0] = '\0';
         snprintf(path, sizeof path, "%s/job_%" PRIu32 "/state", state_dir, job);
-        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
-                return;
-        if (fstat(fd, &st) == 0 && st.st_uid == 0 && !(st.st_mode & 022)) {
+                return errno == ENOENT ? 0 : -1;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022) &&
+            (size_t) st.st_size < size) {
                 n = read(fd, buf, size - 1);
                 buf[n > 0 ? n : 0] = '\0';
-        }
+                if (n != st.st_size || kv_check(buf) < 0)
+                        r = -1;
+        } else
+                r = -1;
         close(fd);
+        if (r < 0)
+                buf[0] = '\0';
+        return r;
 }
 
 static bool state_get(const char *state, const char *key, char *buf, size_t size) {
-        size_t n = strlen(key);
-        for (const char *p = state; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-                if (strncmp(p, key, n) == 0 && p[n] == '=') {
-                        const char *v = p + n + 1, *e = strchr(v, '\n');
-                        size_t len = e ? (size_t) (e - v) : strlen(v);
-                        if (len >= size)
-                                len = size - 1;
-                        memcpy(buf, v, len);
-                        buf[len] = '\0';
-                        return true;
-                }
-        return false;
+        return kv_get(state, key, buf, size) == 0;
 }
 
 static int request(uint32_t job, const char *req, int fd_to_send, char *reply, size_t size) {
@@ -187,16 +187,20 @@ static int job_and_step(spank_t sp, uint32_t *job, char *step, size_t size) {
 
 /* In the task, as root, before exec: into its step cgroup. */
 int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av) {
-        char state[8192], step[32], req[96], reply[512], onerr[32] = "continue", why[1024] = "setup failed";
+        char state[32768], step[32], req[96], reply[512], why[1024] = "setup failed";
         uint32_t job;
         int r;
 
         if (job_and_step(sp, &job, step, sizeof step) < 0)
                 return 0;
-        read_state(job, state, sizeof state);
+        if (read_state(job, state, sizeof state) < 0) {
+                /* never unconfined on a state that was tampered with */
+                dprintf(STDERR_FILENO, "leash: job %" PRIu32 ": task refused: its state file is malformed\n", job);
+                slurm_error("leash: job %" PRIu32 ": task refused: its state file is malformed", job);
+                return -1;
+        }
         if (!state[0])
                 return 0; /* no leash Prolog for this job */
-        state_get(state, "on_error", onerr, sizeof onerr);
         if (state_get(state, "refuse", reply, sizeof reply)) {
                 state_get(state, "setup_error", why, sizeof why);
                 dprintf(STDERR_FILENO, "leash: job %" PRIu32 ": task refused: %s (on-error = fail-job)\n", job, why);
@@ -211,20 +215,22 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av) {
                 return 0;
         if (r < 0)
                 snprintf(reply, sizeof reply, "error the supervisor did not answer: %s", strerror(-r));
-        slurm_error("leash: job %" PRIu32 ": place the task in step_%s: %s", job, step, strchr(reply, ' ') + 1);
-        dprintf(STDERR_FILENO, "leash: job %" PRIu32 ": place the task in step_%s: %s\n", job, step,
-                strchr(reply, ' ') + 1);
-        return strncmp(reply, "refuse", 6) == 0 || strcmp(onerr, "fail-job") == 0 ? -1 : 0;
+        /* fail closed: the task never runs outside the job cgroup */
+        slurm_error("leash: job %" PRIu32 ": task refused: place it in step_%s: %s", job, step,
+                    strchr(reply, ' ') ? strchr(reply, ' ') + 1 : reply);
+        dprintf(STDERR_FILENO, "leash: job %" PRIu32 ": task refused: place it in step_%s: %s\n", job, step,
+                strchr(reply, ' ') ? strchr(reply, ' ') + 1 : reply);
+        return -1;
 }
 
 /* slurmstepd, at the end of a step: what the step left behind dies. */
 int slurm_spank_exit(spank_t sp, int ac, char **av) {
-        char state[8192], step[32], req[64], reply[128];
+        char state[32768], step[32], req[64], reply[128];
         uint32_t job;
 
         if (spank_context() != S_CTX_REMOTE || job_and_step(sp, &job, step, sizeof step) < 0)
                 return 0;
-        read_state(job, state, sizeof state);
+        (void) read_state(job, state, sizeof state);
         if (!state_get(state, "supervisor_pid", reply, sizeof reply))
                 return 0;
         snprintf(req, sizeof req, "step-end %s", step);

@@ -24,12 +24,19 @@ INI
 JOB=$((900000000 + $$))
 JOBCG=$CG2/leash/slurm/job_$JOB
 had_slurm_dir=false; [ -d "$CG2/leash/slurm" ] && had_slurm_dir=true # the Prolog makes it; left as found
-hook() { # NAME [ENV...]: the hook as slurmd runs it: argv[0] = its wrapper name, no arguments
+hook() { # NAME [ENV...]: the hook as slurmd runs it: argv[0] = its wrapper name, and
+        # the admin's wrapper's --config-dir (the TaskProlog takes its configuration
+        # from nothing else: its environment is the job's)
         local name=$1
         shift
-        env -i LEASH="$LEASH" LEASH_CONFIG_DIR="$LEASH_CONFIG_DIR" SLURM_JOB_ID=$JOB SLURM_JOB_UID=0 SLURM_JOB_GID=0 \
+        # (SLURM_HOOKS_NO_ARG=1: none, for the control run against a build from
+        # before issue 22, which took its configuration from the environment)
+        local arg="--config-dir=$LEASH_CONFIG_DIR"
+        [ "${SLURM_HOOKS_NO_ARG:-0}" = 1 ] && arg=
+        env -i LEASH="$LEASH" LEASH_CONFIG_DIR="$LEASH_CONFIG_DIR" HOOK_ARG="$arg" \
+                SLURM_JOB_ID=$JOB SLURM_JOB_UID=0 SLURM_JOB_GID=0 \
                 SLURM_JOB_USER=root SLURM_JOB_PARTITION=debug SLURMD_NODENAME=testnode "$@" \
-                bash -c 'exec -a "$0" "$LEASH"' "slurm-$name"
+                bash -c 'exec -a "$0" "$LEASH" ${HOOK_ARG:+"$HOOK_ARG"}' "slurm-$name"
 }
 export LEASH
 
@@ -102,6 +109,154 @@ sed -i 's/^\[slurm\]$/[slurm]\non-error = drain/' "$LEASH_CONFIG_DIR/slurm.ini"
 hook prolog 2>/dev/null
 check "with on-error = drain it exits 1 (Slurm drains the node)" test $? = 1
 hook epilog 2>/dev/null
+
+# --- issue 22: every value from the job's user is hostile ------------------------
+# Each check below fails on the code before issue 22 (the control: the same
+# script against that build, see the commit message).
+cat >>"$LEASH_CONFIG_DIR/profiles.d/t.ini" <<INI
+[long]
+wall-time = 60s
+INI
+slurm_conf() { # [EXTRA LINES]
+        printf '[slurm]\nprofile = long\nstate-dir = %s\nreport-dir = %s\n%s\n' "$TMP/state" "$TMP/reports" "${1:-}" \
+                >"$LEASH_CONFIG_DIR/slurm.ini"
+}
+SPANKOPT=SPANK__SLURM_SPANK_OPTION_leash_leash_profile
+sv_req() { # [USER] REQUEST: one request to job $JOB's supervisor; its reply, or "fail ERROR"
+        local u=root
+        [ $# = 2 ] && { u=$1; shift; }
+        runuser -u "$u" -- "$PY" - "$TMP/state/job_$JOB/sock" "$1" <<'PYEOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(5)
+try:
+    s.connect(sys.argv[1]); s.send(sys.argv[2].encode()); print(s.recv(512).decode(errors="replace"))
+except Exception as e:
+    print("fail", type(e).__name__)
+PYEOF
+}
+new_task() { # a process to be placed, in $TASK
+        "$HELPERS/lh-ignore" >"$TMP/ready" &
+        TASK=$!
+        for _ in $(seq 100); do [ -s "$TMP/ready" ] && break; sleep 0.02; done
+        : >"$TMP/ready"
+}
+in_step() { grep -qx "0::${JOBCG#"$CG2"}/step_$2" "/proc/$1/cgroup"; }
+end_job() { hook epilog 2>"$TMP/epilog.err"; [ -n "${TASK:-}" ] && { kill -KILL "$TASK" 2>/dev/null; wait "$TASK" 2>/dev/null; }; TASK=; }
+
+# 22.3: --leash-profile with newlines: the lines it tried to add to the state
+# (a supervisor_pid of the user's choice, which the Epilog would SIGKILL) are
+# never read as the state's own, and no raw ESC reaches `leash slurm status`
+slurm_conf
+sleep 300 &
+victim=$!
+vstart=$(awk '{print $22}' "/proc/$victim/stat")
+evil="x"$'\n'"supervisor_pid=$victim"$'\n'"supervisor_start=$vstart"$'\n'"profile=none"$'\n'$'\e[2J'
+hook prolog "$SPANKOPT=$evil" 2>"$TMP/prolog.err"
+check "22.3 injection: prolog exits 0" test $? = 0
+spid=$(sed -n 's/^supervisor_pid=//p' "$TMP/state/job_$JOB/state" 2>/dev/null)
+check "22.3 injection: one supervisor_pid in the state, the supervisor's ($spid, not $victim)" \
+        test "$(grep -c '^supervisor_pid=' "$TMP/state/job_$JOB/state")/$(ps -o sid= -p "${spid:-1}" | tr -d ' ')" = "1/$spid"
+"$LEASH" slurm status "$JOB" >"$TMP/status" 2>&1
+check "22.3 injection: no raw ESC in leash slurm status JOBID" bash -c "! grep -q $'\\e' '$TMP/status'"
+"$LEASH" slurm status >"$TMP/status" 2>&1
+check "22.3 injection: nor in leash slurm status" bash -c "! grep -q $'\\e' '$TMP/status'"
+end_job
+check "22.3 injection: the Epilog did not kill the process the value named ($victim)" kill -0 "$victim"
+kill -KILL "$victim" 2>/dev/null
+wait "$victim" 2>/dev/null
+# a state file with a key twice is refused by the TaskProlog (fail closed)
+hook prolog 2>/dev/null
+new_task
+echo "refuse=0" >>"$TMP/state/job_$JOB/state"
+echo "refuse=0" >>"$TMP/state/job_$JOB/state"
+hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$TASK 2>"$TMP/tp.err"
+check "22.3 a state with a key given twice: the task is refused (exit 1)" test $? = 1
+check "22.3 and not placed" bash -c "! grep -q step_0 /proc/$TASK/cgroup"
+end_job
+
+# 22.7: the job's own LEASH_CONFIG_DIR (a slurm.ini with another state-dir)
+# does not steer the TaskProlog: the task is placed all the same
+mkdir -p "$TMP/evil"
+printf '[slurm]\nstate-dir = %s/evilstate\n' "$TMP" >"$TMP/evil/slurm.ini"
+hook prolog 2>/dev/null
+new_task
+hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$TASK LEASH_CONFIG_DIR="$TMP/evil" 2>"$TMP/tp.err"
+check "22.7 the job's LEASH_CONFIG_DIR: task-prolog exits 0" test $? = 0
+check "22.7 the job's LEASH_CONFIG_DIR is ignored: the task is in step_0" in_step "$TASK" 0
+end_job
+
+# 22.8: the supervisor's socket: the job's user's and root's only; silent
+# connections hold up nothing
+hook prolog 2>/dev/null
+sock=$TMP/state/job_$JOB/sock
+check "22.8 the socket is the job user's (root here), mode 600" test "$(stat -c '%a %u' "$sock")" = "600 0"
+if id nobody >/dev/null 2>&1; then
+        got=$(sv_req nobody status)
+        check "22.8 another user (nobody) is not heard ($got)" bash -c "case '$got' in ok*) exit 1 ;; esac"
+fi
+"$PY" - "$sock" "$TMP/held" <<'PYEOF' &
+import socket, sys, time
+held = []
+for _ in range(40):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1]); held.append(s)
+open(sys.argv[2], "w").write("ready\n")
+time.sleep(12)
+PYEOF
+holder=$!
+for _ in $(seq 250); do [ -s "$TMP/held" ] && break; sleep 0.02; done
+new_task
+hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$TASK 2>"$TMP/tp.err"
+check "22.8 40 silent connections held open: the task is still placed (task-prolog $?)" in_step "$TASK" 0
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+
+# 22.12: adopt names only real step names, and at most 64 step cgroups
+got=$(sv_req "adopt ../x $TASK")
+check "22.12 adopt of a step named ../x is refused ($got)" test "$got" = "error bad request"
+got=$(sv_req "adopt "$'\e[31m'" $TASK")
+check "22.12 adopt of a step named with an ESC is refused" test "$got" = "error bad request"
+for i in $(seq 1 70); do last=$(sv_req "adopt $i $TASK"); done
+check "22.12 70 steps asked for: no more than 64 step cgroups" test "$(ls -d "$JOBCG"/step_* | wc -l)" -le 64
+check "22.12 and the one too many is refused, saying why ($last)" bash -c "grep -q 'at most 64' <<<'$last'"
+# 22.12: a process in a cgroup the job made below its own is a leftover too
+mkdir -p "$JOBCG/mine/deeper"
+sleep 300 &
+deep=$!
+echo "$deep" >"$JOBCG/mine/deeper/cgroup.procs"
+kill -KILL "$TASK" 2>/dev/null # the only process left is then the one in mine/deeper
+wait "$TASK" 2>/dev/null
+TASK=
+end_job
+check "22.12 the process in job/mine/deeper is dead" pid_gone "$deep" 2000
+wait "$deep" 2>/dev/null
+check "22.12 and counted: usage.leftovers_killed = 1" test "$(jget "$r" usage.leftovers_killed)" = 1
+
+# 22.9: an unknown profile a user asks for (user-profiles = *) is refused:
+# at check-profile, and in the Prolog, with the reason in the task's stderr
+# and in the report; the job never runs unconfined
+slurm_conf "user-profiles = *"
+"$LEASH" slurm check-profile nosuch 2>"$TMP/cp.err"
+check "22.9 check-profile nosuch: refused (1)" test $? = 1
+check "22.9 saying why" grep -q "nosuch.*unknown profile" "$TMP/cp.err"
+"$LEASH" slurm check-profile long 2>/dev/null
+check "22.9 check-profile long (it exists): allowed" test $? = 0
+hook prolog "$SPANKOPT=nosuch" 2>/dev/null
+check "22.9 prolog exits 0 (the node stays up)" test $? = 0
+new_task
+hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$TASK 2>"$TMP/tp.err"
+check "22.9 the task is refused (task-prolog exits 1)" test $? = 1
+check "22.9 the user's stderr says why" grep -q "nosuch.*unknown profile" "$TMP/tp.err"
+end_job
+check "22.9 the report: setup_error, and why" \
+        test "$("$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['reason'], any('unknown profile' in e for e in r['errors']))" "$r")" = "setup_error True"
+# 22.12: the admin's profile that does not exist: the reason in the report
+slurm_conf "partition.debug = nosuch"
+hook prolog 2>/dev/null
+end_job
+check "22.12 an admin's unknown profile: the report says which and why" \
+        test "$("$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print(any('nosuch' in e and 'unknown profile' in e for e in r['errors']))" "$r")" = True
 
 $had_slurm_dir || rmdir "$CG2/leash/slurm" 2>/dev/null
 finish

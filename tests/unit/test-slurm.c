@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/kvfile.h"
 #include "lib/profile.h"
 #include "lib/slurm.h"
 #include "tap.h"
@@ -96,9 +97,36 @@ int main(void) {
         ok(slurm_step_name("7", buf, sizeof buf) == 0 && strcmp(buf, "7") == 0, "7: 7");
         ok(slurm_step_name("../x", buf, sizeof buf) == -EINVAL, "a path is not a step id");
 
-        ok(slurm_kv_get("a=1\nbb=two words\n", "bb", buf, sizeof buf) == 0 && strcmp(buf, "two words") == 0,
+        ok(kv_get("a=1\nbb=two words\n", "bb", buf, sizeof buf) == 0 && strcmp(buf, "two words") == 0,
            "kv: a value with spaces");
-        ok(slurm_kv_get("a=1\nab=2\n", "b", buf, sizeof buf) == -ENOENT, "kv: no match inside another key");
+        ok(kv_get("a=1\nab=2\n", "b", buf, sizeof buf) == -ENOENT, "kv: no match inside another key");
+        {
+                /* issue 22.3: a value a user chose (--leash-profile) cannot add a line */
+                char text[1024];
+                struct kv_buf b = {.buf = text, .size = sizeof text};
+                const char *evil = "x\nsupervisor_pid=1\n\x1b[2J\\x0a";
+                kv_add(&b, "requested_profile", "%s", evil);
+                kv_add(&b, "supervisor_pid", "%d", 4242);
+                ok(!b.overflow && kv_check(text) == 0, "kv: a value with newlines and ESC makes a well-formed file");
+                ok(strchr(text, '\x1b') == NULL && strstr(text, "\nsupervisor_pid=1\n") == NULL,
+                   "kv: no raw ESC, no injected line");
+                ok(kv_get(text, "supervisor_pid", buf, sizeof buf) == 0 && strcmp(buf, "4242") == 0,
+                   "kv: the writer's supervisor_pid, not the injected one");
+                ok(kv_get(text, "requested_profile", buf, sizeof buf) == 0 && strcmp(buf, evil) == 0,
+                   "kv: the value reads back as it was given");
+                /* the control: the same value written raw, as before the fix, forges the key */
+                snprintf(text, sizeof text, "requested_profile=%s\nsupervisor_pid=4242\n", evil);
+                ok(kv_get(text, "supervisor_pid", buf, sizeof buf) == 0 && strcmp(buf, "1") == 0,
+                   "kv (control): written raw, the first supervisor_pid is the injected one");
+                ok(kv_check(text) == -EBADMSG, "kv: and the reader refuses that file");
+                ok(kv_check("a=1\nb=2\na=3\n") == -EBADMSG, "kv: a duplicate key is refused");
+                ok(kv_check("a=1\njunk\n") == -EBADMSG, "kv: a line without = is refused");
+                ok(kv_check("a=1\nb=2") == -EBADMSG, "kv: a text cut short is refused");
+                ok(kv_check("a=1\nb=\t\n") == -EBADMSG, "kv: a raw control byte is refused");
+                ok(kv_check("") == 0 && kv_check("a=\nb=c d\n") == 0, "kv: empty file, empty value: fine");
+                kv_escape("a\x1b]0;x\x07\xc3\xa9", text, sizeof text);
+                ok(strcmp(text, "a\\x1b]0;x\\x07\\xc3\\xa9") == 0, "kv_escape: ESC, BEL and high bytes as \\xHH");
+        }
 
         {
                 const char *src = getenv("LEASH_SRCDIR");
