@@ -31,6 +31,21 @@ check "ps: 4 processes (the shell and 3 sleeps)" test "$procs" = 4
 check "ps: user root" bash -c "! $ROOT || [ '$user' = root ]"
 check "ps: the limits given ($limits)" bash -c "[[ '$row' == *'memory=512M wall_time=60s disk=10M'* ]]"
 
+# issue 22.12: what a user names (here a parent cgroup with an ESC in its name,
+# as one with a delegated subtree can make) reaches root's terminal escaped,
+# as in ps and top, never raw
+EP=$PARENT/$'e\e[2Jv'
+mkdir "$EP"
+"$LEASH" run --cgroup-parent "$EP" -q -n esc -- sleep 30 &
+EBG=$!
+for _ in $(seq 200); do ls "$EP" | grep -q '^esc@' && break; sleep 0.05; done
+"$LEASH" stat --cgroup-parent "$EP" "$(ls "$EP" | grep '^esc@')" >"$TMP/est.txt" 2>&1
+check "stat: a cgroup path with an ESC in it is printed as \\x1b, never raw" \
+        bash -c "! grep -q \$'\\e' '$TMP/est.txt' && grep -qF 'e\\x1b[2Jv/esc@' '$TMP/est.txt'"
+kill "$EBG" 2>/dev/null
+wait "$EBG" 2>/dev/null
+rmdir "$EP" 2>/dev/null
+
 "$LEASH" ps --cgroup-parent "$PARENT" -o json >"$TMP/ps.json"
 check "ps -o json: one job" test "$(jget "$TMP/ps.json" jobs.1)" = null
 check "ps -o json: its name" test "$(jget "$TMP/ps.json" jobs.0.name)" = watched

@@ -60,6 +60,17 @@ timeout 2 cat <&7 >"$TMP/fifo.out"
 exec 7<&-
 check "a FIFO with a reader gets the report" grep -qx 'reason:ok' "$TMP/fifo.out"
 
+# issue 22.12: the report's file is also leash's stdout (`-o out.txt >out.txt`):
+# the report, renamed over it, would replace the job's output; refused at once
+: >"$TMP/same.txt"
+"$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/same.txt" -- sh -c 'echo job-output' >"$TMP/same.txt" 2>"$TMP/err"
+rc=$?
+check "-o out.txt >out.txt: refused (125) before the job runs" test "$rc/$(cat "$TMP/same.txt")" = 125/
+check "... saying why" grep -q "is also leash's standard output" "$TMP/err"
+"$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/same.json" -- sh -c 'echo job-output' >"$TMP/same.txt" 2>"$TMP/err"
+check "... another name: the job's output and the report, each in its file" \
+        test "$(cat "$TMP/same.txt")/$(jget "$TMP/same.json" reason)" = job-output/ok
+
 # --- a hostile job as --user nobody (root only) --------------------------------------------
 if [ "$(id -u)" != 0 ]; then
         SKIP_WHY="needs root (the attacks are on a root leash)"
@@ -145,6 +156,17 @@ mkdir "$TMP/nobodys" && chown nobody "$TMP/nobodys"
 refused "a directory owned by nobody: refused as root" "its directory is owned by uid $nob" -o "$TMP/nobodys/r.json"
 touch "$BOX/theirs.json" && chown nobody "$BOX/theirs.json"
 refused "a file owned by nobody: refused as root" "is owned by uid $nob" -o "$BOX/theirs.json"
+# issue 22.11: a FIFO the job planted at the report's name, with the job's
+# reader on it, gets nothing (it got the whole report, arguments included)
+run_leash --user nobody -- mkfifo "$BOX/f.json"
+check "control: the nobody job planted a FIFO it owns" test -p "$BOX/f.json" -a "$(stat -c %u "$BOX/f.json")" = "$nob"
+exec 8<>"$BOX/f.json"
+refused "-o BOX/f.json, the job's FIFO there with a reader: refused, names the owner" \
+        "is a FIFO owned by uid $nob" -o "$BOX/f.json"
+timeout 1 cat <&8 >"$TMP/stolen"
+check "... its reader got nothing" test ! -s "$TMP/stolen"
+exec 8<&-
+rm -f "$BOX/f.json"
 # a symlink root owns is followed (the target is written, the link stays)
 ln -s "$TMP/rootsym-target.json" "$BOX/rootsym.json"
 run_leash -o "$BOX/rootsym.json" -- true
