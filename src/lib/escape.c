@@ -54,8 +54,8 @@
 #include "host.h"
 #include "job.h"
 
-#define WALK_MAX 4096     /* processes looked at in one walk */
-#define FINISH_ROUNDS 100 /* walks that kill, at the end */
+#define WALK_MAX (1u << 18)               /* entries one walk may hold: far above a tree the job can keep alive */
+#define FINISH_NS (5ULL * NSEC_PER_SEC) /* walks that kill, at the end: for this long at most */
 
 bool escape_in_job(const struct leash_job *j, const char *rel) {
         const char *job = j->r.cgroup + j->mount_len;
@@ -200,9 +200,50 @@ static int proc_stat(pid_t pid, pid_t *ret_ppid, char *ret_state, char comm[16],
         return 0;
 }
 
-/* Appends the children of every thread of pid (0: leash) to list. */
-static void add_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n) {
-        char path[64], buf[8192];
+/* One walk of the tree: each entry a pid and the parent it was listed under. */
+struct walk {
+        pid_t *pid, *parent;
+        size_t n, cap;
+        bool truncated; /* a list did not fit: the walk may have missed some */
+};
+
+static void walk_done(struct walk *w) {
+        free(w->pid);
+        free(w->parent);
+}
+
+static bool walk_push(struct walk *w, pid_t pid, pid_t parent) {
+        if (w->n == w->cap) {
+                size_t cap = w->cap ? w->cap * 2 : 256;
+                pid_t *a, *b;
+                if (cap > WALK_MAX)
+                        cap = WALK_MAX;
+                if (w->n >= cap) {
+                        w->truncated = true;
+                        return false;
+                }
+                a = realloc(w->pid, cap * sizeof *a);
+                if (a)
+                        w->pid = a;
+                b = a ? realloc(w->parent, cap * sizeof *b) : NULL;
+                if (!b) {
+                        w->truncated = true;
+                        return false;
+                }
+                w->parent = b;
+                w->cap = cap;
+        }
+        w->pid[w->n] = pid;
+        w->parent[w->n] = parent;
+        w->n++;
+        return true;
+}
+
+/* Appends the children of every thread of pid (0: leash) to the walk. The
+ * children file is read whole, however long (a job that churns leaves
+ * thousands of zombies there, each a line). */
+static void add_children(pid_t pid, struct walk *w) {
+        char path[64];
         _cleanup_close_ int tfd = -1;
         DIR *d;
         struct dirent *de;
@@ -218,21 +259,24 @@ static void add_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n) {
         d = fdopendir(TAKE_FD(tfd));
         if (!d)
                 return;
-        while ((de = readdir(d)) && *n < WALK_MAX) {
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *buf = NULL;
                 char name[300];
                 if (de->d_name[0] < '0' || de->d_name[0] > '9')
                         continue;
                 snprintf(name, sizeof name, "%s/children", de->d_name);
-                if (read_file_at(dirfd(d), name, buf, sizeof buf, NULL) < 0)
+                if (read_file_at_alloc(dirfd(d), name, &buf, NULL) < 0) {
+                        if (errno == ENOMEM)
+                                w->truncated = true;
                         continue;
-                for (char *p = buf; *p && *n < WALK_MAX;) {
+                }
+                for (char *p = buf; *p;) {
                         char *end;
                         long c = strtol(p, &end, 10);
                         if (end == p)
                                 break;
-                        list[*n] = (pid_t) c;
-                        parent[*n] = pid ? pid : self;
-                        (*n)++;
+                        if (!walk_push(w, (pid_t) c, pid ? pid : self))
+                                break;
                         p = end;
                 }
         }
@@ -267,24 +311,27 @@ static void reap_orphan(int pidfd) {
         (void) syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED | WNOHANG | __WALL, NULL);
 }
 
-int escape_scan(struct leash_job *j, int sig) {
-        _cleanup_free_ pid_t *list = NULL, *parent = NULL;
+/* One walk: names and signals the live escapees; *ret_reaped counts the
+ * ended orphans reaped (a link of a fork-exit chain that ended: its child,
+ * reparented to leash after the walk read leash's children, is only found by
+ * the next walk). Returns how many live escapees were found. */
+static int scan(struct leash_job *j, int sig, unsigned *ret_reaped) {
+        struct walk w = {0};
         struct leash_result *r = &j->r;
-        size_t n = 0, unnamed = 0;
+        size_t unnamed = 0;
+        unsigned reaped = 0;
         int live = 0;
         /* the root: leash (a subreaper), else the main process while it is not reaped */
         bool main_root = !j->spec.reaper && j->has_main && j->state == JOB_RUNNING && j->pidfd >= 0;
 
+        if (ret_reaped)
+                *ret_reaped = 0;
         if (!j->spec.reaper && !main_root)
                 return 0;
-        list = malloc(WALK_MAX * sizeof *list);
-        parent = malloc(WALK_MAX * sizeof *parent);
-        if (!list || !parent)
-                return 0;
-        add_children(main_root ? r->pid : 0, list, parent, &n);
-        for (size_t i = 0; i < n; i++) {
+        add_children(main_root ? r->pid : 0, &w);
+        for (size_t i = 0; i < w.n; i++) {
                 _cleanup_close_ int pfd = -1;
-                pid_t pid = list[i], ppid;
+                pid_t pid = w.pid[i], ppid;
                 char state, comm[16], rel[4096];
                 unsigned long long start;
                 struct leash_escapee *x;
@@ -294,13 +341,14 @@ int escape_scan(struct leash_job *j, int sig) {
                 if (pid == watchdog_pid(&j->wd) || pid <= 0)
                         continue;
                 pfd = (int) syscall(SYS_pidfd_open, pid, 0);
-                if (pfd < 0 || proc_stat(pid, &ppid, &state, comm, &start) < 0 || ppid != parent[i] ||
+                if (pfd < 0 || proc_stat(pid, &ppid, &state, comm, &start) < 0 || ppid != w.parent[i] ||
                     proc_cgroup(pid, rel, sizeof rel) < 0)
                         continue; /* gone, or another process by now */
                 if (state == 'Z' || pidfd_ended(pfd)) {
                         /* ended: judged only as leash's own child, whose zombie keeps its pid */
-                        if (!j->spec.reaper || parent[i] != getpid() || pid == r->pid)
+                        if (!j->spec.reaper || w.parent[i] != getpid() || pid == r->pid)
                                 continue;
+                        reaped++;
                         if (!escape_in_job(j, rel) && (e = entry_for(j, pid, start, &pfd, &fresh)) >= 0) {
                                 x = &r->escaped[e];
                                 if (fresh) {
@@ -328,11 +376,20 @@ int escape_scan(struct leash_job *j, int sig) {
                                         j->esc_signalled[e] = true;
                         }
                 }
-                add_children(pid, list, parent, &n); /* after the checks above: its pid is its own */
+                add_children(pid, &w); /* after the checks above: its pid is its own */
         }
+        if (w.truncated)
+                r->escaped_incomplete = true;
         if (unnamed > r->escaped_unnamed)
                 r->escaped_unnamed = (unsigned) unnamed;
+        walk_done(&w);
+        if (ret_reaped)
+                *ret_reaped = reaped;
         return live;
+}
+
+int escape_scan(struct leash_job *j, int sig) {
+        return scan(j, sig, NULL);
 }
 
 void escape_check_main(struct leash_job *j, int code, int status) {
@@ -376,10 +433,19 @@ static void wait_ended(struct leash_job *j, int timeout_ms) {
 
 void escape_finish(struct leash_job *j) {
         struct leash_result *r = &j->r;
+        uint64_t deadline = now_ns(CLOCK_MONOTONIC) + FINISH_NS;
         bool any = false;
+        int live;
 
-        for (int round = 0; round < FINISH_ROUNDS; round++) {
-                int live = escape_scan(j, SIGKILL);
+        /* Walks until one finds nothing alive and reaps nothing: a job that
+         * churns (a fork-exit chain) always leaves either a live process or
+         * the zombie of the link that just forked the next one, whose child
+         * the next walk finds reparented to leash. Bounded in time: a job
+         * that outruns the walks is said to (escaped_incomplete), never
+         * called ended. */
+        for (;;) {
+                unsigned reaped;
+                live = scan(j, SIGKILL, &reaped);
                 /* the ones named before, wherever they are now (back in the job cgroup too) */
                 for (unsigned i = 0; i < r->n_escaped; i++)
                         if (j->esc_fd[i] >= 0 && !pidfd_ended(j->esc_fd[i]) &&
@@ -387,10 +453,13 @@ void escape_finish(struct leash_job *j) {
                                 j->esc_signalled[i] = true;
                                 live++;
                         }
-                if (live == 0)
+                if (live == 0 && reaped == 0)
                         break;
                 any = true;
-                wait_ended(j, 200);
+                if (now_ns(CLOCK_MONOTONIC) >= deadline)
+                        break;
+                if (live)
+                        wait_ended(j, 200);
         }
         wait_ended(j, 1000);
         for (unsigned i = 0; i < r->n_escaped; i++) {
@@ -403,8 +472,13 @@ void escape_finish(struct leash_job *j) {
                 if (j->spec.reaper)
                         reap_orphan(j->esc_fd[i]);
         }
-        if (any && j->spec.reaper)
-                (void) escape_scan(j, 0); /* reaps the orphans killed above (unnamed ones too) */
+        if (any && j->spec.reaper) {
+                unsigned reaped;
+                /* reaps the orphans killed above (unnamed ones too); one still
+                 * alive now outran every walk */
+                if (scan(j, 0, &reaped) > 0)
+                        r->escaped_incomplete = true;
+        }
 }
 
 void escape_close(struct leash_job *j) {

@@ -189,6 +189,7 @@ struct leash_result {
         unsigned leftovers_killed; /* processes still in the cgroup after the main exit */
         unsigned n_escaped;
         unsigned escaped_unnamed; /* more found at one look than escaped[] holds */
+        bool escaped_incomplete;  /* the walks may have missed some, or one outran them all */
         unsigned n_moved, moved_unnamed;
         const char *isolation; /* what stops the job from touching leash and the cgroup tree (isolate.c) */
         struct leash_sandbox_result sandbox;

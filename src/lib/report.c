@@ -420,6 +420,8 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         }
         json_object_object_add(root, "escaped", a);
         json_object_object_add(root, "escaped_unnamed", json_object_new_int((int) r->escaped_unnamed));
+        /* the tree walk could not say it found every process (issue 22.10) */
+        json_object_object_add(root, "escaped_incomplete", json_object_new_boolean(r->escaped_incomplete));
         /* leash (or its watchdog) found inside the job cgroup, and moved back out */
         a = json_object_new_array();
         for (unsigned i = 0; i < r->n_moved; i++) {
@@ -531,6 +533,8 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
         }
         if (r->escaped_unnamed)
                 fprintf(f, "escaped:   %u more\n", r->escaped_unnamed);
+        if (r->escaped_incomplete)
+                fprintf(f, "escaped:   the list may be incomplete: processes that left the job cgroup may still run\n");
         for (unsigned i = 0; i < r->n_moved; i++) {
                 fprintf(f, "moved:     %s into ", r->moved[i].watchdog ? "the watchdog" : "leash");
                 utf8_fputs_escaped(r->moved[i].cgroup, f);

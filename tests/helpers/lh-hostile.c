@@ -21,6 +21,9 @@
  *   wait-signal SECONDS  wait for SIGINT/SIGTERM/SIGHUP/SIGXCPU, print
  *                        "signal: NAME" for each, exit 0 after the first
  *   sleep SECONDS        sleep
+ *   chain N              a fork-exit chain: fork, the parent exits at once,
+ *                        the child goes on, N times; the last link goes on
+ *                        with the next step. Prints nothing.
  *   exit N               exit with status N
  *   raise SIG            die of signal SIG (default action)
  *
@@ -197,7 +200,7 @@ int main(int argc, char **argv) {
                         continue;
                 if (!strcmp(s, "tiocsti") || !strcmp(s, "tiocsti-hi") || !strcmp(s, "wait-signal") ||
                     !strcmp(s, "write-self") || !strcmp(s, "mkdir") || !strcmp(s, "sleep") || !strcmp(s, "exit") ||
-                    !strcmp(s, "raise"))
+                    !strcmp(s, "raise") || !strcmp(s, "chain"))
                         need = 1;
                 else if (!strcmp(s, "write") || !strcmp(s, "kill") || !strcmp(s, "write-pidfile") ||
                          !strcmp(s, "kill-file"))
@@ -252,6 +255,19 @@ int main(int argc, char **argv) {
                         struct timespec ts = {atoi(argv[i + 1]), 0};
                         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
                                 ;
+                } else if (!strcmp(s, "chain")) {
+                        long n = atol(argv[i + 1]), fails = 0;
+                        fflush(NULL);
+                        for (long k = 0; k < n && fails < 10000;) {
+                                pid_t p = fork();
+                                if (p < 0) {
+                                        fails++;
+                                        continue;
+                                }
+                                if (p > 0)
+                                        _exit(0);
+                                k++;
+                        }
                 } else if (!strcmp(s, "exit"))
                         return atoi(argv[i + 1]);
                 else if (!strcmp(s, "raise")) {

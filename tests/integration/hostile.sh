@@ -269,6 +269,33 @@ if $CAN_ISOLATE; then
 else no_iso "--isolate: moving into another cgroup fails"; fi
 kill_cgroup "$OTHER"
 
+# 1b. (issue 22.10) The job leaves its cgroup and runs a fork-exit chain:
+#     each link forks the next and exits at once, so the tree below leash
+#     (a subreaper) is thousands of zombies and one live link that moves on.
+#     CHAIN_N links (more than the 4096 entries the walk used to stop at;
+#     bounded, as each is a pid of this shared host until leash reaps it); the
+#     last one sleeps 60 s, and the main process exits once it does, so that
+#     leash finds its zombies piled up (the churning case: tests/vm/t/65-*).
+#     Nothing of it may outlive leash, or the report must say it may have
+#     missed some (escaped_incomplete), never "ended".
+CHAIN_N=${CHAIN_N:-6000}
+sup_leash -w 60 -- sh -c "$H write-self $OTHER/cgroup.procs + chain $CHAIN_N + mkdir $TMP/chain-done + sleep 60 & while [ ! -d $TMP/chain-done ]; do sleep 0.01; done; exit 0"
+sup_wait
+survivors=
+for _ in $(seq 40); do survivors=$(cat "$OTHER/cgroup.procs"); [ -z "$survivors" ] && break; sleep 0.05; done
+check "fork-exit chain that left ($CHAIN_N links): the job itself ends ok (0)" test "$RC/$(jget "$TMP/a.json" reason)" = 0/ok
+check "fork-exit chain: nothing of it outlives leash in $OTHER (left: ${survivors:-none})" test -z "$survivors"
+check "fork-exit chain: the report never says ended or killed about a process still alive" \
+        "$PY" -c 'import json,os,sys
+r = json.load(open(sys.argv[1]))
+for e in r["escaped"]:
+    alive = os.path.exists("/proc/%d" % e["pid"]) and open("/proc/%d/stat" % e["pid"]).read().rsplit(")", 1)[1].split()[0] != "Z"
+    if alive and e["end"] != "running": sys.exit("pid %d alive, end %s" % (e["pid"], e["end"]))
+if sys.argv[2] and not r.get("escaped_incomplete"): sys.exit("survivors, escaped_incomplete not true")' "$TMP/a.json" "$survivors"
+[ -z "$survivors" ] || diag "report: escaped_unnamed $(jget "$TMP/a.json" escaped_unnamed) incomplete $(jget "$TMP/a.json" escaped_incomplete)"
+kill_cgroup "$OTHER"
+rmdir "$TMP/chain-done" 2>/dev/null
+
 # 2. SIGSTOP to leash: without isolation the limits stop with it.
 A2="$H kill-file $TMP/leash.pid 19 + sleep 4"
 sup_leash -w 1 -g 100ms -- $A2

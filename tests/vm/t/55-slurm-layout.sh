@@ -38,7 +38,7 @@ hook() { # JOB NAME [ENV...]
 	local job=$1 name=$2
 	shift 2
 	env -i LEASH="$LEASH" LEASH_CONFIG_DIR="$LEASH_CONFIG_DIR" SLURM_JOB_ID=$job SLURM_JOB_UID=0 \
-		SLURM_JOB_GID=0 SLURM_JOB_USER=root SLURMD_NODENAME=vm "$@" bash -c 'exec -a "$0" "$LEASH"' "slurm-$name"
+		SLURM_JOB_GID=0 SLURM_JOB_USER=root SLURMD_NODENAME=vm "$@" bash -c 'exec -a "$0" "$LEASH" "--config-dir=$LEASH_CONFIG_DIR"' "slurm-$name"
 }
 # task JOB CMD...: CMD as a task of step 0, placed before it runs
 task() {
