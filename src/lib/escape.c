@@ -434,7 +434,7 @@ static void wait_ended(struct leash_job *j, int timeout_ms) {
 void escape_finish(struct leash_job *j) {
         struct leash_result *r = &j->r;
         uint64_t deadline = now_ns(CLOCK_MONOTONIC) + FINISH_NS;
-        bool any = false;
+        bool any = false, clean = false;
         int live;
 
         /* Walks until one finds nothing alive and reaps nothing: a job that
@@ -453,11 +453,13 @@ void escape_finish(struct leash_job *j) {
                                 j->esc_signalled[i] = true;
                                 live++;
                         }
-                if (live == 0 && reaped == 0)
+                if (live == 0 && reaped == 0) {
+                        clean = true;
                         break;
+                }
                 any = true;
                 if (now_ns(CLOCK_MONOTONIC) >= deadline)
-                        break;
+                        break; /* outrun: a link may be alive between two walks */
                 if (live)
                         wait_ended(j, 200);
         }
@@ -472,6 +474,8 @@ void escape_finish(struct leash_job *j) {
                 if (j->spec.reaper)
                         reap_orphan(j->esc_fd[i]);
         }
+        if (!clean)
+                r->escaped_incomplete = true;
         if (any && j->spec.reaper) {
                 unsigned reaped;
                 /* reaps the orphans killed above (unnamed ones too); one still
