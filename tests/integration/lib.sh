@@ -105,6 +105,23 @@ no_leftover_cgroups() {
         [ -z "$left" ] || { diag "leftover cgroups: $left"; return 1; }
 }
 
+# escaped_honest REPORT SURVIVORS: no escapee the report calls ended or killed
+# is alive, and survivors (SURVIVORS not empty) come with escaped_incomplete
+# true (issue 22.10: never "ended" about a live process)
+escaped_honest() {
+        "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+for e in r["escaped"]:
+    try:
+        alive = open("/proc/%d/stat" % e["pid"]).read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        alive = False
+    if alive and e["end"] != "running":
+        sys.exit("pid %d alive, end %s" % (e["pid"], e["end"]))
+if sys.argv[2] and not r.get("escaped_incomplete"):
+    sys.exit("survivors, escaped_incomplete not true")' "$1" "$2"
+}
+
 # pid_gone PID [WAIT_MS]: the process does not exist (zombies count as gone)
 pid_gone() {
         local pid=$1 wait_ms=${2:-0} i
