@@ -29,7 +29,7 @@ chain_run() {
         check "$name: nothing of the chain outlives leash (left: ${survivors:-none})" test -z "$survivors"
         check "$name: no live process called ended or killed; survivors only with escaped_incomplete" \
                 escaped_honest "$TMP/c.json" "$survivors"
-        diag "$name: escaped $(jget "$TMP/c.json" escaped.0.end) ... unnamed $(jget "$TMP/c.json" escaped_unnamed) incomplete $(jget "$TMP/c.json" escaped_incomplete)"
+        diag "$name: exit $RC, reason $(jget "$TMP/c.json" reason), escaped.0 $(jget "$TMP/c.json" escaped.0.end), unnamed $(jget "$TMP/c.json" escaped_unnamed), incomplete $(jget "$TMP/c.json" escaped_incomplete); leash said: $(head -c 300 "$TMP/cerr" | tr '\n' '|')"
         echo 1 >"$OTHER/cgroup.kill" 2>/dev/null
         for _ in $(seq 100); do grep -q 'populated 0' "$OTHER/cgroup.events" && break; sleep 0.02; done
         rm -rf "$TMP/chain-done"
