@@ -45,6 +45,7 @@
 #include "escape.h"
 #include "host.h"
 #include "jobstate.h"
+#include "placement.h"
 #include "sample.h"
 #include "spawn.h"
 #include "sweep.h"
@@ -164,9 +165,32 @@ static int job_prepare(struct leash_job *j, const struct leash_spec *spec, struc
         return sampler_new(&spec->sampling, &j->sampler, err);
 }
 
-/* watch: the pool of the config the job is made from (NULL: its own watchdog) */
-static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, struct leash_job **ret,
-                   struct leash_error *err) {
+/* Where the job cgroup goes (placement.c): the parent's path into r.cgroup,
+ * the decision into the result. cache: the config's (NULL: decided now). */
+static int job_place(struct leash_job *j, struct placement_cache *cache, struct leash_error *err) {
+        _cleanup_free_ struct placement *p = malloc(sizeof *p);
+        int r;
+
+        if (!p)
+                return leash_error_set(err, "decide the placement", "", -ENOMEM);
+        r = cache ? placement_cached(cache, j->spec.cgroup_parent, p, err)
+                  : placement_decide(j->spec.cgroup_parent, true, p, err);
+        if (r < 0)
+                return r;
+        j->r.placement = p->kind;
+        snprintf(j->r.placement_why, sizeof j->r.placement_why, "%s", p->why);
+        snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", p->parent);
+        j->mount_len = p->mount_len;
+        if (p->kind == PLACEMENT_NONE)
+                return leash_error_set(err, "find a cgroup (no placement applies)", p->remedy,
+                                       p->error ? -p->error : -EOPNOTSUPP);
+        return 0;
+}
+
+/* watch: the pool of the config the job is made from (NULL: its own
+ * watchdog); place: its placement cache (NULL: decided for this job) */
+static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, struct placement_cache *place,
+                   struct leash_job **ret, struct leash_error *err) {
         struct leash_job *j;
         char name[80], *parent;
         unsigned available = 0;
@@ -185,7 +209,7 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 goto fail;
         /* the parent's path is built where the job's will be: r.cgroup */
         parent = j->r.cgroup;
-        r = host_job_parent(spec->cgroup_parent, true, parent, sizeof j->r.cgroup, &j->mount_len, err);
+        r = job_place(j, place, err);
         if (r < 0)
                 goto fail;
         j->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -236,7 +260,7 @@ fail:
 }
 
 int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, struct leash_error *err) {
-        return job_new(spec, NULL, ret, err);
+        return job_new(spec, NULL, NULL, ret, err);
 }
 
 static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct watchdog_pool *watch,
@@ -665,7 +689,7 @@ static int job_from_config(const struct leash_config *c, const char *adopt_cgrou
         if (r < 0)
                 return r;
         r = adopt_cgroup ? job_adopt(config_built_spec(s), adopt_cgroup, flags, config_watchdog_pool(c), ret, err)
-                         : job_new(config_built_spec(s), config_watchdog_pool(c), ret, err);
+                         : job_new(config_built_spec(s), config_watchdog_pool(c), config_placement_cache(c), ret, err);
         if (r < 0) {
                 config_built_free(s);
                 return r;
