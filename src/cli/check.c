@@ -69,6 +69,8 @@ int cmd_check(int argc, char **argv) {
                h.placement.parent[0] ? " " : "", h.placement.parent);
         printf("  why: %s\n", h.placement.why[0] ? h.placement.why : "(no reason given)");
         if (h.placement.kind == PLACEMENT_NONE) {
+                printf("  jobs run without a cgroup, as their process tree: leash is its subreaper; wall and CPU\n"
+                       "  time over the whole tree, memory by RLIMIT_AS per process; --strict refuses to run\n");
                 printf("  remedy: %s\n", h.placement.remedy);
         } else if (h.placement.moved)
                 printf("  a run first moves leash's processes into %s/%s (no internal processes)\n", h.placement.parent,
@@ -106,6 +108,10 @@ int cmd_check(int argc, char **argv) {
         print_sandbox_check();
         if (!h.clone_into_cgroup)
                 printf("note: no clone3(CLONE_INTO_CGROUP): jobs start with fork and move themselves in\n");
+        if (h.placement.kind == PLACEMENT_NONE && r >= 0) {
+                printf("verdict:            DEGRADED: no cgroup: jobs run with the limits leash enforces itself\n");
+                return 1;
+        }
         if (h.parent_error) {
                 /* not a degraded run: no run at all */
                 printf("verdict:            NOTHING CAN RUN: leash cannot create job cgroups under %s (%s)\n",
