@@ -26,7 +26,7 @@ chmod 0755 "$TMP/bin"/*
 L=$TMP/bin/leash
 # what decides this test: uid 65534 has no cgroup here
 as_nobody "$L" check >"$TMP/check" 2>&1
-if ! grep -q '^placement: *none' "$TMP/check"; then
+if grep -q '^placement:' "$TMP/check" && ! grep -q '^placement: *none' "$TMP/check"; then
         skip_all "uid $NB has a cgroup on this host ($(grep '^placement' "$TMP/check"))"
 fi
 
@@ -45,7 +45,7 @@ check "memory enforced by rlimit, cpu_time by leash" \
         test "$(jget "$W/r.json" limits.memory.enforced_by) $(jget "$W/r.json" limits.cpu_time.enforced_by)" = "rlimit leash"
 
 nb_run -m 32M -- "$TMP/bin/lh-alloc" 100
-check "memory: RLIMIT_AS refuses 100 MiB under -m 32M (exit $RC)" test "$RC" != 0
+check "memory: RLIMIT_AS refuses 100 MiB under -m 32M (exit $RC)" test "$RC" != 0 -a "$RC" != 125
 
 # CPU time over the tree: the main process only waits, two children spin
 nb_run -t 1s -g 0.2 -- sh -c "'$TMP/bin/lh-spin' inf 2"
