@@ -47,6 +47,14 @@ check "memory enforced by rlimit, cpu_time by leash" \
 nb_run -m 32M -- "$TMP/bin/lh-alloc" 100
 check "memory: RLIMIT_AS refuses 100 MiB under -m 32M (exit $RC)" test "$RC" != 0 -a "$RC" != 125
 
+# --limit memory: the sampled figure of the whole tree (two processes of 30
+# and 40 MiB, each under the limit, together over it)
+nb_run --limit memory=50M -w 20s -- sh -c "'$TMP/bin/lh-alloc' 30 5000 & '$TMP/bin/lh-alloc' 40 5000; wait"
+check "--limit memory over the tree's sampled PSS: reason memory ($(jget "$W/r.json" reason))" \
+        test "$(jget "$W/r.json" reason)" = memory
+check "--limit memory: the peak is the tree's, sampled ($(jget "$W/r.json" usage.memory_peak_basis))" \
+        fcmp "$(jget "$W/r.json" usage.memory_peak_bytes) > 50 * 2**20"
+
 # CPU time over the tree: the main process only waits, two children spin
 nb_run -t 1s -g 0.2 -- sh -c "'$TMP/bin/lh-spin' inf 2"
 check "cpu_time over the whole tree: 124" test "$RC" = 124
