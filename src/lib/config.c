@@ -38,7 +38,7 @@ struct leash_config {
         struct config_arg *args;
         size_t n_args;
         char *config_dir, *user_dir;
-        struct watchdog_pool *watch; /* one watchdog for the jobs made from it (NULL: one each) */
+        struct watchdog_pool *watch;   /* one watchdog for the jobs made from it (NULL: one each) */
         struct placement_cache *place; /* where they go, decided at the first */
 };
 

@@ -165,15 +165,6 @@ int escape_guard(struct leash_job *j) {
 
 /* ---- escapees ---- */
 
-static bool pidfd_ended(int pidfd) {
-        struct pollfd p = {.fd = pidfd, .events = POLLIN};
-        return poll(&p, 1, 0) == 1;
-}
-
-static int pidfd_signal(int pidfd, int sig) {
-        return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? negative_errno() : 0;
-}
-
 static void add_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n) {
         proctree_children(pid, list, parent, n, WALK_MAX);
 }
@@ -236,7 +227,7 @@ int escape_scan(struct leash_job *j, int sig) {
                 if (pfd < 0 || proctree_stat(pid, &ps) < 0 || ps.ppid != parent[i] ||
                     proc_cgroup(pid, rel, sizeof rel) < 0)
                         continue; /* gone, or another process by now */
-                if (ps.state == 'Z' || pidfd_ended(pfd)) {
+                if (ps.state == 'Z' || proctree_pidfd_ended(pfd)) {
                         /* ended: judged only as leash's own child, whose zombie keeps its pid */
                         if (!j->spec.reaper || parent[i] != getpid() || pid == r->pid)
                                 continue;
@@ -258,12 +249,12 @@ int escape_scan(struct leash_job *j, int sig) {
                         if (e < 0) {
                                 unnamed++;
                                 if (sig)
-                                        (void) pidfd_signal(pfd, sig);
+                                        (void) proctree_pidfd_signal(pfd, sig);
                         } else {
                                 x = &r->escaped[e];
                                 snprintf(x->comm, sizeof x->comm, "%s", ps.comm);
                                 snprintf(x->cgroup, sizeof x->cgroup, "%s", rel);
-                                if (sig && pidfd_signal(j->esc_fd[e], sig) == 0)
+                                if (sig && proctree_pidfd_signal(j->esc_fd[e], sig) == 0)
                                         j->esc_signalled[e] = true;
                         }
                 }
@@ -300,17 +291,7 @@ void escape_check_main(struct leash_job *j, int code, int status) {
 
 /* Waits (bounded) until every escapee leash holds has ended. */
 static void wait_ended(struct leash_job *j, int timeout_ms) {
-        uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t) timeout_ms * NSEC_PER_MSEC;
-
-        for (unsigned i = 0; i < j->r.n_escaped; i++) {
-                while (j->esc_fd[i] >= 0 && !pidfd_ended(j->esc_fd[i])) {
-                        struct pollfd p = {.fd = j->esc_fd[i], .events = POLLIN};
-                        uint64_t now = now_ns(CLOCK_MONOTONIC);
-                        if (now >= deadline)
-                                return;
-                        (void) poll(&p, 1, (int) ((deadline - now) / NSEC_PER_MSEC) + 1);
-                }
-        }
+        proctree_wait_ended(j->esc_fd, j->r.n_escaped, timeout_ms);
 }
 
 void escape_finish(struct leash_job *j) {
@@ -321,8 +302,8 @@ void escape_finish(struct leash_job *j) {
                 int live = escape_scan(j, SIGKILL);
                 /* the ones named before, wherever they are now (back in the job cgroup too) */
                 for (unsigned i = 0; i < r->n_escaped; i++)
-                        if (j->esc_fd[i] >= 0 && !pidfd_ended(j->esc_fd[i]) &&
-                            pidfd_signal(j->esc_fd[i], SIGKILL) == 0) {
+                        if (j->esc_fd[i] >= 0 && !proctree_pidfd_ended(j->esc_fd[i]) &&
+                            proctree_pidfd_signal(j->esc_fd[i], SIGKILL) == 0) {
                                 j->esc_signalled[i] = true;
                                 live++;
                         }
@@ -335,7 +316,7 @@ void escape_finish(struct leash_job *j) {
         for (unsigned i = 0; i < r->n_escaped; i++) {
                 if (j->esc_fd[i] < 0)
                         continue; /* the main process: settled when it was reaped */
-                if (!pidfd_ended(j->esc_fd[i]))
+                if (!proctree_pidfd_ended(j->esc_fd[i]))
                         r->escaped[i].end = LEASH_ESCAPE_RUNNING;
                 else if (r->escaped[i].end != LEASH_ESCAPE_ENDED)
                         r->escaped[i].end = j->esc_signalled[i] ? LEASH_ESCAPE_KILLED : LEASH_ESCAPE_ENDED;

@@ -72,8 +72,7 @@ static _Noreturn void holder_main(int sock, pid_t main_pid) {
 static int holder_child(int sock, pid_t caller, pid_t *ret_parent) {
         pid_t self = getpid(), pid;
 
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != caller ||
-            prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != caller || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 _exit(1);
         /* a raw fork: no atfork handler of the caller's runs in the holder */
         pid = (pid_t) syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);

@@ -13,7 +13,8 @@ struct holder {
         pid_t pid; /* 0: none */
         int pidfd, sock;
 };
-#define HOLDER_INIT {.pid = 0, .pidfd = -1, .sock = -1}
+#define HOLDER_INIT \
+        { .pid = 0, .pidfd = -1, .sock = -1 }
 
 /* Makes the holder and, from it, the job's main process. Returns 0 in the
  * caller (h filled, the main process's pid and a pidfd of it in ret_*), 1 in

@@ -127,17 +127,6 @@ int host_own_cgroup(char *ret, size_t size) {
         return host_parse_proc_cgroup(text, ret, size);
 }
 
-static bool holds_processes(const char *dir) {
-        char buf[16];
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int r;
-        if (fd < 0)
-                return true;
-        r = read_file_at(fd, "cgroup.procs", buf, sizeof buf, NULL);
-        close(fd);
-        return r < 0 || buf[0] != '\0';
-}
-
 /* The launch path's way to the cgroup2 mount: statfs of the two places every
  * init system uses (unified: /sys/fs/cgroup; hybrid: /sys/fs/cgroup/unified),
  * as systemd does, and /proc/self/mountinfo only when neither is cgroup2.
@@ -241,8 +230,9 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
                 if (fd >= 0) {
                         /* what a run would get: enabled already, or enable-able because the
                          * parent holds no process of its own (the root is exempt) */
-                        (void) cgroupfs_offered_controllers(fd, is_root || h->placement.moved || !holds_processes(dir),
-                                                            CTL_MEMORY | CTL_PIDS | CTL_CPU | CTL_IO, &avail);
+                        (void) cgroupfs_offered_controllers(
+                                fd, is_root || h->placement.moved || !placement_holds_processes(dir),
+                                CTL_MEMORY | CTL_PIDS | CTL_CPU | CTL_IO, &avail);
                         h->cgroup_kill = faccessat(fd, "cgroup.kill", F_OK, 0) == 0 ||
                                          faccessat(fd, "cgroup.procs", F_OK, 0) < 0; /* root has none */
                         h->pressure = faccessat(fd, "cpu.pressure", F_OK, 0) == 0;

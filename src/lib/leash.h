@@ -220,7 +220,7 @@ struct leash_result {
         struct leash_sandbox_result sandbox;
         struct leash_sampling_result sampling;
         enum placement_kind placement; /* where the job cgroup came from */
-        char placement_why[512]; /* placement.why */
+        char placement_why[512];       /* placement.why */
         /* Last, and written before they are read (cgroup as a string, the
          * arrays up to their counts n_escaped and n_moved, which are above):
          * a new job leaves these 15 KiB unzeroed (job_alloc in job.c). */

@@ -63,9 +63,8 @@
 #define MOVE_ROUNDS 100
 
 static const char *const kind_names[_PLACEMENT_MAX] = {
-        [PLACEMENT_NONE] = "none",           [PLACEMENT_CONFIG] = "config",
-        [PLACEMENT_DELEGATED] = "delegated", [PLACEMENT_JOB] = "job",
-        [PLACEMENT_SYSTEMD] = "systemd",     [PLACEMENT_NAMESPACE] = "namespace",
+        [PLACEMENT_NONE] = "none", [PLACEMENT_CONFIG] = "config",   [PLACEMENT_DELEGATED] = "delegated",
+        [PLACEMENT_JOB] = "job",   [PLACEMENT_SYSTEMD] = "systemd", [PLACEMENT_NAMESPACE] = "namespace",
         [PLACEMENT_HOST] = "host",
 };
 
@@ -104,12 +103,12 @@ static void why_add(struct placement *p, const char *fmt, ...) {
 struct ctx {
         const char *requested;
         bool apply;
-        bool in_ns;           /* not the initial cgroup namespace */
-        char mount[4096];     /* the cgroup2 mount */
-        char own[8192];       /* leash's cgroup, absolute */
-        char top[8192];       /* the walk's end: a delegated cgroup, a job or the ns root */
+        bool in_ns;       /* not the initial cgroup namespace */
+        char mount[4096]; /* the cgroup2 mount */
+        char own[8192];   /* leash's cgroup, absolute */
+        char top[8192];   /* the walk's end: a delegated cgroup, a job or the ns root */
         enum placement_kind top_kind;
-        char stop_unit[256];  /* the walk stopped at this undelegated unit */
+        char stop_unit[256]; /* the walk stopped at this undelegated unit */
 };
 
 static bool in_cgroup_namespace(void) {
@@ -126,7 +125,7 @@ static bool writable_delegation(const char *dir) {
         return access(p, W_OK) == 0;
 }
 
-static bool holds_processes(const char *dir) {
+bool placement_holds_processes(const char *dir) {
         char buf[16];
         _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
@@ -265,7 +264,7 @@ int placement_enter_subtree(const char *dir, const char *own, bool apply, struct
                 return -EINVAL;
         snprintf(cand, sizeof cand, "%s", own);
         for (;;) {
-                if (writable_delegation(cand) && !holds_processes(cand))
+                if (writable_delegation(cand) && !placement_holds_processes(cand))
                         return set_parent(p, cand);
                 if (strlen(cand) <= dl)
                         break;
@@ -297,8 +296,8 @@ static int step_config(struct ctx *c, struct placement *p, struct leash_error *e
                 if (err) {
                         err->step = "--cgroup-parent";
                         snprintf(err->detail, sizeof err->detail,
-                                 "'%s': not under the cgroup2 mount %s (give a path under it, or one relative to it)", q,
-                                 c->mount);
+                                 "'%s': not under the cgroup2 mount %s (give a path under it, or one relative to it)",
+                                 q, c->mount);
                         err->error = EINVAL;
                 }
                 return -EINVAL;

@@ -49,6 +49,9 @@ const char *placement_kind_to_string(enum placement_kind k);
  * systemd step too. */
 int placement_enter_subtree(const char *dir, const char *own, bool apply, struct placement *p);
 
+/* A cgroup (absolute path) holds a process of its own (or cannot be read). */
+bool placement_holds_processes(const char *dir);
+
 /* The pure parts, unit-tested. */
 /* A cgroup's directory name that systemd gives a unit (…​.scope, .service, .slice). */
 bool placement_is_unit_name(const char *name);

@@ -11,13 +11,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
+#include "../basic/time-util.h"
 
 int proctree_parse_stat(const char *text, struct proctree_stat *ret) {
         const char *open_paren = strchr(text, '('), *close_paren = strrchr(text, ')'); /* the comm may hold ')' */
@@ -25,9 +29,9 @@ int proctree_parse_stat(const char *text, struct proctree_stat *ret) {
         size_t n;
 
         if (!open_paren || !close_paren || close_paren < open_paren ||
-            sscanf(close_paren + 1,
-                   " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu %*d %*d %*d %*d %llu", &ret->state,
-                   &ppid, &pgrp, &session, &ret->utime, &ret->stime, &ret->cutime, &ret->cstime, &ret->start) != 9)
+            sscanf(close_paren + 1, " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu %*d %*d %*d %*d %llu",
+                   &ret->state, &ppid, &pgrp, &session, &ret->utime, &ret->stime, &ret->cutime, &ret->cstime,
+                   &ret->start) != 9)
                 return -EINVAL;
         n = (size_t) (close_paren - open_paren - 1);
         if (n > 15)
@@ -87,4 +91,26 @@ void proctree_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n, size_t 
                 }
         }
         closedir(d);
+}
+
+bool proctree_pidfd_ended(int pidfd) {
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        return poll(&p, 1, 0) == 1;
+}
+
+int proctree_pidfd_signal(int pidfd, int sig) {
+        return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? negative_errno() : 0;
+}
+
+void proctree_wait_ended(const int *pidfds, size_t n, int timeout_ms) {
+        uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t) timeout_ms * NSEC_PER_MSEC;
+
+        for (size_t i = 0; i < n; i++)
+                while (pidfds[i] >= 0 && !proctree_pidfd_ended(pidfds[i])) {
+                        struct pollfd p = {.fd = pidfds[i], .events = POLLIN};
+                        uint64_t now = now_ns(CLOCK_MONOTONIC);
+                        if (now >= deadline)
+                                return;
+                        (void) poll(&p, 1, (int) ((deadline - now) / NSEC_PER_MSEC) + 1);
+                }
 }

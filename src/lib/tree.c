@@ -55,15 +55,6 @@
 
 typedef void (*tree_visit_fn)(struct leash_job *j, pid_t pid, int pidfd, const struct proctree_stat *ps, void *ud);
 
-static int pidfd_signal(int pidfd, int sig) {
-        return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? negative_errno() : 0;
-}
-
-static bool pidfd_ended(int pidfd) {
-        struct pollfd p = {.fd = pidfd, .events = POLLIN};
-        return poll(&p, 1, 0) == 1;
-}
-
 static uint64_t tv_us(const struct timeval *tv) {
         return (uint64_t) tv->tv_sec * USEC_PER_SEC + (uint64_t) tv->tv_usec;
 }
@@ -87,8 +78,8 @@ static bool listed(const pid_t *list, size_t n, pid_t pid) {
 }
 
 /* One process found: opened, checked, then visited (live) or reaped. */
-static void visit_one(struct leash_job *j, pid_t pid, pid_t want_parent, pid_t want_session, tree_visit_fn fn,
-                      void *ud, bool *ret_descend) {
+static void visit_one(struct leash_job *j, pid_t pid, pid_t want_parent, pid_t want_session, tree_visit_fn fn, void *ud,
+                      bool *ret_descend) {
         _cleanup_close_ int pfd = (int) syscall(SYS_pidfd_open, pid, 0);
         struct proctree_stat ps;
 
@@ -97,7 +88,7 @@ static void visit_one(struct leash_job *j, pid_t pid, pid_t want_parent, pid_t w
                 return;
         if (want_parent ? ps.ppid != want_parent : ps.session != want_session)
                 return; /* gone, or another process by now */
-        if (ps.state == 'Z' || pidfd_ended(pfd)) {
+        if (ps.state == 'Z' || proctree_pidfd_ended(pfd)) {
                 /* leash's own zombie child (not the main process: supervise reaps it) */
                 if (j->spec.reaper && want_parent == getpid() && pid != j->r.pid)
                         reap_orphan(j, pfd);
@@ -139,7 +130,7 @@ static void tree_walk(struct leash_job *j, tree_visit_fn fn, void *ud) {
                 proctree_children(0, list, parent, &n, TREE_MAX);
         else if (main_alive) {
                 struct proctree_stat ps;
-                if (proctree_stat(j->r.pid, &ps) == 0 && ps.state != 'Z' && !pidfd_ended(j->pidfd))
+                if (proctree_stat(j->r.pid, &ps) == 0 && ps.state != 'Z' && !proctree_pidfd_ended(j->pidfd))
                         fn(j, j->r.pid, j->pidfd, &ps, ud);
                 proctree_children(j->r.pid, list, parent, &n, TREE_MAX);
         }
@@ -172,32 +163,18 @@ static void stop_visit(struct leash_job *j, pid_t pid, int pidfd, const struct p
                 return;
         if (s->n >= TREE_MAX) {
                 s->unnamed++;
-                (void) pidfd_signal(pidfd, s->sig);
+                (void) proctree_pidfd_signal(pidfd, s->sig);
                 return;
         }
         fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
         if (fd < 0)
                 return;
-        if (pidfd_signal(fd, SIGSTOP) < 0) {
+        if (proctree_pidfd_signal(fd, SIGSTOP) < 0) {
                 close(fd);
                 return;
         }
         s->pid[s->n] = pid;
         s->fd[s->n++] = fd;
-}
-
-/* Waits (bounded) until every fd says its process ended. */
-static void wait_ended(const int *fds, size_t n, int timeout_ms) {
-        uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t) timeout_ms * NSEC_PER_MSEC;
-
-        for (size_t i = 0; i < n; i++)
-                while (!pidfd_ended(fds[i])) {
-                        struct pollfd p = {.fd = fds[i], .events = POLLIN};
-                        uint64_t now = now_ns(CLOCK_MONOTONIC);
-                        if (now >= deadline)
-                                return;
-                        (void) poll(&p, 1, (int) ((deadline - now) / NSEC_PER_MSEC) + 1);
-                }
 }
 
 int tree_signal(struct leash_job *j, int sig) {
@@ -214,12 +191,12 @@ int tree_signal(struct leash_job *j, int sig) {
                         break;
         }
         for (size_t i = 0; i < s->n; i++)
-                (void) pidfd_signal(s->fd[i], sig);
+                (void) proctree_pidfd_signal(s->fd[i], sig);
         if (sig != SIGKILL && sig != SIGSTOP)
                 for (size_t i = 0; i < s->n; i++)
-                        (void) pidfd_signal(s->fd[i], SIGCONT);
+                        (void) proctree_pidfd_signal(s->fd[i], SIGCONT);
         if (sig == SIGKILL)
-                wait_ended(s->fd, s->n, 2000);
+                proctree_wait_ended(s->fd, s->n, 2000);
         for (size_t i = 0; i < s->n; i++)
                 close(s->fd[i]);
         n = (int) (s->n + s->unnamed);
