@@ -77,7 +77,7 @@ int cmd_check(int argc, char **argv) {
                        PLACEMENT_LEAF);
         printf("job cgroups under:  %s\n", h.parent[0] ? h.parent : "(none)");
         if (h.parent_error && h.placement.kind == PLACEMENT_NONE)
-                printf("  no job cgroups: %s\n", strerror(h.parent_error));
+                printf("  no job cgroups (placement none)\n");
         else if (h.parent_error)
                 printf("  cannot create job cgroups there: %s%s%s\n",
                        err.step && err.error == h.parent_error ? err.step : "",

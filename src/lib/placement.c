@@ -370,6 +370,13 @@ static int step_host(struct ctx *c, struct placement *p, struct leash_error *err
         return 1;
 }
 
+/* the user manager's private socket is there while it runs */
+static bool user_manager_running(unsigned uid) {
+        char path[64];
+        snprintf(path, sizeof path, "/run/user/%u/systemd/private", uid);
+        return access(path, F_OK) == 0;
+}
+
 static void remedy(struct ctx *c, struct placement *p) {
         unsigned uid = (unsigned) geteuid();
 
@@ -379,11 +386,14 @@ static void remedy(struct ctx *c, struct placement *p) {
                          "writable cgroup mount (docker/podman run --cgroupns=private -v "
                          "/sys/fs/cgroup:/sys/fs/cgroup:rw), or give --cgroup-parent a cgroup delegated to uid %u",
                          uid);
+        else if (systemd_booted() && uid != 0 && !user_manager_running(uid))
+                snprintf(p->remedy, sizeof p->remedy,
+                         "systemd's user manager is not running for uid %u: loginctl enable-linger (or log in), then "
+                         "systemd-run --user --scope -p Delegate=yes leash run ...",
+                         uid);
         else if (systemd_booted() && uid != 0)
                 snprintf(p->remedy, sizeof p->remedy,
-                         "ask systemd for a delegated scope: systemd-run --user --scope -p Delegate=yes leash run ... "
-                         "(if the user manager is not running: loginctl enable-linger %u)",
-                         uid);
+                         "ask systemd for a delegated scope: systemd-run --user --scope -p Delegate=yes leash run ...");
         else
                 snprintf(p->remedy, sizeof p->remedy,
                          "have root delegate a cgroup to uid %u (mkdir %s/u%u; chown %u it and its cgroup.procs, "

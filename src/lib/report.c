@@ -499,6 +499,10 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
         if (r->term_signal)
                 fprintf(f, ", killed by SIG%s", signal_name(r->term_signal));
         fprintf(f, ")\n");
+        fprintf(f, "placement: %s", placement_kind_to_string(r->placement));
+        if (r->placement == PLACEMENT_NONE) /* the kind only: the JSON report says why */
+                fputs(" (no cgroup: the job ran as its process tree)", f);
+        fputc('\n', f);
         fprintf(f, "wall time: %.3f s\n", (double) x->wall_ns / 1e9);
         if (x->cpu_usage_us != LEASH_NULL)
                 fprintf(f, "cpu time:  %.3f s (user %.3f s, system %.3f s)\n", (double) x->cpu_usage_us / 1e6,
