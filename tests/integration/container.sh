@@ -15,12 +15,14 @@ NS=$PARENT/ns
 mkdir "$NS" || skip_all "cannot create $NS"
 # in_ns ro|rw SCRIPT: SCRIPT in a shell moved into $NS, in its own cgroup and
 # mount namespaces, with cgroup2 mounted on /sys/fs/cgroup as a container
-# runtime mounts it (over whatever is there, in the private namespace only)
+# runtime mounts it (on a fresh tmpfs over whatever is there: the same
+# superblock cannot be mounted twice on one mount point; in the private
+# namespace only)
 in_ns() {
         local mode=$1
         shift
         bash -c 'echo $$ >"$1/cgroup.procs" && exec unshare -C -m --propagation private \
-                bash -c "mount -t cgroup2 -o $2 none \"\$0\" && exec bash -c \"\$1\"" "$3" "$4"' \
+                bash -c "mount -t tmpfs none \"\$0\" && mount -t cgroup2 -o $2 none \"\$0\" && exec bash -c \"\$1\"" "$3" "$4"' \
                 - "$NS" "$mode" /sys/fs/cgroup "$*"
 }
 if ! in_ns rw 'true' 2>"$TMP/err"; then
