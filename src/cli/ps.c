@@ -304,8 +304,8 @@ int cmd_ps(int argc, char **argv) {
                 }
                 if (pss)
                         printf("* memory: the sum of the processes' PSS (no memory controller for the job)\n");
-                printf("placement: %s %s(%s)\n", placement_kind_to_string(placement.kind),
-                       placement.parent[0] ? placement.parent : "", placement.why);
+                printf("placement: %s%s%s (%s)\n", placement_kind_to_string(placement.kind),
+                       placement.parent[0] ? " " : "", placement.parent, placement.why);
                 if (placement.kind == PLACEMENT_NONE)
                         printf("  jobs started here run without a cgroup and are not listed; remedy: %s\n",
                                placement.remedy);

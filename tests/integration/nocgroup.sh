@@ -136,6 +136,8 @@ else
         skip "leash.limit as uid $NB"
 fi
 
+as_nobody "$L" ps >"$TMP/ps" 2>&1
+check "ps: says placement none and why jobs are not listed" grep -q '^placement: none (.*no delegated unit' "$TMP/ps"
 check "check: placement none with the remedy" grep -q '^  remedy: ' "$TMP/check"
 check "check: verdict DEGRADED, not NOTHING CAN RUN" grep -q '^verdict: *DEGRADED' "$TMP/check"
 finish
