@@ -11,22 +11,26 @@
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (unshare -C -m, mount)"
 command -v unshare >/dev/null || skip_all "no unshare(1)"
-NS=$PARENT/ns
-mkdir "$NS" || skip_all "cannot create $NS"
-# in_ns ro|rw SCRIPT: SCRIPT in a shell moved into $NS, in its own cgroup and
+# one namespace root each (the writable run enables controllers in its root,
+# which then takes no process of its own: no internal processes)
+NS=$PARENT/ns-rw
+NSRO=$PARENT/ns-ro
+mkdir "$NS" "$NSRO" || skip_all "cannot create $NS"
+# in_ns ro|rw SCRIPT: SCRIPT in a shell moved into $NS (ro: $NSRO), in its own cgroup and
 # mount namespaces, with cgroup2 mounted on /sys/fs/cgroup as a container
 # runtime mounts it (on a fresh tmpfs over whatever is there: the same
 # superblock cannot be mounted twice on one mount point; in the private
 # namespace only)
 in_ns() {
-        local mode=$1
+        local mode=$1 ns=$NS
         shift
+        [ "$mode" = rw ] || ns=$NSRO
         bash -c 'echo $$ >"$1/cgroup.procs" && exec unshare -C -m --propagation private \
                 bash -c "mount -t tmpfs none \"\$0\" && mount -t cgroup2 -o $2 none \"\$0\" && exec bash -c \"\$1\"" "$3" "$4"' \
-                - "$NS" "$mode" /sys/fs/cgroup "$*"
+                - "$ns" "$mode" /sys/fs/cgroup "$*"
 }
 if ! in_ns rw 'true' 2>"$TMP/err"; then
-        rmdir "$NS"
+        rmdir "$NS" "$NSRO"
         skip_all "cannot make a cgroup namespace with a cgroup2 mount here: $(head -1 "$TMP/err")"
 fi
 
@@ -47,6 +51,6 @@ check "read-only namespace: why names the read-only cgroupfs" \
         bash -c 'grep -q read-only <<<"$1"' - "$(jget "$TMP/ro.json" placement.why)"
 check "read-only namespace: check gives the container remedy" grep -q 'remedy: .*--cgroupns=private' "$TMP/check-ro"
 
-for d in "$NS"/*/; do [ -d "$d" ] && rmdir "$d"; done
-rmdir "$NS"
+for d in "$NS"/*/ "$NSRO"/*/; do [ -d "$d" ] && rmdir "$d"; done
+rmdir "$NS" "$NSRO"
 finish
