@@ -190,8 +190,7 @@ static int job_place(struct leash_job *j, struct placement_cache *cache, struct 
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", p->parent);
         j->mount_len = p->kind == PLACEMENT_NONE ? 0 : p->mount_len;
         if (p->kind == PLACEMENT_NONE && j->spec.strict)
-                return leash_error_set(err, "find a cgroup (--strict refuses to run without one)", p->remedy,
-                                       p->error ? -p->error : -EOPNOTSUPP);
+                return leash_error_set(err, PLACEMENT_STRICT_STEP, p->why, p->error ? -p->error : -EOPNOTSUPP);
         j->no_cgroup = p->kind == PLACEMENT_NONE;
         if (j->no_cgroup && j->r.isolation && strncmp(j->r.isolation, "none:", 5) == 0)
                 j->r.isolation = "none: the job shares leash's uid and can stop leash (no cgroup: the job is leash's "

@@ -33,6 +33,10 @@
 
 /* enum placement_kind and struct placement are in leash.h (the CLI's check reads them). */
 
+/* The step of the error --strict gives where no cgroup can be had (its
+ * detail: why); the CLI then prints the remedy (placement_decide, apply false). */
+#define PLACEMENT_STRICT_STEP "run without a cgroup (--strict refuses)"
+
 /* The decision for this process. requested: --cgroup-parent / the config
  * (NULL: the chain). With apply false (check, ps) nothing is made or moved:
  * the decision says what a run would do. Only a bad requested parent fails
