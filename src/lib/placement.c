@@ -453,12 +453,7 @@ static __attribute__((noinline)) int decide(const char *requested, bool apply, s
                 return r < 0 ? r : (p->kind = PLACEMENT_CONFIG, 0);
         if (step_subtree(c, p, PLACEMENT_DELEGATED) > 0)
                 return 0;
-        /* Step 3, systemd, is hooked in here (placement.h has the signature):
-         * when apply and systemd_booted(), systemd_scope_acquire(geteuid() != 0,
-         * "leash.slice", &scope) moves leash into a Delegate=yes scope; then
-         * placement_enter_subtree(scope, scope, c->apply, p) (leash into its
-         * leash-leaf, job cgroups beside it), p->kind = PLACEMENT_SYSTEMD and
-         * a why_add() line; -ENOENT/-EOPNOTSUPP add why and go on. */
+        /* step 3, systemd: hooked in here (placement.h) */
         if (step_subtree(c, p, PLACEMENT_NAMESPACE) > 0)
                 return 0;
         if (c->in_ns && c->top_kind == PLACEMENT_NAMESPACE && p->error == EROFS)
