@@ -24,6 +24,7 @@
 #include "../lib/leash.h"
 #include "../lib/options.h"
 #include "../lib/profile.h"
+#include "../lib/placement.h"
 #include "cli.h"
 #include "report-dest.h"
 
@@ -216,6 +217,14 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
         return 0;
 }
 
+/* --strict refused to run without a cgroup: what would give one here. */
+static void log_strict_remedy(const char *cgroup_parent) {
+        _cleanup_free_ struct placement *p = malloc(sizeof *p);
+
+        if (p && placement_decide(cgroup_parent, false, p, NULL) >= 0 && p->remedy[0])
+                log_error("remedy: %s", p->remedy);
+}
+
 int cmd_run(int argc, char **argv) {
         struct leash_settings s, cli;
         const struct leash_result *res;
@@ -289,6 +298,8 @@ int cmd_run(int argc, char **argv) {
                         log_error("%s: %s: %s", err.step, err.detail, strerror(err.error));
                 else
                         log_error("%s: %s", err.step ? err.step : "run the job", strerror(err.error));
+                if (err.step && strcmp(err.step, PLACEMENT_STRICT_STEP) == 0)
+                        log_strict_remedy(s.config.cgroup_parent);
                 leash_job_free(job);
                 unguard_signals(sig_fd, &old_mask);
                 report_close(&dest);

@@ -331,8 +331,8 @@ int cgroupfs_apply_limits(int fd, const struct leash_spec *c, const enum leash_e
         return 0;
 }
 
-/* sig to each pid of one cgroup's cgroup.procs but those in skip. */
-static int for_each_pid_one(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
+/* sig to each pid of cgroup.procs but those in skip. */
+static int for_each_pid_here(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
         char stackbuf[4096], *text = stackbuf;
         _cleanup_free_ char *big = NULL;
         size_t len;
@@ -364,41 +364,42 @@ static int for_each_pid_one(int job_fd, int sig, const pid_t *skip, size_t n_ski
         return n;
 }
 
-#define SUBTREE_DEPTH_MAX 64
+#define CGROUP_DEPTH_MAX 16
 
-/* The same in the cgroup and every cgroup below it: a job that made child
- * cgroups (uid 0 may) has processes there too, and they count (issue 22.12). */
-static int for_each_pid_depth(int cg_fd, int sig, const pid_t *skip, size_t n_skip, unsigned depth) {
-        _cleanup_free_ struct dirread *d = NULL;
-        _cleanup_close_ int dfd = -1;
-        const char *name;
+/* The same through the cgroups below too: a job may hold cgroups of its own,
+ * and a leash run inside a job (a nested job, placement.c) moves the outer
+ * job's processes into its leash-leaf and makes its job cgroups beside it.
+ * The freeze of the top cgroup holds the whole subtree. */
+static int for_each_pid_below(int fd, int sig, const pid_t *skip, size_t n_skip, unsigned depth) {
+        struct dirread d;
         unsigned char type;
-        int n = for_each_pid_one(cg_fd, sig, skip, n_skip);
+        const char *name;
+        int n = for_each_pid_here(fd, sig, skip, n_skip), dup_fd;
 
-        if (n < 0 || depth >= SUBTREE_DEPTH_MAX)
+        if (n < 0 || depth >= CGROUP_DEPTH_MAX)
                 return n;
-        d = malloc(sizeof *d);
-        dfd = openat(cg_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (!d || dfd < 0)
+        dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dup_fd < 0)
                 return n;
-        dirread_init(d, dfd);
-        while ((name = dirread_next(d, &type))) {
-                _cleanup_close_ int child = -1;
-                int k;
-                if (type != DT_DIR || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        dirread_init(&d, dup_fd);
+        while ((name = dirread_next(&d, &type))) {
+                int sub, k;
+                if (type != DT_DIR || name[0] == '.')
                         continue;
-                child = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (child < 0)
-                        continue; /* removed meanwhile */
-                k = for_each_pid_depth(child, sig, skip, n_skip, depth + 1);
+                sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                k = for_each_pid_below(sub, sig, skip, n_skip, depth + 1);
+                close(sub);
                 if (k > 0)
                         n += k;
         }
+        close(dup_fd);
         return n;
 }
 
 static int for_each_pid(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
-        return for_each_pid_depth(job_fd, sig, skip, n_skip, 0);
+        return for_each_pid_below(job_fd, sig, skip, n_skip, 0);
 }
 
 /* Waits (bounded) for "frozen 1" in cgroup.events: a freeze is asynchronous. */

@@ -53,6 +53,7 @@
 #include "../basic/time-util.h"
 #include "host.h"
 #include "job.h"
+#include "proctree.h"
 
 #define WALK_MAX (1u << 18)               /* entries one walk may hold: far above a tree the job can keep alive */
 #define FINISH_NS (5ULL * NSEC_PER_SEC) /* walks that kill, at the end: for this long at most */
@@ -164,42 +165,6 @@ int escape_guard(struct leash_job *j) {
 
 /* ---- escapees ---- */
 
-static bool pidfd_ended(int pidfd) {
-        struct pollfd p = {.fd = pidfd, .events = POLLIN};
-        return poll(&p, 1, 0) == 1;
-}
-
-static int pidfd_signal(int pidfd, int sig) {
-        return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? negative_errno() : 0;
-}
-
-/* From /proc/PID/stat: the parent, the state letter, the comm and the start
- * time (clock ticks since boot: with the pid, who the process is). */
-static int proc_stat(pid_t pid, pid_t *ret_ppid, char *ret_state, char comm[16], unsigned long long *ret_start) {
-        char path[64], buf[1024], *open_paren, *close_paren;
-        int ppid;
-        size_t n;
-        int r;
-
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        r = read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0)
-                return r;
-        open_paren = strchr(buf, '(');
-        close_paren = strrchr(buf, ')'); /* the comm may hold ')' */
-        if (!open_paren || !close_paren || close_paren < open_paren ||
-            sscanf(close_paren + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                   ret_state, &ppid, ret_start) != 3)
-                return -EINVAL;
-        n = (size_t) (close_paren - open_paren - 1);
-        if (n > 15)
-                n = 15;
-        memcpy(comm, open_paren + 1, n);
-        comm[n] = '\0';
-        *ret_ppid = (pid_t) ppid;
-        return 0;
-}
-
 /* One walk of the tree: each entry a pid and the parent it was listed under. */
 struct walk {
         pid_t *pid, *parent;
@@ -239,48 +204,14 @@ static bool walk_push(struct walk *w, pid_t pid, pid_t parent) {
         return true;
 }
 
-/* Appends the children of every thread of pid (0: leash) to the walk. The
- * children file is read whole, however long (a job that churns leaves
- * thousands of zombies there, each a line). */
-static void add_children(pid_t pid, struct walk *w) {
-        char path[64];
-        _cleanup_close_ int tfd = -1;
-        DIR *d;
-        struct dirent *de;
-        pid_t self = getpid();
+static bool walk_child(pid_t child, pid_t parent, void *userdata) {
+        return walk_push(userdata, child, parent);
+}
 
-        if (pid)
-                snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
-        else
-                snprintf(path, sizeof path, "/proc/self/task");
-        tfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (tfd < 0)
-                return;
-        d = fdopendir(TAKE_FD(tfd));
-        if (!d)
-                return;
-        while ((de = readdir(d))) {
-                _cleanup_free_ char *buf = NULL;
-                char name[300];
-                if (de->d_name[0] < '0' || de->d_name[0] > '9')
-                        continue;
-                snprintf(name, sizeof name, "%s/children", de->d_name);
-                if (read_file_at_alloc(dirfd(d), name, &buf, NULL) < 0) {
-                        if (errno == ENOMEM)
-                                w->truncated = true;
-                        continue;
-                }
-                for (char *p = buf; *p;) {
-                        char *end;
-                        long c = strtol(p, &end, 10);
-                        if (end == p)
-                                break;
-                        if (!walk_push(w, (pid_t) c, pid ? pid : self))
-                                break;
-                        p = end;
-                }
-        }
-        closedir(d);
+/* Appends the children of every thread of pid (0: leash) to the walk. */
+static void add_children(pid_t pid, struct walk *w) {
+        if (proctree_for_children(pid, walk_child, w) == -ENOMEM)
+                w->truncated = true;
 }
 
 /* The entry naming this process (pid and start time), or a new one that
@@ -331,9 +262,9 @@ static int scan(struct leash_job *j, int sig, unsigned *ret_reaped) {
         add_children(main_root ? r->pid : 0, &w);
         for (size_t i = 0; i < w.n; i++) {
                 _cleanup_close_ int pfd = -1;
-                pid_t pid = w.pid[i], ppid;
-                char state, comm[16], rel[4096];
-                unsigned long long start;
+                pid_t pid = w.pid[i];
+                struct proctree_stat ps;
+                char rel[4096];
                 struct leash_escapee *x;
                 bool fresh;
                 int e;
@@ -341,18 +272,18 @@ static int scan(struct leash_job *j, int sig, unsigned *ret_reaped) {
                 if (pid == watchdog_pid(&j->wd) || pid <= 0)
                         continue;
                 pfd = (int) syscall(SYS_pidfd_open, pid, 0);
-                if (pfd < 0 || proc_stat(pid, &ppid, &state, comm, &start) < 0 || ppid != w.parent[i] ||
+                if (pfd < 0 || proctree_stat(pid, &ps) < 0 || ps.ppid != w.parent[i] ||
                     proc_cgroup(pid, rel, sizeof rel) < 0)
                         continue; /* gone, or another process by now */
-                if (state == 'Z' || pidfd_ended(pfd)) {
+                if (ps.state == 'Z' || proctree_pidfd_ended(pfd)) {
                         /* ended: judged only as leash's own child, whose zombie keeps its pid */
                         if (!j->spec.reaper || w.parent[i] != getpid() || pid == r->pid)
                                 continue;
                         reaped++;
-                        if (!escape_in_job(j, rel) && (e = entry_for(j, pid, start, &pfd, &fresh)) >= 0) {
+                        if (!escape_in_job(j, rel) && (e = entry_for(j, pid, ps.start, &pfd, &fresh)) >= 0) {
                                 x = &r->escaped[e];
                                 if (fresh) {
-                                        snprintf(x->comm, sizeof x->comm, "%s", comm);
+                                        snprintf(x->comm, sizeof x->comm, "%s", ps.comm);
                                         snprintf(x->cgroup, sizeof x->cgroup, "%s", rel);
                                         x->end = LEASH_ESCAPE_ENDED;
                                 }
@@ -363,16 +294,16 @@ static int scan(struct leash_job *j, int sig, unsigned *ret_reaped) {
                 }
                 if (pid != r->pid && !escape_in_job(j, rel)) {
                         live++;
-                        e = entry_for(j, pid, start, &pfd, &fresh);
+                        e = entry_for(j, pid, ps.start, &pfd, &fresh);
                         if (e < 0) {
                                 unnamed++;
                                 if (sig)
-                                        (void) pidfd_signal(pfd, sig);
+                                        (void) proctree_pidfd_signal(pfd, sig);
                         } else {
                                 x = &r->escaped[e];
-                                snprintf(x->comm, sizeof x->comm, "%s", comm);
+                                snprintf(x->comm, sizeof x->comm, "%s", ps.comm);
                                 snprintf(x->cgroup, sizeof x->cgroup, "%s", rel);
-                                if (sig && pidfd_signal(j->esc_fd[e], sig) == 0)
+                                if (sig && proctree_pidfd_signal(j->esc_fd[e], sig) == 0)
                                         j->esc_signalled[e] = true;
                         }
                 }
@@ -418,17 +349,7 @@ void escape_check_main(struct leash_job *j, int code, int status) {
 
 /* Waits (bounded) until every escapee leash holds has ended. */
 static void wait_ended(struct leash_job *j, int timeout_ms) {
-        uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t) timeout_ms * NSEC_PER_MSEC;
-
-        for (unsigned i = 0; i < j->r.n_escaped; i++) {
-                while (j->esc_fd[i] >= 0 && !pidfd_ended(j->esc_fd[i])) {
-                        struct pollfd p = {.fd = j->esc_fd[i], .events = POLLIN};
-                        uint64_t now = now_ns(CLOCK_MONOTONIC);
-                        if (now >= deadline)
-                                return;
-                        (void) poll(&p, 1, (int) ((deadline - now) / NSEC_PER_MSEC) + 1);
-                }
-        }
+        proctree_wait_ended(j->esc_fd, j->r.n_escaped, timeout_ms);
 }
 
 void escape_finish(struct leash_job *j) {
@@ -448,8 +369,8 @@ void escape_finish(struct leash_job *j) {
                 live = scan(j, SIGKILL, &reaped);
                 /* the ones named before, wherever they are now (back in the job cgroup too) */
                 for (unsigned i = 0; i < r->n_escaped; i++)
-                        if (j->esc_fd[i] >= 0 && !pidfd_ended(j->esc_fd[i]) &&
-                            pidfd_signal(j->esc_fd[i], SIGKILL) == 0) {
+                        if (j->esc_fd[i] >= 0 && !proctree_pidfd_ended(j->esc_fd[i]) &&
+                            proctree_pidfd_signal(j->esc_fd[i], SIGKILL) == 0) {
                                 j->esc_signalled[i] = true;
                                 live++;
                         }
@@ -467,7 +388,7 @@ void escape_finish(struct leash_job *j) {
         for (unsigned i = 0; i < r->n_escaped; i++) {
                 if (j->esc_fd[i] < 0)
                         continue; /* the main process: settled when it was reaped */
-                if (!pidfd_ended(j->esc_fd[i]))
+                if (!proctree_pidfd_ended(j->esc_fd[i]))
                         r->escaped[i].end = LEASH_ESCAPE_RUNNING;
                 else if (r->escaped[i].end != LEASH_ESCAPE_ENDED)
                         r->escaped[i].end = j->esc_signalled[i] ? LEASH_ESCAPE_KILLED : LEASH_ESCAPE_ENDED;

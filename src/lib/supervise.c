@@ -46,6 +46,7 @@
 #include "cgroupfs.h"
 #include "escape.h"
 #include "sample.h"
+#include "tree.h"
 
 #define CPU_CHECK_MIN_NS (250 * NSEC_PER_USEC)
 
@@ -73,6 +74,9 @@ static void signal_main(struct leash_job *j, int sig) {
 static int signal_cgroup(struct leash_job *j, int sig) {
         pid_t skip[3] = {j->pidfd >= 0 ? j->r.pid : 0, getpid(), watchdog_pid(&j->wd)};
 
+        if (j->no_cgroup)
+                return tree_signal(j, sig); /* the main process among them */
+
         if (escape_guard(j) == 0)
                 return cgroupfs_signal_all(j->job_fd, sig, skip[0]);
         return cgroupfs_signal_each(j->job_fd, sig, skip, ELEMENTSOF(skip));
@@ -81,6 +85,10 @@ static int signal_cgroup(struct leash_job *j, int sig) {
 void supervise_kill_tree(struct leash_job *j) {
         pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
 
+        if (j->no_cgroup) {
+                (void) tree_signal(j, SIGKILL);
+                return;
+        }
         if (escape_guard(j) == 0)
                 (void) cgroupfs_kill(j->job_fd);
         else /* never cgroup.kill with leash inside: each process, a few rounds */
@@ -94,7 +102,7 @@ void supervise_kill_now(struct leash_job *j, const char *why) {
                 return;
         supervise_kill_tree(j);
         signal_main(j, SIGKILL); /* wherever it went */
-        if (!j->iso.on)
+        if (!j->iso.on && !j->no_cgroup)
                 (void) escape_scan(j, SIGKILL); /* and whatever of it left the cgroup */
         j->killed = true;
         j->deadline[DEADLINE_GRACE] = DEADLINE_NEVER;
@@ -125,11 +133,14 @@ static void escalate(struct leash_job *j, enum leash_reason cause, uint64_t now)
         j->soft_sent = true;
         j->cause = cause;
         j->deadline[DEADLINE_WALL] = j->deadline[DEADLINE_CPU] = DEADLINE_NEVER;
-        if (!j->iso.on) { /* isolated: the init forwards to its whole namespace */
+        if (j->no_cgroup) /* the tree, the main process in it */
+                (void) tree_signal(j, sig);
+        else if (!j->iso.on) { /* isolated: the init forwards to its whole namespace */
                 (void) signal_cgroup(j, sig);
                 (void) escape_scan(j, sig);
         }
-        signal_main(j, sig);
+        if (!j->no_cgroup)
+                signal_main(j, sig);
         supervise_log_signal(j, sig,
                              cause == LEASH_REASON_MEASURED && j->r.sampling.limit_reached >= 0
                                      ? leash_fig_name((enum leash_fig) j->r.sampling.limit_reached)
@@ -144,7 +155,11 @@ static void check_cpu(struct leash_job *j, uint64_t now) {
         uint64_t used_us, limit = j->spec.limit[LEASH_LIMIT_CPU_TIME], used, step;
         double d;
 
-        if (account_cpu_usage_us(j->job_fd, &used_us) < 0) {
+        if (j->no_cgroup) {
+                uint64_t user, system;
+                tree_cpu_us(j, &user, &system);
+                used_us = user + system;
+        } else if (account_cpu_usage_us(j->job_fd, &used_us) < 0) {
                 j->deadline[DEADLINE_CPU] = DEADLINE_NEVER; /* no cpu.stat: reported as not enforced */
                 return;
         }
@@ -221,11 +236,30 @@ int supervise_begin(struct leash_job *j) {
         return arm_timer(j);
 }
 
+/* A main process below a holder (holder.c): the holder reaped it and sends
+ * its status. 1 ended, 0 not yet. */
+static int reap_held(struct leash_job *j) {
+        struct pollfd pfd = {.fd = j->pidfd, .events = POLLIN};
+        struct leash_result *r = &j->r;
+        int status, got;
+
+        if (poll(&pfd, 1, 0) != 1)
+                return 0;
+        got = holder_main_status(&j->holder, 2000, &status, &j->ru);
+        r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
+        r->status_code = got > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        r->term_signal = got > 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        job_setup_collect(j);
+        return 1;
+}
+
 /* The main process: reaped when it has exited. 1 reaped, 0 not yet. */
 static int reap(struct leash_job *j) {
         siginfo_t si;
         struct leash_result *r = &j->r;
 
+        if (j->holder.sock >= 0)
+                return reap_held(j);
         memset(&si, 0, sizeof si);
         /* first without reaping: where did it end? */
         if (syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL, NULL) == 0) {
@@ -375,6 +409,8 @@ int leash_job_signal(struct leash_job *j, int sig) {
                 return -EINVAL;
         if (j->state != JOB_RUNNING)
                 return 0;
+        if (j->no_cgroup)
+                return tree_signal(j, sig); /* the main process among them */
         n = j->iso.on ? 0 : signal_cgroup(j, sig);
         if (!j->iso.on)
                 n = n < 0 ? escape_scan(j, sig) : n + escape_scan(j, sig);

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A process tree read from /proc: the one reader of /proc/PID/stat's
+ * identity fields and of the per-thread children lists, and the pidfd
+ * helpers, for escape.c (the job's processes outside its cgroup) and tree.c
+ * (the job without a cgroup).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proctree_stat {
+        pid_t ppid, pgrp, session;
+        char state;
+        char comm[16];
+        unsigned long long start;                        /* clock ticks since boot: with the pid, who the process is */
+        unsigned long long utime, stime, cutime, cstime; /* clock ticks */
+};
+
+/* /proc/PID/stat's text -> the fields above. */
+int proctree_parse_stat(const char *text, struct proctree_stat *ret);
+/* Reads and parses /proc/PID/stat. */
+int proctree_stat(pid_t pid, struct proctree_stat *ret);
+/* Called for each child found; returns false to stop the walk. */
+typedef bool (*proctree_child_fn)(pid_t child, pid_t parent, void *userdata);
+/* Calls fn for each child of every thread of pid (0: the caller); each list
+ * is read whole: -ENOMEM when one could not be (the walk may miss some). */
+int proctree_for_children(pid_t pid, proctree_child_fn fn, void *userdata);
+/* Appends the children of every thread of pid (0: the caller) to list, with
+ * parent[] their parent's pid, while *n < max. */
+void proctree_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n, size_t max);
+
+/* A pidfd says its process ended (poll, no wait). */
+bool proctree_pidfd_ended(int pidfd);
+/* sig through a pidfd: 0 or -errno. */
+int proctree_pidfd_signal(int pidfd, int sig);
+/* Waits, at most timeout_ms in all, until every pidfd (those < 0 skipped)
+ * says its process ended. */
+void proctree_wait_ended(const int *pidfds, size_t n, int timeout_ms);
