@@ -96,6 +96,23 @@ LEASH_NVML_LIBRARY="$TMP/writable.so" run_leash --sample 50ms -o "$TMP/w2.json" 
 check "override control: the same file, 755, is loaded" \
         test "$(jget "$TMP/w2.json" sampling.peaks.gpu_memory_bytes.value)" = $((100 * MIB))
 
+# --- leash ps / stat: the figures of a running job ---------------------------------
+reset_script
+mkfifo "$TMP/fifo"
+"$LEASH" run --cgroup-parent "$PARENT" -q -n gpujob -- bash -c '
+        echo "proc 1 $$ 314572800 30" >>"$LEASH_NVML_STANDIN"; echo $$ >'"$TMP/main"'; read x <'"$TMP/fifo" &
+BG=$!
+for _ in $(seq 400); do [ -s "$TMP/main" ] && break; sleep 0.05; done
+"$LEASH" ps --cgroup-parent "$PARENT" >"$TMP/ps" 2>&1
+sed 's/^/# /' "$TMP/ps"
+check "ps: a GPUMEM column" bash -c "head -1 '$TMP/ps' | grep -qw GPUMEM"
+check "ps: the job's 300 MiB in it" bash -c "grep '^gpujob ' '$TMP/ps' | grep -qw 300M"
+"$LEASH" stat --cgroup-parent "$PARENT" -o json "$(ls "$PARENT" | grep '^gpujob@')" >"$TMP/st.json" 2>&1
+check "stat -o json: figures.gpu_memory = 300 MiB" test "$(jget "$TMP/st.json" figures.gpu_memory_bytes)" = $((300 * MIB))
+check "stat -o json: figures.gpus = 1" test "$(jget "$TMP/st.json" figures.gpus)" = 1
+echo done >"$TMP/fifo"
+wait "$BG"
+
 # --- bad input ------------------------------------------------------------------------
 run_leash --limit gpu_memory=lots -- true
 check "bad value: exit 125 naming it" bash -c "[ $RC = 125 ] && grep -q gpu_memory '$TMP/err'"
