@@ -115,6 +115,10 @@ const char *nvml_library(void) {
         return nv.error == 0 ? nv.path : NULL;
 }
 
+bool nvml_has_process_utilization(void) {
+        return nvml_open(NULL) == 0 && nv.util;
+}
+
 int nvml_count(unsigned *ret) {
         if (nvml_open(NULL) < 0)
                 return -ENODEV;

@@ -14,6 +14,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,6 +36,8 @@ struct nvml_util {
 int nvml_open(const char **ret_why);
 /* The library opened ("libnvidia-ml.so.1" or the LEASH_NVML_LIBRARY path). */
 const char *nvml_library(void);
+/* Whether the driver offers nvmlDeviceGetProcessUtilization. */
+bool nvml_has_process_utilization(void);
 int nvml_count(unsigned *ret);
 int nvml_describe(unsigned index, char uuid[NVML_UUID_MAX], char name[NVML_NAME_MAX], unsigned *ret_minor);
 /* Compute and graphics processes of device index (a pid in both is merged).

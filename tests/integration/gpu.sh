@@ -113,6 +113,19 @@ check "stat -o json: figures.gpus = 1" test "$(jget "$TMP/st.json" figures.gpus)
 echo done >"$TMP/fifo"
 wait "$BG"
 
+# --- leash check lists the GPUs -----------------------------------------------------------
+reset_script
+"$LEASH" check >"$TMP/check" 2>&1
+check "check: the stand-in's two GPUs listed with their UUIDs" \
+        bash -c "grep -q 'NVIDIA (NVML, $STANDIN): 2 devices' '$TMP/check' && grep -q 'nvidia1  StandIn-B  GPU-1111bbbb-standin' '$TMP/check'"
+env -u LEASH_NVML_LIBRARY "$LEASH" check >"$TMP/check" 2>&1
+if [ -e /dev/dri ]; then
+        SKIP_WHY="this host has DRM render nodes"
+        skip "check: no driver: says none"
+else
+        check "check: no driver: says none, and why" grep -q "^  none: no NVIDIA driver" "$TMP/check"
+fi
+
 # --- bad input ------------------------------------------------------------------------
 run_leash --limit gpu_memory=lots -- true
 check "bad value: exit 125 naming it" bash -c "[ $RC = 125 ] && grep -q gpu_memory '$TMP/err'"
