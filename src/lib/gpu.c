@@ -158,6 +158,12 @@ int gpu_read(int proc_fd, const pid_t *pids, size_t n, struct gpu_reading *ret) 
         size_t n_seen = 0;
 
         memset(ret, 0, sizeof *ret);
+        /* a host without any GPU driver pays two failed look-ups, nothing per process */
+        if (nvml_open(&ret->why) < 0 && (proc_fd < 0 || drm_nodes() == 0)) {
+                if (!ret->why)
+                        ret->why = "no GPU driver: no NVIDIA library and no DRM render node";
+                return 0;
+        }
         if (n) {
                 sorted = malloc(n * sizeof *sorted);
                 if (!sorted)

@@ -153,7 +153,7 @@ int nvml_describe(unsigned index, char uuid[NVML_UUID_MAX], char name[NVML_NAME_
  * between the calls) */
 static int list(nvml_ret (*fn)(nvml_dev, unsigned *, struct nvml_process_info *), nvml_dev d,
                 struct nvml_process_info **ret, unsigned *ret_n) {
-        unsigned cap = 16;
+        unsigned cap = 64;
 
         for (int tries = 0; tries < 8; tries++) {
                 struct nvml_process_info *a = calloc(cap, sizeof *a);

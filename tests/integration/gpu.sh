@@ -37,9 +37,8 @@ export LEASH_NVML_LIBRARY="$STANDIN"
 reset_script
 run_leash --sample 50ms --series "$TMP/s.csv" -o "$TMP/r.json" -- bash -c '
         sleep 5 & c=$!
-        echo "proc 1 $$ 104857600 40" >>"$LEASH_NVML_STANDIN"
-        echo "proc 1 $c 52428800 20" >>"$LEASH_NVML_STANDIN"
-        echo "proc 0 $c 10485760 5" >>"$LEASH_NVML_STANDIN"
+        # one write: no sample sees half of it
+        printf "proc 1 $$ 104857600 40\nproc 1 $c 52428800 20\nproc 0 $c 10485760 5\n" >>"$LEASH_NVML_STANDIN"
         sleep 0.6; kill $c; wait'
 check "attribution: the job ran (exit 0)" test "$RC" = 0
 diag "usage.gpus: $(jget "$TMP/r.json" usage.gpus)"
