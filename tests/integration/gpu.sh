@@ -58,6 +58,12 @@ col() { head -1 "$TMP/s.csv" | tr , '\n' | grep -nx "$1" | cut -d: -f1; }
 check "series: a row with 2 GPUs and 160 MiB" \
         grep -q "^$(printf '[^,]*,%.0s' $(seq 2 "$(col gpu_memory_bytes)"))$((160 * MIB)),$((150 * MIB)),65,2," "$TMP/s.csv"
 
+"$LEASH" report --html -o "$TMP/r.html" "$TMP/r.json" "$TMP/s.csv" 2>"$TMP/report.err"
+check "HTML report: a GPU memory chart and a GPU utilisation chart" \
+        bash -c "grep -q 'GPU memory' '$TMP/r.html' && grep -q 'GPU utilisation' '$TMP/r.html'"
+"$LEASH" report --html -o "$TMP/none.html" "$TMP/none.json" "$TMP/none.csv" 2>/dev/null
+check "HTML report without a driver: no GPU chart" bash -c "[ ! -e '$TMP/none.json' ] || ! grep -q 'GPU memory' '$TMP/none.html'"
+
 # --- --limit gpu_memory ends the job ----------------------------------------------
 reset_script
 run_leash --sample 50ms --limit gpu_memory=120M -o "$TMP/l.json" -- bash -c '
