@@ -175,12 +175,19 @@ static int list(nvml_ret (*fn)(nvml_dev, unsigned *, struct nvml_process_info *)
         return -EAGAIN;
 }
 
-static void add_procs(struct nvml_proc *out, int *n, const struct nvml_process_info *a, unsigned na) {
+/* Compute entries are taken as listed (under MIG one process may hold
+ * contexts in two instances: separate memory). A graphics entry of a process
+ * also listed for compute is the same context: merged. */
+static void add_procs(struct nvml_proc *out, int *n, const struct nvml_process_info *a, unsigned na, bool merge) {
+        int listed = *n;
         for (unsigned i = 0; i < na; i++) {
                 uint64_t m = a[i].used_gpu_memory == NVML_VALUE_NOT_AVAILABLE ? UINT64_MAX : a[i].used_gpu_memory;
-                int j;
-                for (j = 0; j < *n && out[j].pid != (pid_t) a[i].pid; j++)
-                        ;
+                int j = *n;
+                if (merge)
+                        for (j = 0; j < listed && out[j].pid != (pid_t) a[i].pid; j++)
+                                ;
+                if (j == listed)
+                        j = *n;
                 if (j == *n) {
                         out[(*n)++] = (struct nvml_proc){(pid_t) a[i].pid, m};
                 } else if (m != UINT64_MAX && (out[j].mem_bytes == UINT64_MAX || m > out[j].mem_bytes))
@@ -203,8 +210,8 @@ int nvml_procs(unsigned index, struct nvml_proc **ret) {
                 ng = 0;
         out = calloc((size_t) nc + ng + 1, sizeof *out);
         if (out) {
-                add_procs(out, &n, c, nc);
-                add_procs(out, &n, g, ng);
+                add_procs(out, &n, c, nc, false);
+                add_procs(out, &n, g, ng, true);
         }
         free(c);
         free(g);
