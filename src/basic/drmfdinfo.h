@@ -19,7 +19,7 @@
 
 struct drm_fdinfo {
         char driver[32];
-        char pdev[32];      /* "0000:03:00.0" */
+        char pdev[32]; /* "0000:03:00.0" */
         uint64_t client_id;
         uint64_t engine_ns; /* sum of drm-engine-* */
         uint64_t mem_bytes; /* device-local memory, see above */

@@ -142,13 +142,12 @@ static void ps_row(const struct monitor_job *j, struct user_cache *uc, char *buf
         cell_size(j->s.v[LEASH_FIG_GPU_MEMORY], gpu, sizeof gpu);
         cell_count(j->s.v[LEASH_FIG_PROCS], procs, sizeof procs);
         monitor_limits_text(j, lim, sizeof lim);
-        snprintf(buf, size, PS_HEADER, j->name, lp, mp, u, age, cpu, cores, mem, peak, gpu, procs,
-                 lim[0] ? lim : "-");
+        snprintf(buf, size, PS_HEADER, j->name, lp, mp, u, age, cpu, cores, mem, peak, gpu, procs, lim[0] ? lim : "-");
 }
 
 static void ps_header(char *buf, size_t size) {
-        snprintf(buf, size, PS_HEADER, "NAME", "LEASH", "MAIN", "USER", "AGE", "CPU", "CORES", "MEM", "PEAK", "GPUMEM", "PROCS",
-                 "LIMITS");
+        snprintf(buf, size, PS_HEADER, "NAME", "LEASH", "MAIN", "USER", "AGE", "CPU", "CORES", "MEM", "PEAK", "GPUMEM",
+                 "PROCS", "LIMITS");
 }
 
 /* Reads every job twice, interval apart, for the cores figure. */

@@ -20,9 +20,9 @@
 #define GPU_MAX 16
 
 struct gpu_now {
-        char id[40];   /* "nvidia0" (NVML index) or the PCI address of a DRM device */
-        char uuid[64]; /* NVIDIA's GPU-…; "" for DRM */
-        char name[64]; /* the product, or the DRM driver */
+        char id[40];        /* "nvidia0" (NVML index) or the PCI address of a DRM device */
+        char uuid[64];      /* NVIDIA's GPU-…; "" for DRM */
+        char name[64];      /* the product, or the DRM driver */
         const char *source; /* "nvml" or "drm_fdinfo" */
         uint64_t mem_bytes; /* the job's memory on it; UINT64_MAX when the driver does not say */
         uint64_t util_pct;  /* the job's utilisation now; UINT64_MAX when unknown */
@@ -31,7 +31,7 @@ struct gpu_now {
 };
 
 struct gpu_reading {
-        bool nvml, drm; /* the sources that answered */
+        bool nvml, drm;  /* the sources that answered */
         const char *why; /* when neither: why there are no GPU figures */
         unsigned n;
         struct gpu_now g[GPU_MAX];

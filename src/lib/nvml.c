@@ -67,13 +67,13 @@ static const char *library_path(void) {
         return p;
 }
 
-#define SYM(field, name)                                            \
-        do {                                                        \
-                *(void **) &nv.field = dlsym(nv.dl, name);          \
-                if (!nv.field) {                                    \
+#define SYM(field, name)                                           \
+        do {                                                       \
+                *(void **) &nv.field = dlsym(nv.dl, name);         \
+                if (!nv.field) {                                   \
                         nv.why = "the NVIDIA library lacks " name; \
-                        return;                                     \
-                }                                                   \
+                        return;                                    \
+                }                                                  \
         } while (0)
 
 static void load(void) {

@@ -257,10 +257,10 @@ static void gpus_json(const struct leash_result *r, json_object *u) {
         json_object_object_add(acc, "available", json_object_new_boolean(t->available));
         json_object_object_add(acc, "source", t->sources ? json_object_new_string(t->sources) : NULL);
         json_object_object_add(acc, "why_not",
-                               t->available      ? NULL
-                               : !t->sampled     ? json_object_new_string("not sampled: GPU figures need --sample")
-                               : t->why          ? json_object_new_string(t->why)
-                                                 : NULL);
+                               t->available  ? NULL
+                               : !t->sampled ? json_object_new_string("not sampled: GPU figures need --sample")
+                               : t->why      ? json_object_new_string(t->why)
+                                             : NULL);
         json_object_object_add(u, "gpus", t->sampled ? a : (json_object_put(a), NULL));
         json_object_object_add(u, "gpu_accounting", acc);
 }
@@ -269,11 +269,12 @@ static void gpus_json(const struct leash_result *r, json_object *u) {
  * average use of cores, the limit a sample saw passed. */
 static json_object *sampling_json(const struct leash_result *r) {
         static const enum leash_fig peaks[] = {
-                LEASH_FIG_CORES,           LEASH_FIG_PROCS,        LEASH_FIG_THREADS,    LEASH_FIG_PIDS_CURRENT,
-                LEASH_FIG_MEMORY,          LEASH_FIG_MEM_CURRENT,  LEASH_FIG_MEM_RSS,    LEASH_FIG_MEM_PSS,
-                LEASH_FIG_MEM_USS,         LEASH_FIG_SWAP_CURRENT, LEASH_FIG_DISK_BYTES, LEASH_FIG_DISK_FILES,
-                LEASH_FIG_TOTAL_PROCESSES, LEASH_FIG_GPU_MEMORY,   LEASH_FIG_GPU_MEMORY_MAX, LEASH_FIG_GPU_UTIL,
-                LEASH_FIG_GPUS,
+                LEASH_FIG_CORES,           LEASH_FIG_PROCS,      LEASH_FIG_THREADS,
+                LEASH_FIG_PIDS_CURRENT,    LEASH_FIG_MEMORY,     LEASH_FIG_MEM_CURRENT,
+                LEASH_FIG_MEM_RSS,         LEASH_FIG_MEM_PSS,    LEASH_FIG_MEM_USS,
+                LEASH_FIG_SWAP_CURRENT,    LEASH_FIG_DISK_BYTES, LEASH_FIG_DISK_FILES,
+                LEASH_FIG_TOTAL_PROCESSES, LEASH_FIG_GPU_MEMORY, LEASH_FIG_GPU_MEMORY_MAX,
+                LEASH_FIG_GPU_UTIL,        LEASH_FIG_GPUS,
         };
         const struct leash_sampling_result *x = &r->sampling;
         const struct leash_usage *u = &r->usage;

@@ -634,11 +634,11 @@ int series_format_row(enum leash_series_format f, const struct leash_sample *s, 
 /* --- measured limits ----------------------------------------------------------- */
 
 static const enum leash_fig limitable[] = {
-        LEASH_FIG_DISK_BYTES,   LEASH_FIG_DISK_FILES,  LEASH_FIG_IO_WRITE_BYTES,  LEASH_FIG_IO_READ_BYTES,
-        LEASH_FIG_IO_WRITE_OPS, LEASH_FIG_IO_READ_OPS, LEASH_FIG_TOTAL_PROCESSES, LEASH_FIG_PROCS,
-        LEASH_FIG_THREADS,      LEASH_FIG_CORES_AVG,   LEASH_FIG_MEMORY,          LEASH_FIG_MEM_RSS,
-        LEASH_FIG_MEM_PSS,      LEASH_FIG_MEM_USS,     LEASH_FIG_SWAP_CURRENT,
-        LEASH_FIG_GPU_MEMORY,   LEASH_FIG_GPU_MEMORY_MAX,
+        LEASH_FIG_DISK_BYTES,     LEASH_FIG_DISK_FILES,  LEASH_FIG_IO_WRITE_BYTES,  LEASH_FIG_IO_READ_BYTES,
+        LEASH_FIG_IO_WRITE_OPS,   LEASH_FIG_IO_READ_OPS, LEASH_FIG_TOTAL_PROCESSES, LEASH_FIG_PROCS,
+        LEASH_FIG_THREADS,        LEASH_FIG_CORES_AVG,   LEASH_FIG_MEMORY,          LEASH_FIG_MEM_RSS,
+        LEASH_FIG_MEM_PSS,        LEASH_FIG_MEM_USS,     LEASH_FIG_SWAP_CURRENT,    LEASH_FIG_GPU_MEMORY,
+        LEASH_FIG_GPU_MEMORY_MAX,
 };
 
 bool sample_fig_limitable(enum leash_fig f) {

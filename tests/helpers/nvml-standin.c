@@ -117,9 +117,10 @@ int nvmlDeviceGetProcessUtilization(void *d, struct util *out, unsigned *n, unsi
         for (unsigned i = 0; i < s.n_proc; i++)
                 if (s.p[i].gpu == idx(d)) {
                         if (k < cap && out)
-                                out[k] = (struct util){s.p[i].pid,
-                                                       (unsigned long long) tv.tv_sec * 1000000 + tv.tv_usec,
-                                                       s.p[i].pct, 0, 0, 0};
+                                out[k] =
+                                        (struct util){s.p[i].pid, (unsigned long long) tv.tv_sec * 1000000 + tv.tv_usec,
+                                                      s.p[i].pct, 0,
+                                                      0,          0};
                         k++;
                 }
         *n = k;

@@ -87,8 +87,7 @@ int main(void) {
         is_u64(t.g[0].last.mem_bytes, 0, "memory now 0 once the job left the GPU");
         ok(t.available && strcmp(t.sources, "drm_fdinfo") == 0, "source named");
 
-        ok(sample_limit_parse("gpu_memory=2G", &fig, &v, &exp) == 0 && fig == LEASH_FIG_GPU_MEMORY &&
-                   v == 2ULL << 30,
+        ok(sample_limit_parse("gpu_memory=2G", &fig, &v, &exp) == 0 && fig == LEASH_FIG_GPU_MEMORY && v == 2ULL << 30,
            "--limit gpu_memory=2G");
         ok(sample_limit_parse("gpu_memory_max=512M", &fig, &v, &exp) == 0 && fig == LEASH_FIG_GPU_MEMORY_MAX,
            "--limit gpu_memory_max=512M (per GPU)");
