@@ -266,6 +266,10 @@ enum leash_fig {
         LEASH_FIG_CORES_AVG,       /* ucores: cpu_total / t */
         LEASH_FIG_TOTAL_PROCESSES, /* count of distinct processes seen by the samples so far */
         LEASH_FIG_MEMORY,          /* bytes: memory.current, or the Pss sum where there is none */
+        LEASH_FIG_GPU_MEMORY,      /* bytes: the job's memory on all GPUs (NVML, DRM fdinfo) */
+        LEASH_FIG_GPU_MEMORY_MAX,  /* bytes: the job's memory on the GPU where it uses most */
+        LEASH_FIG_GPU_UTIL,        /* count: the job's utilisation in percent, summed over GPUs */
+        LEASH_FIG_GPUS,            /* count: GPUs the job uses now */
         _LEASH_FIG_MAX,
 };
 

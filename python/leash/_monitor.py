@@ -34,6 +34,12 @@ RESOURCE_UNITS = {
     "total_files": ("files", "disk_files", 1),
     "max_concurrent_processes": ("procs", "procs", 1),
     "total_processes": ("procs", "total_processes", 1),
+    # GPUs (issue 28): the job's processes on the GPUs, attributed by pid
+    # (resource_tracker's gpu_vram, gpu_usage, gpu_utilized); absent where
+    # no GPU driver answered
+    "gpu_memory": ("MB", "gpu_memory_bytes", MB),
+    "gpu_utilization": ("%", "gpu_util_pct", 1),
+    "gpus": ("gpus", "gpus", 1),
 }
 
 # resource_monitor limits that leash enforces with its own limits, and the
@@ -55,6 +61,7 @@ _MEASURED = {
     "bytes_read": ("io_read_bytes", MB, int),
     "cores_avg": ("cores_avg", 1, float),
     "total_processes": ("total_processes", 1, int),
+    "gpu_memory": ("gpu_memory", MB, int),
 }
 # limits that need the disk walk: of the caller's working directory unless
 # the call names another (sample_disk=...)

@@ -106,6 +106,7 @@ int cmd_check(int argc, char **argv) {
                         printf("               %s\n", h.enforce_note[l]);
         }
         print_sandbox_check();
+        print_gpu_check();
         if (!h.clone_into_cgroup)
                 printf("note: no clone3(CLONE_INTO_CGROUP): jobs start with fork and move themselves in\n");
         if (h.placement.kind == PLACEMENT_NONE && r >= 0) {

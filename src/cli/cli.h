@@ -23,6 +23,8 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_help(FILE *f);
 /* leash check: seccomp, filter sets, capabilities, identity switch */
 void print_sandbox_check(void);
+/* leash check: the GPUs found and the figures available (check-gpu.c) */
+void print_gpu_check(void);
 
 /* `leash run` settings in precedence order: built-in < leash.ini < the
  * profile (cli->profile_name, or default) < the command line (args, in

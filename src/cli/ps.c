@@ -109,11 +109,11 @@ static void cell_pid(pid_t p, char *buf, size_t size) {
 
 /* --- the table (ps and top) ------------------------------------------------- */
 
-#define PS_HEADER "%-24s %7s %7s %-9s %8s %8s %6s %8s %8s %5s  %s"
+#define PS_HEADER "%-24s %7s %7s %-9s %8s %8s %6s %8s %8s %8s %5s  %s"
 
 /* One row into buf (no newline); *pss set when memory came from the PSS sum. */
 static void ps_row(const struct monitor_job *j, struct user_cache *uc, char *buf, size_t size, bool *pss) {
-        char lp[16], mp[16], user[40], age[24], cpu[24], cores[16], mem[16], peak[16], procs[16], lim[512];
+        char lp[16], mp[16], user[40], age[24], cpu[24], cores[16], mem[16], peak[16], gpu[16], procs[16], lim[512];
         const char *u = "-";
         uint64_t m = j->s.v[LEASH_FIG_MEMORY];
 
@@ -139,14 +139,16 @@ static void ps_row(const struct monitor_job *j, struct user_cache *uc, char *buf
                 *pss = true;
         }
         cell_size(j->mem_peak, peak, sizeof peak);
+        /* the job's memory on all GPUs (gpu.c); "-" where no GPU driver answered */
+        cell_size(j->s.v[LEASH_FIG_GPU_MEMORY], gpu, sizeof gpu);
         cell_count(j->s.v[LEASH_FIG_PROCS], procs, sizeof procs);
         monitor_limits_text(j, lim, sizeof lim);
-        snprintf(buf, size, PS_HEADER, j->name, lp, mp, u, age, cpu, cores, mem, peak, procs, lim[0] ? lim : "-");
+        snprintf(buf, size, PS_HEADER, j->name, lp, mp, u, age, cpu, cores, mem, peak, gpu, procs, lim[0] ? lim : "-");
 }
 
 static void ps_header(char *buf, size_t size) {
-        snprintf(buf, size, PS_HEADER, "NAME", "LEASH", "MAIN", "USER", "AGE", "CPU", "CORES", "MEM", "PEAK", "PROCS",
-                 "LIMITS");
+        snprintf(buf, size, PS_HEADER, "NAME", "LEASH", "MAIN", "USER", "AGE", "CPU", "CORES", "MEM", "PEAK", "GPUMEM",
+                 "PROCS", "LIMITS");
 }
 
 /* Reads every job twice, interval apart, for the cores figure. */

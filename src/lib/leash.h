@@ -16,6 +16,8 @@
 
 #include <leash/leash.h>
 
+#include "gpu.h"
+
 #define LEASH_MAX UINT64_MAX /* "max": explicitly unlimited */
 
 /* Syscall filter sets (--seccomp), see docs/security.md for each list. */
@@ -82,6 +84,7 @@ struct leash_sampling_result {
         uint64_t limit_value_at; /* the figure's value at the sample that saw it */
         uint64_t limit_seen_ns;  /* when, since the start */
         uint64_t cost_ns;        /* CPU time leash spent sampling (thread CPU clock) */
+        struct gpu_track gpu;    /* the GPUs the job touched (gpu.c) */
 };
 
 struct leash_spec {

@@ -499,6 +499,27 @@ static void job_charts(struct writer *w, const struct history_job *j) {
         c.desc = desc;
         emit_chart(w, &c);
 
+        /* GPUs (issue 28): only where a GPU driver answered */
+        if (column_has_data(s, "gpu_memory_bytes")) {
+                c = (struct chart){.id = "gpu", .title = "GPU memory", .unit = HUNIT_BYTES};
+                add_line(&c, s, t, "gpu_memory_bytes", "all GPUs", NULL);
+                add_line(&c, s, t, "gpu_memory_max_bytes", "busiest GPU", NULL);
+                add_marks(&c, j, false);
+                snprintf(desc, sizeof desc,
+                         "The job's memory on the GPUs (NVML or DRM fdinfo, attributed by pid): on all of them, and "
+                         "on the one where it used most.");
+                c.desc = desc;
+                emit_chart(w, &c);
+        }
+        if (column_has_data(s, "gpu_util_pct")) {
+                c = (struct chart){.id = "gpu-util", .title = "GPU utilisation", .unit = HUNIT_PERCENT};
+                add_line(&c, s, t, "gpu_util_pct", "summed over GPUs", NULL);
+                add_marks(&c, j, false);
+                snprintf(desc, sizeof desc, "The job's GPU utilisation in percent, summed over the GPUs it used.");
+                c.desc = desc;
+                emit_chart(w, &c);
+        }
+
         c = (struct chart){.id = "pressure", .title = "Pressure: share of time stalled", .unit = HUNIT_PERCENT};
         add_line(&c, s, t, "psi_cpu_some_us", "CPU some",
                  derive_rate(&d, s, t, history_series_col(s, "psi_cpu_some_us"), 1e-4));

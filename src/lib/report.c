@@ -235,14 +235,47 @@ static void measured_limits_json(const struct leash_spec *c, const struct leash_
         }
 }
 
+/* usage.gpus[]: each GPU a process of the job used, from the samples
+ * (gpu.c); usage.gpu_accounting says whether there could be any. */
+static void gpus_json(const struct leash_result *r, json_object *u) {
+        const struct gpu_track *t = &r->sampling.gpu;
+        json_object *a = json_object_new_array(), *acc = json_object_new_object();
+
+        for (unsigned i = 0; i < t->n; i++) {
+                const struct gpu_life *l = &t->g[i];
+                json_object *g = json_object_new_object();
+                json_object_object_add(g, "id", json_object_new_string(l->last.id));
+                json_object_object_add(g, "uuid", l->last.uuid[0] ? jstr(l->last.uuid) : NULL);
+                json_object_object_add(g, "name", l->last.name[0] ? jstr(l->last.name) : NULL);
+                json_object_object_add(g, "source", json_object_new_string(l->last.source));
+                json_object_object_add(g, "memory_bytes_at_end", u64_or_null(l->last.mem_bytes));
+                json_object_object_add(g, "memory_peak_bytes", json_object_new_uint64(l->mem_peak));
+                json_object_object_add(g, "utilization_avg_pct",
+                                       l->util_n ? decimal((double) l->util_sum / (double) l->util_n) : NULL);
+                json_object_object_add(g, "utilization_samples", json_object_new_uint64(l->util_n));
+                json_object_array_add(a, g);
+        }
+        json_object_object_add(acc, "available", json_object_new_boolean(t->available));
+        json_object_object_add(acc, "source", t->sources ? json_object_new_string(t->sources) : NULL);
+        json_object_object_add(acc, "why_not",
+                               t->available  ? NULL
+                               : !t->sampled ? json_object_new_string("not sampled: GPU figures need --sample")
+                               : t->why      ? json_object_new_string(t->why)
+                                             : NULL);
+        json_object_object_add(u, "gpus", t->sampled ? a : (json_object_put(a), NULL));
+        json_object_object_add(u, "gpu_accounting", acc);
+}
+
 /* What only sampling can tell: peaks between the start and the end, the
  * average use of cores, the limit a sample saw passed. */
 static json_object *sampling_json(const struct leash_result *r) {
         static const enum leash_fig peaks[] = {
-                LEASH_FIG_CORES,           LEASH_FIG_PROCS,        LEASH_FIG_THREADS,    LEASH_FIG_PIDS_CURRENT,
-                LEASH_FIG_MEMORY,          LEASH_FIG_MEM_CURRENT,  LEASH_FIG_MEM_RSS,    LEASH_FIG_MEM_PSS,
-                LEASH_FIG_MEM_USS,         LEASH_FIG_SWAP_CURRENT, LEASH_FIG_DISK_BYTES, LEASH_FIG_DISK_FILES,
-                LEASH_FIG_TOTAL_PROCESSES,
+                LEASH_FIG_CORES,           LEASH_FIG_PROCS,      LEASH_FIG_THREADS,
+                LEASH_FIG_PIDS_CURRENT,    LEASH_FIG_MEMORY,     LEASH_FIG_MEM_CURRENT,
+                LEASH_FIG_MEM_RSS,         LEASH_FIG_MEM_PSS,    LEASH_FIG_MEM_USS,
+                LEASH_FIG_SWAP_CURRENT,    LEASH_FIG_DISK_BYTES, LEASH_FIG_DISK_FILES,
+                LEASH_FIG_TOTAL_PROCESSES, LEASH_FIG_GPU_MEMORY, LEASH_FIG_GPU_MEMORY_MAX,
+                LEASH_FIG_GPU_UTIL,        LEASH_FIG_GPUS,
         };
         const struct leash_sampling_result *x = &r->sampling;
         const struct leash_usage *u = &r->usage;
@@ -413,6 +446,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         json_object_object_add(m, "involuntary_switches", u64_or_null(x->main_nivcsw));
         json_object_object_add(u, "main_process", m);
         json_object_object_add(u, "leftovers_killed", json_object_new_int((int) r->leftovers_killed));
+        gpus_json(r, u);
         json_object_object_add(root, "usage", u);
 
         a = json_object_new_array();

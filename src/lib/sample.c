@@ -82,6 +82,10 @@ static const struct {
         [LEASH_FIG_CORES_AVG] = {"cores_avg", "cores_avg", U_UCORES, false},
         [LEASH_FIG_TOTAL_PROCESSES] = {"total_processes", "total_processes", U_COUNT, false},
         [LEASH_FIG_MEMORY] = {"memory", "memory_bytes", U_BYTES, false},
+        [LEASH_FIG_GPU_MEMORY] = {"gpu_memory", "gpu_memory_bytes", U_BYTES, false},
+        [LEASH_FIG_GPU_MEMORY_MAX] = {"gpu_memory_max", "gpu_memory_max_bytes", U_BYTES, false},
+        [LEASH_FIG_GPU_UTIL] = {"gpu_util", "gpu_util_pct", U_COUNT, false},
+        [LEASH_FIG_GPUS] = {"gpus", "gpus", U_COUNT, false},
 };
 
 const char *leash_fig_name(enum leash_fig f) {
@@ -465,6 +469,39 @@ static void sample_read_tree(int proc_fd, int disk_fd, const pid_t *pids, size_t
         if (s->v[LEASH_FIG_MEM_PSS] != LEASH_NULL)
                 set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_PSS], "sampled_pss");
         sample_disk(disk_fd, s);
+        if (proc_fd >= 0) {
+                (void) gpu_read(proc_fd, pids, n, &s->gpu);
+                sample_gpu_figures(s);
+        }
+}
+
+/* The GPU figures of the reading in s->gpu: null where no source answered;
+ * a figure of the driver's "not available" makes the total null too. */
+void sample_gpu_figures(struct leash_sample *s) {
+        const struct gpu_reading *r = &s->gpu;
+        const char *basis = r->nvml && r->drm ? "nvml+drm_fdinfo" : r->nvml ? "nvml" : "drm_fdinfo";
+        uint64_t mem = 0, max = 0, util = 0;
+        bool mem_known = true, util_known = false;
+
+        if (!r->nvml && !r->drm)
+                return;
+        for (unsigned i = 0; i < r->n; i++) {
+                const struct gpu_now *g = &r->g[i];
+                if (g->mem_bytes == UINT64_MAX)
+                        mem_known = false;
+                else {
+                        mem += g->mem_bytes;
+                        max = g->mem_bytes > max ? g->mem_bytes : max;
+                }
+                if (g->util_pct != UINT64_MAX) {
+                        util += g->util_pct;
+                        util_known = true;
+                }
+        }
+        set(s, LEASH_FIG_GPU_MEMORY, mem_known ? mem : LEASH_NULL, basis);
+        set(s, LEASH_FIG_GPU_MEMORY_MAX, mem_known ? max : LEASH_NULL, basis);
+        set(s, LEASH_FIG_GPU_UTIL, util_known || r->n == 0 ? util : LEASH_NULL, basis);
+        set(s, LEASH_FIG_GPUS, r->n, basis);
 }
 
 int sample_read(int job_fd, int proc_fd, int disk_fd, struct leash_sample *s, pid_t **ret_pids, size_t *ret_n) {
@@ -529,6 +566,10 @@ int sample_read(int job_fd, int proc_fd, int disk_fd, struct leash_sample *s, pi
                 set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_PSS], "sampled_pss");
 
         sample_disk(disk_fd, s);
+        if (s->v[LEASH_FIG_PROCS] != LEASH_NULL) {
+                (void) gpu_read(proc_fd, pids, s->v[LEASH_FIG_PROCS], &s->gpu);
+                sample_gpu_figures(s);
+        }
         if (ret_pids && s->v[LEASH_FIG_PROCS] != LEASH_NULL) {
                 *ret_n = s->v[LEASH_FIG_PROCS];
                 *ret_pids = TAKE_PTR(pids);
@@ -615,10 +656,11 @@ int series_format_row(enum leash_series_format f, const struct leash_sample *s, 
 /* --- measured limits ----------------------------------------------------------- */
 
 static const enum leash_fig limitable[] = {
-        LEASH_FIG_DISK_BYTES,   LEASH_FIG_DISK_FILES,  LEASH_FIG_IO_WRITE_BYTES,  LEASH_FIG_IO_READ_BYTES,
-        LEASH_FIG_IO_WRITE_OPS, LEASH_FIG_IO_READ_OPS, LEASH_FIG_TOTAL_PROCESSES, LEASH_FIG_PROCS,
-        LEASH_FIG_THREADS,      LEASH_FIG_CORES_AVG,   LEASH_FIG_MEMORY,          LEASH_FIG_MEM_RSS,
-        LEASH_FIG_MEM_PSS,      LEASH_FIG_MEM_USS,     LEASH_FIG_SWAP_CURRENT,
+        LEASH_FIG_DISK_BYTES,     LEASH_FIG_DISK_FILES,  LEASH_FIG_IO_WRITE_BYTES,  LEASH_FIG_IO_READ_BYTES,
+        LEASH_FIG_IO_WRITE_OPS,   LEASH_FIG_IO_READ_OPS, LEASH_FIG_TOTAL_PROCESSES, LEASH_FIG_PROCS,
+        LEASH_FIG_THREADS,        LEASH_FIG_CORES_AVG,   LEASH_FIG_MEMORY,          LEASH_FIG_MEM_RSS,
+        LEASH_FIG_MEM_PSS,        LEASH_FIG_MEM_USS,     LEASH_FIG_SWAP_CURRENT,    LEASH_FIG_GPU_MEMORY,
+        LEASH_FIG_GPU_MEMORY_MAX,
 };
 
 bool sample_fig_limitable(enum leash_fig f) {
@@ -636,7 +678,7 @@ int sample_limit_parse(const char *text, enum leash_fig *ret_fig, uint64_t *ret_
 
         *ret_expected = "FIGURE=VALUE, FIGURE one of disk, files, io_write_bytes, io_read_bytes, io_write_ops, "
                         "io_read_ops, total_processes, procs, threads, cores_avg, memory, mem_rss, mem_pss, "
-                        "mem_uss, swap_current";
+                        "mem_uss, swap_current, gpu_memory, gpu_memory_max";
         if (!eq || eq == text || (size_t) (eq - text) >= sizeof name)
                 return -EINVAL;
         memcpy(name, text, (size_t) (eq - text));
@@ -820,8 +862,11 @@ int sampler_step(struct sampler *s, uint64_t now, bool last, struct leash_job *j
                         }
                 remember(s, pids, n);
         }
-        if (smp.v[LEASH_FIG_PROCS] != LEASH_NULL)
+        if (smp.v[LEASH_FIG_PROCS] != LEASH_NULL) {
                 set(&smp, LEASH_FIG_TOTAL_PROCESSES, s->n_seen, "sampled_pids");
+                gpu_track_add(&s->res.gpu, &smp.gpu, t_us);
+                sample_gpu_figures(&smp); /* DRM utilisation needs the previous sample */
+        }
 
         for (int f = 0; f < _LEASH_FIG_MAX; f++)
                 if (smp.v[f] != LEASH_NULL && (s->res.peak[f] == LEASH_NULL || smp.v[f] > s->res.peak[f])) {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gpu.h"
 #include "leash.h"
 
 struct leash_sample {
@@ -21,6 +22,7 @@ struct leash_sample {
         const char *basis[_LEASH_FIG_MAX];
         uint64_t step;
         bool last;
+        struct gpu_reading gpu; /* the GPUs the job uses (gpu.c) */
 };
 
 /* One process of the job, for the fallback and `leash stat --processes`. */
@@ -49,6 +51,8 @@ void sample_parse_memory_stat(const char *text, struct leash_sample *s);
 
 /* --- readers --------------------------------------------------------------- */
 void sample_init(struct leash_sample *s);
+/* The gpu_* figures from s->gpu. */
+void sample_gpu_figures(struct leash_sample *s);
 /* Every cgroup figure of the job, and the fallback figures where the cgroup
  * gives none. proc_fd is an open /proc (or -1: no fallback); disk_fd the
  * --sample-disk directory or -1. ret_pids: the processes seen, when asked. */

@@ -3,7 +3,8 @@
  * Replays a fuzz corpus through LLVMFuzzerTestOneInput without libFuzzer, so
  * that every build's `make check` runs every input that ever found a bug or
  * new coverage. TAP: one test per file. Arguments: files or directories;
- * default $LEASH_SRCDIR/tests/fuzz/corpus/profile.
+ * default $LEASH_SRCDIR/tests/fuzz/corpus/FUZZ_CORPUS ("profile" unless the
+ * target's build says otherwise).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -14,6 +15,10 @@
 #include <sys/stat.h>
 
 #include "basic/fileio.h"
+
+#ifndef FUZZ_CORPUS
+#define FUZZ_CORPUS "profile"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -80,7 +85,7 @@ int main(int argc, char **argv) {
                 for (int i = 1; i < argc; i++)
                         replay(argv[i]);
         else {
-                snprintf(def, sizeof def, "%s/tests/fuzz/corpus/profile", src ? src : ".");
+                snprintf(def, sizeof def, "%s/tests/fuzz/corpus/" FUZZ_CORPUS, src ? src : ".");
                 replay(def);
         }
         if (n < 10) {

@@ -166,3 +166,43 @@ def test_unknown_limit_is_refused():
     with pytest.raises(ValueError) as e:
         leash.monitored(limits={"gpus_per_day": 1})
     assert "gpus_per_day" in str(e.value)
+
+
+STANDIN = os.path.join(os.environ.get("HELPERS", ""), "libnvml-standin.so")
+
+
+@pytest.mark.skipif(not os.path.isfile(STANDIN), reason="no stand-in NVML (make check builds tests/helpers)")
+def test_gpu_figures_from_the_stand_in_nvml(tmp_path):
+    # NVML is opened once per process: a fresh interpreter with the stand-in
+    # (issue 28). The function writes its own pid into the stand-in's
+    # script; pid 1's huge figure must never count.
+    import subprocess
+    import sys
+
+    script = tmp_path / "nvml"
+    script.write_text("gpu 0 GPU-py-0 StandIn\nproc 0 1 999999999 99\n")
+    code = """
+import os, time, json, leash
+def f():
+    with open(os.environ["LEASH_NVML_STANDIN"], "a") as s:
+        s.write("proc 0 %d 209715200 25\\n" % os.getpid())
+    time.sleep(0.4)
+seen = []
+_, res = leash.monitored(interval=0.05, callback=lambda *a: seen.append(a[3]))(f)()
+print(json.dumps({"peak": res.get("gpu_memory"), "gpus": max(s.get("gpus", 0) for s in seen),
+                  "util": max(s.get("gpu_utilization", 0) for s in seen)}))
+try:
+    leash.monitored(limits={"gpu_memory": 100}, interval=0.05, grace=0.5)(f)()
+    print("no exhaustion")
+except leash.ResourceExhaustion as e:
+    print("exhausted", e.limit if hasattr(e, "limit") else e)
+"""
+    env = dict(os.environ, LEASH_NVML_LIBRARY=STANDIN, LEASH_NVML_STANDIN=str(script))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    import json
+
+    got = json.loads(lines[0])
+    assert got["peak"] == 200 and got["gpus"] == 1 and got["util"] == 25, got
+    assert lines[1].startswith("exhausted") and "gpu_memory" in lines[1], lines

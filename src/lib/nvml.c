@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "nvml.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The subset of nvml.h leash uses, with the layouts of the _v2/_v3 calls
+ * (driver 510 and later). */
+typedef int nvml_ret;
+typedef void *nvml_dev;
+#define NVML_SUCCESS 0
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_NOT_FOUND 6
+
+struct nvml_process_info { /* nvmlProcessInfo_t of the _v3 calls */
+        unsigned int pid;
+        unsigned long long used_gpu_memory;
+        unsigned int gpu_instance_id, compute_instance_id;
+};
+
+struct nvml_util_sample { /* nvmlProcessUtilizationSample_t */
+        unsigned int pid;
+        unsigned long long time_stamp;
+        unsigned int sm_util, mem_util, enc_util, dec_util;
+};
+
+#define NVML_VALUE_NOT_AVAILABLE (~0ULL)
+
+static struct {
+        void *dl;
+        const char *path;
+        const char *why;
+        int error;
+        nvml_ret (*init)(void);
+        nvml_ret (*count)(unsigned *);
+        nvml_ret (*handle)(unsigned, nvml_dev *);
+        nvml_ret (*compute)(nvml_dev, unsigned *, struct nvml_process_info *);
+        nvml_ret (*graphics)(nvml_dev, unsigned *, struct nvml_process_info *);
+        nvml_ret (*util)(nvml_dev, struct nvml_util_sample *, unsigned *, unsigned long long);
+        nvml_ret (*uuid)(nvml_dev, char *, unsigned);
+        nvml_ret (*name)(nvml_dev, char *, unsigned);
+        nvml_ret (*minor)(nvml_dev, unsigned *);
+} nv;
+static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
+
+/* the override is a test and admin knob: see nvml.h */
+static const char *library_path(void) {
+        const char *p = getenv("LEASH_NVML_LIBRARY");
+        struct stat st;
+
+        if (!p || !*p)
+                return "libnvidia-ml.so.1";
+        if (getauxval(AT_SECURE) || stat(p, &st) < 0 || !S_ISREG(st.st_mode) ||
+            (st.st_uid != 0 && st.st_uid != getuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+                nv.why = "LEASH_NVML_LIBRARY refused (set-id, or not a regular file owned by root or the user "
+                         "and writable only by its owner)";
+                return NULL;
+        }
+        return p;
+}
+
+#define SYM(field, name)                                           \
+        do {                                                       \
+                *(void **) &nv.field = dlsym(nv.dl, name);         \
+                if (!nv.field) {                                   \
+                        nv.why = "the NVIDIA library lacks " name; \
+                        return;                                    \
+                }                                                  \
+        } while (0)
+
+static void load(void) {
+        nv.error = -ENOENT;
+        nv.path = library_path();
+        if (!nv.path)
+                return;
+        nv.dl = dlopen(nv.path, RTLD_NOW | RTLD_LOCAL);
+        if (!nv.dl) {
+                nv.why = "no NVIDIA driver (libnvidia-ml.so.1 cannot be opened)";
+                return;
+        }
+        SYM(init, "nvmlInit_v2");
+        SYM(count, "nvmlDeviceGetCount_v2");
+        SYM(handle, "nvmlDeviceGetHandleByIndex_v2");
+        SYM(compute, "nvmlDeviceGetComputeRunningProcesses_v3");
+        SYM(uuid, "nvmlDeviceGetUUID");
+        SYM(name, "nvmlDeviceGetName");
+        /* optional: older drivers or the stand-in may lack them */
+        *(void **) &nv.graphics = dlsym(nv.dl, "nvmlDeviceGetGraphicsRunningProcesses_v3");
+        *(void **) &nv.util = dlsym(nv.dl, "nvmlDeviceGetProcessUtilization");
+        *(void **) &nv.minor = dlsym(nv.dl, "nvmlDeviceGetMinorNumber");
+        if (nv.init() != NVML_SUCCESS) {
+                nv.why = "nvmlInit_v2 failed (driver not loaded, or no device)";
+                nv.error = -ENODEV;
+                return;
+        }
+        nv.error = 0;
+}
+
+int nvml_open(const char **ret_why) {
+        pthread_once(&nv_once, load);
+        if (nv.error < 0 && ret_why)
+                *ret_why = nv.why;
+        return nv.error;
+}
+
+const char *nvml_library(void) {
+        return nv.error == 0 ? nv.path : NULL;
+}
+
+bool nvml_has_process_utilization(void) {
+        return nvml_open(NULL) == 0 && nv.util;
+}
+
+int nvml_count(unsigned *ret) {
+        if (nvml_open(NULL) < 0)
+                return -ENODEV;
+        return nv.count(ret) == NVML_SUCCESS ? 0 : -EIO;
+}
+
+static int dev(unsigned index, nvml_dev *d) {
+        if (nvml_open(NULL) < 0)
+                return -ENODEV;
+        return nv.handle(index, d) == NVML_SUCCESS ? 0 : -ENODEV;
+}
+
+int nvml_describe(unsigned index, char uuid[NVML_UUID_MAX], char name[NVML_NAME_MAX], unsigned *ret_minor) {
+        nvml_dev d;
+        unsigned minor = (unsigned) -1;
+        int r = dev(index, &d);
+
+        if (r < 0)
+                return r;
+        if (nv.uuid(d, uuid, NVML_UUID_MAX) != NVML_SUCCESS)
+                uuid[0] = '\0';
+        if (nv.name(d, name, NVML_NAME_MAX) != NVML_SUCCESS)
+                name[0] = '\0';
+        uuid[NVML_UUID_MAX - 1] = name[NVML_NAME_MAX - 1] = '\0';
+        if (nv.minor && nv.minor(d, &minor) != NVML_SUCCESS)
+                minor = (unsigned) -1;
+        *ret_minor = minor;
+        return 0;
+}
+
+/* one of the two process lists, grown until it fits (processes come and go
+ * between the calls) */
+static int list(nvml_ret (*fn)(nvml_dev, unsigned *, struct nvml_process_info *), nvml_dev d,
+                struct nvml_process_info **ret, unsigned *ret_n) {
+        unsigned cap = 64;
+
+        for (int tries = 0; tries < 8; tries++) {
+                struct nvml_process_info *a = calloc(cap, sizeof *a);
+                unsigned n = cap;
+                nvml_ret r;
+                if (!a)
+                        return -ENOMEM;
+                r = fn(d, &n, a);
+                if (r == NVML_SUCCESS) {
+                        *ret = a;
+                        *ret_n = n <= cap ? n : cap;
+                        return 0;
+                }
+                free(a);
+                if (r != NVML_ERROR_INSUFFICIENT_SIZE)
+                        return -EIO;
+                cap = n > cap ? n + 8 : cap * 2;
+        }
+        return -EAGAIN;
+}
+
+/* Compute entries are taken as listed (under MIG one process may hold
+ * contexts in two instances: separate memory). A graphics entry of a process
+ * also listed for compute is the same context: merged. */
+static void add_procs(struct nvml_proc *out, int *n, const struct nvml_process_info *a, unsigned na, bool merge) {
+        int listed = *n;
+        for (unsigned i = 0; i < na; i++) {
+                uint64_t m = a[i].used_gpu_memory == NVML_VALUE_NOT_AVAILABLE ? UINT64_MAX : a[i].used_gpu_memory;
+                int j = *n;
+                if (merge)
+                        for (j = 0; j < listed && out[j].pid != (pid_t) a[i].pid; j++)
+                                ;
+                if (j == listed)
+                        j = *n;
+                if (j == *n) {
+                        out[(*n)++] = (struct nvml_proc){(pid_t) a[i].pid, m};
+                } else if (m != UINT64_MAX && (out[j].mem_bytes == UINT64_MAX || m > out[j].mem_bytes))
+                        out[j].mem_bytes = m; /* one context, listed twice: the larger figure */
+        }
+}
+
+int nvml_procs(unsigned index, struct nvml_proc **ret) {
+        struct nvml_process_info *c = NULL, *g = NULL;
+        unsigned nc = 0, ng = 0;
+        struct nvml_proc *out;
+        nvml_dev d;
+        int n = 0, r = dev(index, &d);
+
+        if (r < 0)
+                return r;
+        if ((r = list(nv.compute, d, &c, &nc)) < 0)
+                return r;
+        if (nv.graphics && list(nv.graphics, d, &g, &ng) < 0)
+                ng = 0;
+        out = calloc((size_t) nc + ng + 1, sizeof *out);
+        if (out) {
+                add_procs(out, &n, c, nc, false);
+                add_procs(out, &n, g, ng, true);
+        }
+        free(c);
+        free(g);
+        if (!out)
+                return -ENOMEM;
+        *ret = out;
+        return n;
+}
+
+int nvml_proc_util(unsigned index, uint64_t since_us, struct nvml_util **ret) {
+        struct nvml_util_sample *a;
+        struct nvml_util *out;
+        unsigned n = 0;
+        nvml_dev d;
+        int m = 0, r = dev(index, &d);
+
+        if (r < 0)
+                return r;
+        if (!nv.util)
+                return -EOPNOTSUPP;
+        r = nv.util(d, NULL, &n, since_us);
+        if (r == NVML_ERROR_NOT_FOUND || (r == NVML_SUCCESS && n == 0)) {
+                *ret = NULL;
+                return 0; /* no process sampled since then */
+        }
+        if (r != NVML_ERROR_INSUFFICIENT_SIZE && r != NVML_SUCCESS)
+                return -EIO;
+        n += 8;
+        a = calloc(n, sizeof *a);
+        out = calloc(n, sizeof *out);
+        if (!a || !out || nv.util(d, a, &n, since_us) != NVML_SUCCESS) {
+                free(a);
+                free(out);
+                return a && out ? -EIO : -ENOMEM;
+        }
+        /* the newest sample per pid */
+        for (unsigned i = 0; i < n; i++) {
+                unsigned long long newest = 0;
+                int j;
+                for (j = 0; j < m && out[j].pid != (pid_t) a[i].pid; j++)
+                        ;
+                for (unsigned k = 0; k < n; k++)
+                        if (a[k].pid == a[i].pid && a[k].time_stamp > newest)
+                                newest = a[k].time_stamp;
+                if (j == m && a[i].time_stamp == newest)
+                        out[m++] = (struct nvml_util){(pid_t) a[i].pid, a[i].sm_util};
+        }
+        free(a);
+        *ret = out;
+        return m;
+}
