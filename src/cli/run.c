@@ -148,6 +148,37 @@ static void unguard_signals(int fd, const sigset_t *old) {
         (void) sigprocmask(SIG_SETMASK, old, NULL);
 }
 
+/* Before the job starts, one line per limit enforced weaker than asked
+ * (quiet with -q): a user must not learn it from a failure. */
+static void say_weak_limits(const struct leash_job *job) {
+        const struct leash_result *r = leash_job_result(job);
+        const struct leash_spec *c = leash_job_spec(job);
+        char line[512];
+
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (leash_limit_weakness(c, r->enforced, r->enforce_note, (enum leash_limit) l, false, line,
+                                         sizeof line) > 0)
+                        log_notice("%s", line);
+}
+
+/* --strict refused: every limit a cgroup cannot enforce here, why and the
+ * remedy, from the host's plan (leash check's); the library named them. */
+static void say_strict_refusal(const struct leash_spec *c, const struct leash_error *err) {
+        _cleanup_free_ struct leash_host *h = calloc(1, sizeof *h);
+        char line[512];
+        int n = 0;
+
+        if (h && leash_host_probe(c->cgroup_parent, h, NULL) >= 0)
+                for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                        if (leash_limit_weakness(c, h->enforced, h->enforce_note, (enum leash_limit) l, true, line,
+                                                 sizeof line) > 0) {
+                                log_error("--strict: %s", line);
+                                n++;
+                        }
+        if (!n)
+                log_error("--strict: cannot enforce by a cgroup here: %s", err->detail);
+}
+
 /* The job, through the library's job object: create, start, then one loop
  * over the job's pollable fd and the signalfd, finish. */
 static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct leash_error *err, int *sig_fd,
@@ -180,6 +211,7 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
         if (r < 0)
                 return r;
         *ret_job = job;
+        say_weak_limits(job);
         r = leash_job_start(job, spec->argv, err);
         if (r < 0 && !leash_job_ended(job))
                 return r;
@@ -283,7 +315,9 @@ int cmd_run(int argc, char **argv) {
 
         r = run_job(&s.config, &job, &err, &sig_fd, &old_mask);
         if (r < 0) {
-                if (err.step && strncmp(err.step, "--", 2) == 0)
+                if (err.error == EOPNOTSUPP && s.config.strict && err.step && strstr(err.step, "(--strict)"))
+                        say_strict_refusal(&s.config, &err);
+                else if (err.step && strncmp(err.step, "--", 2) == 0)
                         log_error("%s: %s", err.step, err.detail); /* an option's value, said in full */
                 else if (err.detail[0])
                         log_error("%s: %s: %s", err.step, err.detail, strerror(err.error));

@@ -117,17 +117,25 @@ static void job_destroy(struct leash_job *j) {
         free(j);
 }
 
-/* Refuses, before anything exists, what --strict forbids. */
+/* Refuses, before anything exists, what --strict forbids: every limit a
+ * cgroup cannot enforce here is named in the detail (the caller can say why
+ * and the remedy of each with leash_limit_weakness). */
 static int check_strict(const struct leash_job *j, struct leash_error *err) {
+        char names[128] = "";
+        size_t n = 0;
+
         if (!j->spec.strict)
                 return 0;
-        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
-                if (leash_spec_has(&j->spec, (enum leash_limit) l) &&
-                    (l == LEASH_LIMIT_MEMORY || l == LEASH_LIMIT_MEMORY_HIGH || l == LEASH_LIMIT_SWAP ||
-                     l == LEASH_LIMIT_PIDS || l == LEASH_LIMIT_CPUS) &&
-                    j->r.enforced[l] != LEASH_BY_CGROUP)
-                        return leash_error_set(err, "enforce every limit by cgroup (--strict)",
-                                               leash_limit_to_string((enum leash_limit) l), -EOPNOTSUPP);
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                char line[512];
+                if (leash_limit_weakness(&j->spec, j->r.enforced, j->r.enforce_note, (enum leash_limit) l, true, line,
+                                         sizeof line) > 0 &&
+                    n < sizeof names)
+                        n += (size_t) snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
+                                               leash_limit_to_string((enum leash_limit) l));
+        }
+        if (n)
+                return leash_error_set(err, "enforce every limit by cgroup (--strict)", names, -EOPNOTSUPP);
         return 0;
 }
 

@@ -284,6 +284,19 @@ static json_object *sampling_json(const struct leash_result *r) {
         return o;
 }
 
+/* The lines leash run printed before the job started: each limit enforced
+ * weaker than asked (weak.c). */
+static json_object *warnings_json(const struct leash_spec *c, const struct leash_result *r) {
+        json_object *a = json_object_new_array();
+        char line[512];
+
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (leash_limit_weakness(c, r->enforced, r->enforce_note, (enum leash_limit) l, false, line,
+                                         sizeof line) > 0)
+                        json_object_array_add(a, json_object_new_string(line));
+        return a;
+}
+
 static json_object *build(const struct leash_spec *c, const struct leash_result *r) {
         json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
         const struct leash_usage *x = &r->usage;
@@ -341,6 +354,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         }
         measured_limits_json(c, r, o);
         json_object_object_add(root, "limits", o);
+        json_object_object_add(root, "warnings", warnings_json(c, r));
 
         o = json_object_new_object();
         json_object_object_add(o, "soft_signal", signal_json(c->soft_signal));
@@ -497,6 +511,12 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
                 fprintf(f, "limit:     %s by %s%s%s\n", leash_limit_to_string((enum leash_limit) l),
                         leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? ": " : "",
                         r->enforce_note[l] ? r->enforce_note[l] : "");
+        }
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                char line[512];
+                if (leash_limit_weakness(c, r->enforced, r->enforce_note, (enum leash_limit) l, false, line,
+                                         sizeof line) > 0)
+                        fprintf(f, "warning:   %s\n", line);
         }
         if (r->sandbox.applied) {
                 char caps[1024];

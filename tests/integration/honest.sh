@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Honest from the first command (issue 26): a limit enforced weaker than
+# asked is said on stderr before the job runs, --strict lists every limit it
+# cannot enforce, a limit that can never fire is refused, and the report is
+# where users look.
+. "$(dirname "$0")/lib.sh"
+
+# --- weaker limits: one line each, quiet with -q, kept in the report ---------
+run_leash -m 2G -P 256 -o "$TMP/r.json" -- true
+if has_controller memory; then
+        check "memory by the controller: no weak-limit line" bash -c "! grep -q -- '--memory' '$TMP/err'"
+else
+        check "--memory without controller: one stderr line names RLIMIT_AS" \
+                test "$(grep -c -- '--memory 2G is enforced only per process, by RLIMIT_AS' "$TMP/err")" = 1
+        check "--memory without controller: the line names the better option here" \
+                grep -q -- '--limit memory=2G --sample 100ms' "$TMP/err"
+        check "--memory without controller: the report keeps the line" \
+                grep -q 'RLIMIT_AS' <<<"$(jget "$TMP/r.json" warnings.0)"
+fi
+if has_controller pids; then
+        check "pids by the controller: no weak-limit line" bash -c "! grep -q -- '--pids' '$TMP/err'"
+else
+        check "--pids without controller: one stderr line says not enforced, and the remedy" \
+                grep -q -- '--pids 256 is not enforced (no pids controller.*--limit threads=256' "$TMP/err"
+fi
+run_leash -q -m 2G -P 256 -c 1 -- true
+check "-q: no weak-limit line" test -z "$ERR"
+
+# --- --strict: every limit it cannot enforce, why, the remedy -----------------
+run_leash --strict -m 2G -P 256 -c 1 -- true
+n=0
+for c in memory pids cpu; do has_controller $c || n=$((n + 1)); done
+if [ "$n" -gt 0 ]; then
+        check "--strict refuses (125)" test "$RC" = 125
+        check "--strict: one line per limit it cannot enforce ($n)" test "$(grep -c -- '^leash: --strict: --' "$TMP/err")" = $n
+        check "--strict: each line says why and the remedy" \
+                bash -c "! grep -- '^leash: --strict: --' '$TMP/err' | grep -v 'cannot be enforced by a cgroup: no .* controller.*; remedy: '"
+else
+        check "--strict with every controller runs" test "$RC" = 0
+fi
+finish
