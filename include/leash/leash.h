@@ -187,6 +187,10 @@ void leash_job_free(struct leash_job *j);
 int leash_job_report(const struct leash_job *j, enum leash_format format, char **ret_text);
 /* One line on how a limit ended the job, or NULL in *ret_text when none did. */
 int leash_job_summary(const struct leash_job *j, char **ret_text);
+/* One line per limit enforced weaker than asked here (no controller), each
+ * ending in a newline, as `leash run` prints them; "" when none. malloc'd.
+ * Valid from leash_job_new on. */
+int leash_job_warnings(const struct leash_job *j, char **ret_text);
 
 enum leash_reason leash_job_reason(const struct leash_job *j);
 /* What `leash run` would exit with: the command's code, 124 (time limit),

@@ -707,6 +707,28 @@ const struct leash_error *leash_job_start_error(const struct leash_job *j) {
         return &j->start_error;
 }
 
+int leash_job_warnings(const struct leash_job *j, char **ret_text) {
+        char *text = NULL, line[512];
+        size_t len = 0;
+        FILE *f;
+
+        if (!j || !ret_text)
+                return -EINVAL;
+        f = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (leash_limit_weakness(&j->spec, j->r.enforced, j->r.enforce_note, (enum leash_limit) l, false, line,
+                                         sizeof line) > 0)
+                        fprintf(f, "%s\n", line);
+        if (fclose(f) != 0) {
+                free(text);
+                return -ENOMEM;
+        }
+        *ret_text = text;
+        return 0;
+}
+
 int leash_job_report(const struct leash_job *j, enum leash_format format, char **ret_text) {
         if (!j || !ret_text)
                 return -EINVAL;
