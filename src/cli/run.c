@@ -282,6 +282,15 @@ int cmd_run(int argc, char **argv) {
         if (r != 0)
                 return r;
         s.config.argv = argv + first;
+        {
+                struct leash_error verr = {0};
+                if (leash_spec_validate(&s.config, &verr) < 0) { /* before any file or cgroup is made */
+                        r = usage_error("%s: %s", verr.step, verr.detail[0] ? verr.detail : strerror(verr.error));
+                        leash_settings_done(&s);
+                        leash_profiles_free(profiles);
+                        return r;
+                }
+        }
         if (!s.report_path && s.report_dir && report_dir_path(&s) < 0) {
                 leash_settings_done(&s);
                 leash_profiles_free(profiles);

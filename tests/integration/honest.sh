@@ -39,4 +39,14 @@ if [ "$n" -gt 0 ]; then
 else
         check "--strict with every controller runs" test "$RC" = 0
 fi
+# --- a limit that can never fire is refused at parse time ---------------------
+for lim in disk=1K files=3; do
+        run_leash --limit $lim -o "$TMP/never.json" -- sh -c "head -c 1048576 /dev/zero >'$TMP/big'"
+        check "--limit $lim without --sample-disk: refused (125)" test "$RC" = 125
+        check "--limit $lim: the line names --sample-disk" grep -q -- "^leash: --limit ${lim%%=*}: needs --sample-disk" "$TMP/err"
+        check "--limit $lim: the job did not run, no report was made" test ! -e "$TMP/big" -a ! -e "$TMP/never.json"
+done
+mkdir "$TMP/d"
+run_leash --limit disk=64K --sample-disk "$TMP/d" --sample 50ms -- sh -c "head -c 1048576 /dev/zero >'$TMP/d/big'; sleep 1"
+check "--limit disk=64K with --sample-disk fires" test "$RC" -ge 128
 finish
