@@ -301,6 +301,27 @@ void format_size(uint64_t v, char *buf, size_t size) {
                 snprintf(buf, size, "%" PRIu64 "%c", v, units[i]);
 }
 
+void format_bytes_human(uint64_t v, char *buf, size_t size) {
+        static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+        double x = (double) v;
+        int i = -1;
+
+        if (v < 1024) {
+                snprintf(buf, size, "%" PRIu64 " B", v);
+                return;
+        }
+        while (i < 4 && x >= 1024.0) {
+                x /= 1024.0;
+                i++;
+        }
+        if (x >= 99.95)
+                snprintf(buf, size, "%.0f %s", x, units[i]);
+        else if (x >= 9.995)
+                snprintf(buf, size, "%.1f %s", x, units[i]);
+        else
+                snprintf(buf, size, "%.2f %s", x, units[i]);
+}
+
 void format_duration(uint64_t ns, char *buf, size_t size) {
         if (ns % NSEC_PER_SEC == 0)
                 snprintf(buf, size, "%" PRIu64 "s", ns / NSEC_PER_SEC);

@@ -50,3 +50,5 @@ bool path_has_dotdot(const char *path);
 /* Formatting helpers for messages and reports. */
 void format_size(uint64_t v, char *buf, size_t size);
 void format_duration(uint64_t ns, char *buf, size_t size);
+/* For people: 416808K -> "407 MiB", 3 significant digits, 1024-based. */
+void format_bytes_human(uint64_t v, char *buf, size_t size);

@@ -179,6 +179,38 @@ static void say_strict_refusal(const struct leash_spec *c, const struct leash_er
                 log_error("--strict: cannot enforce by a cgroup here: %s", err->detail);
 }
 
+/* -v: what leash did, step by step (the start is told by run_job). */
+static void narrate_start(const struct leash_job *job) {
+        const struct leash_result *r = leash_job_result(job);
+        const struct leash_spec *c = leash_job_spec(job);
+
+        if (log_get_level() < LOG_LEVEL_VERBOSE)
+                return;
+        log_debug("placement: job cgroup %s", r->cgroup);
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (leash_spec_has(c, (enum leash_limit) l))
+                        log_debug("limit %s: enforced by %s%s%s", leash_limit_to_string((enum leash_limit) l),
+                                  leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? " (" : "",
+                                  r->enforce_note[l] ? r->enforce_note[l] : "");
+        for (int f = 0; f < _LEASH_FIG_MAX; f++)
+                if (c->sampling.limit[f])
+                        log_debug("limit %s: checked at each sample", leash_fig_name((enum leash_fig) f));
+}
+
+static void narrate_end(const struct leash_result *r) {
+        if (log_get_level() < LOG_LEVEL_VERBOSE)
+                return;
+        for (unsigned i = 0; i < r->n_signals; i++)
+                log_debug("sent SIG%s at %.3f s (%s)", signal_name(r->signals[i].signal),
+                          (double) r->signals[i].at_ns / 1e9, r->signals[i].why);
+        if (r->term_signal)
+                log_debug("the main process died of SIG%s", signal_name(r->term_signal));
+        else if (r->status_code >= 0)
+                log_debug("the main process exited with status %d", r->status_code);
+        log_debug("leftover processes killed: %u; escaped the cgroup: %u", r->leftovers_killed, r->n_escaped);
+        log_debug("removed the job cgroup %s; exit %d (%s)", r->cgroup, r->exit_code, leash_result_reason(r));
+}
+
 /* The job, through the library's job object: create, start, then one loop
  * over the job's pollable fd and the signalfd, finish. */
 static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct leash_error *err, int *sig_fd,
@@ -212,7 +244,10 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
                 return r;
         *ret_job = job;
         say_weak_limits(job);
+        narrate_start(job);
         r = leash_job_start(job, spec->argv, err);
+        if (r >= 0)
+                log_debug("started %s as pid %d", spec->argv[0], (int) leash_job_result(job)->pid);
         if (r < 0 && !leash_job_ended(job))
                 return r;
         jfd = leash_job_fd(job);
@@ -346,10 +381,10 @@ int cmd_run(int argc, char **argv) {
                 const struct leash_error *se = leash_job_start_error(job);
                 log_error("%s: %s: %s", se->step, se->detail, strerror(se->error));
         }
-        log_debug("job cgroup was %s", res->cgroup);
 
         code = res->exit_code;
         interrupt = res->interrupt_signal;
+        narrate_end(res);
         if (s.report_path) {
                 r = leash_job_report(job, s.format, &text);
                 if (r >= 0)
@@ -360,8 +395,18 @@ int cmd_run(int argc, char **argv) {
                         code = EXIT_LEASH_FAILED;
                 }
                 report_close(&dest);
-        } else if (!s.quiet && leash_job_summary(job, &summary) >= 0 && summary)
+        } else if (s.format == LEASH_FORMAT_TEXT && !s.quiet && leash_job_report(job, s.format, &text) >= 0) {
+                /* -f text without -o: the report is for the person watching, on stderr */
+                fflush(stdout);
+                fputs(text, stderr);
+        }
+        /* the one line, with or without -o (not twice: the text report on stderr says it) */
+        if (!s.quiet && (s.report_path || s.format != LEASH_FORMAT_TEXT) && leash_job_summary(job, &summary) >= 0 &&
+            summary)
                 log_notice("%s", summary);
+        if (res->leftovers_killed && !s.quiet)
+                log_notice("killed %u process%s the job left running when its main process ended", res->leftovers_killed,
+                           res->leftovers_killed == 1 ? "" : "es");
         leash_job_free(job);
         report_close(&series);
         leash_settings_done(&s);

@@ -49,4 +49,28 @@ done
 mkdir "$TMP/d"
 run_leash --limit disk=64K --sample-disk "$TMP/d" --sample 50ms -- sh -c "head -c 1048576 /dev/zero >'$TMP/d/big'; sleep 1"
 check "--limit disk=64K with --sample-disk fires" test "$RC" -ge 128
+# --- the report where users look ---------------------------------------------
+cd "$TMP" || exit 1
+run_leash -o - -- true
+check "-o - writes the report to stdout" test "$(printf '%s' "$OUT" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["reason"])')" = ok
+check "-o - makes no file named -" test ! -e "$TMP/-"
+cd - >/dev/null || exit 1
+run_leash -f text -- true
+check "-f text without -o: the text report on stderr" grep -q '^reason:    ok (exit 0)' "$TMP/err"
+check "-f text without -o: nothing on stdout" test -z "$OUT"
+run_leash -w 0.3 -g 2 -o "$TMP/r.json" -- sleep 5
+check "the summary line stays with -o" grep -q '^leash: wall_time limit 300ms reached: sent SIGXCPU; it died of SIGXCPU' "$TMP/err"
+run_leash -w 0.3 -g 0.3 -o "$TMP/r.json" -- sh -c 'trap "" XCPU; sleep 5'
+check "the summary says the grace's SIGKILL ended it" grep -q 'it outlived the 300ms grace and was killed by SIGKILL' "$TMP/err"
+run_leash -q -w 0.3 -o "$TMP/r.json" -- sleep 5
+check "-q: no summary line" test -z "$ERR"
+run_leash --limit memory=20M --sample 50ms -- "$HELPERS/lh-alloc" 100 3000
+check "a sampled size in the summary is in human units" grep -Eq 'memory limit 20.0 MiB passed \([0-9.]+ MiB, sampled every 50ms\)' "$TMP/err"
+run_leash -v -w 0.3 -g 0.3 -- sh -c 'sleep 10 & trap "" XCPU; sleep 5'
+for step in 'placement: job cgroup' 'limit wall_time: enforced by leash' 'started sh as pid' 'sent SIGXCPU at' \
+        'sent SIGKILL at' 'removed the job cgroup'; do
+        check "-v narrates: $step" grep -q "^leash: $step" "$TMP/err"
+done
+run_leash -- sh -c 'sleep 100 & exit 0'
+check "a daemon the job left behind is killed, and stderr says so" grep -q '^leash: killed 1 process the job left running' "$TMP/err"
 finish
