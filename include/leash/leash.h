@@ -161,8 +161,9 @@ enum leash_kill {
  * limit already ended it). A ladder already running is cut short by
  * LEASH_KILL_NOW. */
 int leash_job_kill(struct leash_job *j, enum leash_kill how);
-/* As when `leash run` receives signal sig: the soft signal, SIGKILL after the
- * grace (at once when a ladder already runs); reason
+/* As when `leash run` receives signal sig: sig itself to every process of
+ * the job, SIGKILL after the grace (at once when a ladder already runs or on
+ * a second call); reason
  * LEASH_REASON_INTERRUPTED, exit code 128 + sig. */
 int leash_job_interrupt(struct leash_job *j, int sig);
 /* Sends sig to every process of the job (the main process through its

@@ -264,13 +264,10 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
                         r = negative_errno();
                         break;
                 }
-                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si) {
-                        /* from the terminal (Ctrl-C, hangup): the job, in a session of
-                         * its own, no longer gets it from there; pass it on first */
-                        if (si.ssi_code == SI_KERNEL)
-                                (void) leash_job_signal(job, (int) si.ssi_signo);
+                /* from the terminal (Ctrl-C, hangup) or a scheduler: the job, in a
+                 * session of its own, gets it from leash, then the grace, then SIGKILL */
+                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
                         (void) leash_job_interrupt(job, (int) si.ssi_signo);
-                }
         }
         if (r < 0) {
                 err->step = "supervise the job";

@@ -73,4 +73,27 @@ for step in 'placement: job cgroup' 'limit wall_time: enforced by leash' 'starte
 done
 run_leash -- sh -c 'sleep 100 & exit 0'
 check "a daemon the job left behind is killed, and stderr says so" grep -q '^leash: killed 1 process the job left running' "$TMP/err"
+# --- Ctrl-C: the job gets SIGINT first, SIGKILL only after the grace -----------
+cat >"$TMP/ckpt.py" <<'PY'
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts with it ignored
+open(sys.argv[1] + ".ready", "w").close()
+try:
+    time.sleep(30)
+except KeyboardInterrupt:
+    time.sleep(1)  # saving a checkpoint
+    open(sys.argv[1], "w").write("saved")
+    sys.exit(130)
+PY
+"$LEASH" run --cgroup-parent "$PARENT" -g 3 -o "$TMP/int.json" -- "$PY" "$TMP/ckpt.py" "$TMP/ckpt" 2>"$TMP/err" &
+lp=$!
+for _ in $(seq 200); do [ -e "$TMP/ckpt.ready" ] && break; sleep 0.05; done
+kill -INT $lp
+wait $lp
+RC=$?
+check "Ctrl-C under --grace 3s: the job saved its checkpoint" test "$(cat "$TMP/ckpt" 2>/dev/null)" = saved
+check "Ctrl-C: leash dies of SIGINT (130)" test "$RC" = 130
+check "Ctrl-C: the first signal the job got was SIGINT, and no SIGKILL" \
+        test "$(jget "$TMP/int.json" signals.0.signal),$(jget "$TMP/int.json" signals.1.signal)" = "INT,null"
+check "Ctrl-C: the summary says the job exited by itself" grep -q 'interrupted by SIGINT, passed to the job; it exited with status 130' "$TMP/err"
 finish
