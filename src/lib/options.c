@@ -312,7 +312,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 if (r == -ERANGE)
                         return fail(err, r, value, "a duration of at most " PARSE_DURATION_MAX_TEXT);
                 if (r < 0)
-                        return fail(err, r, value, "a duration such as 90, 1.5s, 250ms, 2m or 1h");
+                        return fail(err, r, value, "a duration such as 90, 1.5s, 250ms, 1m30s, 1h2m or 00:01:30");
                 if (o->id == LEASH_OPT_GRACE) {
                         c->grace_ns = v;
                         break;

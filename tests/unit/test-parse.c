@@ -42,6 +42,12 @@ static void sizes(void) {
         ok(parse_size("1.", &v) == -EINVAL, "dangling point");
         ok(parse_size(".5G", &v) == -EINVAL, "no whole part");
         ok(parse_size("1.0000000001G", &v) == -EINVAL, "more than 9 fraction digits");
+        /* issue 26: the IEC spellings people type */
+        ok(parse_size("2Gi", &v) == 0 && v == 2147483648ULL, "2Gi");
+        ok(parse_size("512Mi", &v) == 0 && v == 536870912ULL, "512Mi");
+        ok(parse_size("4Ki", &v) == 0 && v == 4096, "4Ki");
+        ok(parse_size("2i", &v) == -EINVAL, "i without a unit");
+        ok(parse_size("2Gib", &v) == -EINVAL, "Gib (bits) is refused");
 }
 
 static void durations(void) {
@@ -55,6 +61,37 @@ static void durations(void) {
         ok(parse_duration("1d", &v) == 0 && v == 86400000000000ULL, "1d");
         ok(parse_duration("0.1s", &v) == 0 && v == 100000000ULL, "0.1s exactly");
         ok(parse_duration("0", &v) == 0 && v == 0, "0");
+        /* issue 26: combined units, largest first, and Slurm's clock forms */
+        ok(parse_duration("1m30s", &v) == 0 && v == 90000000000ULL, "1m30s");
+        ok(parse_duration("1h2m", &v) == 0 && v == 3720000000000ULL, "1h2m");
+        ok(parse_duration("2d12h", &v) == 0 && v == 216000000000000ULL, "2d12h");
+        ok(parse_duration("1m30.5s", &v) == 0 && v == 90500000000ULL, "1m30.5s: a fraction in the last part");
+        ok(parse_duration("1s500ms", &v) == 0 && v == 1500000000ULL, "1s500ms");
+        ok(parse_duration("1min30s", &v) == 0 && v == 90000000000ULL, "1min30s");
+        ok(parse_duration("1m30", &v) == -EINVAL, "1m30: the seconds need their unit");
+        ok(parse_duration("30s1m", &v) == -EINVAL, "units from the largest down");
+        ok(parse_duration("1m1m", &v) == -EINVAL, "a unit twice");
+        ok(parse_duration("1.5m30s", &v) == -EINVAL, "a fraction only in the last part");
+        ok(parse_duration("1ms1m", &v) == -EINVAL, "ms then m is not decreasing");
+        ok(parse_duration("00:01:30", &v) == 0 && v == 90000000000ULL, "HH:MM:SS");
+        ok(parse_duration("01:30", &v) == 0 && v == 90000000000ULL, "MM:SS");
+        ok(parse_duration("1:02:03", &v) == 0 && v == 3723000000000ULL, "H:MM:SS");
+        ok(parse_duration("100:00:00", &v) == 0 && v == 360000000000000ULL, "100 hours");
+        ok(parse_duration("1-02:03:04", &v) == 0 && v == 93784000000000ULL, "D-HH:MM:SS");
+        ok(parse_duration("2-12", &v) == 0 && v == 216000000000000ULL, "D-HH");
+        ok(parse_duration("2-12:30", &v) == 0 && v == 217800000000000ULL, "D-HH:MM");
+        ok(parse_duration("00:00:01.5", &v) == 0 && v == 1500000000ULL, "seconds with a fraction");
+        ok(parse_duration("00:61", &v) == -EINVAL, "61 seconds after a colon");
+        ok(parse_duration("00:60:00", &v) == -EINVAL, "60 minutes after a colon");
+        ok(parse_duration("1-24:00:00", &v) == -EINVAL, "24 hours after a day");
+        ok(parse_duration("1:2:3:4", &v) == -EINVAL, "four fields");
+        ok(parse_duration("1.5:00", &v) == -EINVAL, "a fraction before a colon");
+        ok(parse_duration(":30", &v) == -EINVAL, "empty field");
+        ok(parse_duration("1:", &v) == -EINVAL, "dangling colon");
+        ok(parse_duration("-1", &v) == -EINVAL, "dash without days");
+        ok(parse_duration("1-", &v) == -EINVAL, "dash without hours");
+        ok(parse_duration("3651-00", &v) == -ERANGE, "3651 days in Slurm's form is refused");
+        ok(parse_duration("", &v) == -EINVAL, "empty");
         ok(parse_duration("1.5x", &v) == -EINVAL, "unknown unit");
         ok(parse_duration("-1s", &v) == -EINVAL, "negative");
         ok(parse_duration("s", &v) == -EINVAL, "unit only");
