@@ -130,6 +130,11 @@ static int load_series(const char *path, int flags, struct history_series **ret)
                 log_error("%s: json-c could not be loaded", path);
         else if (r < 0 && line)
                 log_error("%s:%zu: not a time series row (numbers, as many as the header)", path, line);
+        else if (r == -EBADMSG && has_suffix(path, ".jsonl"))
+                log_error("%s: not a JSON-lines series (one JSON object per line, as --series-format jsonl writes)",
+                          path);
+        else if (r == -EBADMSG)
+                log_error("%s: not a CSV series (a header row, then one row of numbers per sample)", path);
         else if (r < 0)
                 log_error("%s: not a time series (%s)", path, strerror(-r));
         if (r >= 0 && !((*ret)->path = strdup(path)))

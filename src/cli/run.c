@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../basic/closest.h"
 #include "../basic/log.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
@@ -26,6 +27,25 @@
 #include "../lib/profile.h"
 #include "cli.h"
 #include "report-dest.h"
+
+/* "unknown option '--memroy' (did you mean '--memory'?)" */
+static int unknown_long_option(const char *bad) {
+        const char *names[_LEASH_OPT_MAX + 1];
+        char typed[80];
+        const char *near;
+        size_t n = 0;
+
+        for (size_t i = 0; i < _LEASH_OPT_MAX; i++)
+                if (!(leash_options[i].flags & LEASH_OPT_NO_CLI))
+                        names[n++] = leash_options[i].name;
+        names[n++] = "help";
+        snprintf(typed, sizeof typed, "%s", bad + strspn(bad, "-"));
+        typed[strcspn(typed, "=")] = '\0';
+        near = closest_word(typed, names, n);
+        if (near)
+                return usage_error("unknown option '%s' (did you mean '--%s'?)", bad, near);
+        return usage_error("unknown option '%s'", bad);
+}
 
 static int parse_run_options(int argc, char **argv, struct leash_settings *s, struct cli_arg *args, size_t *n_args,
                              int *ret_optind) {
@@ -72,7 +92,7 @@ static int parse_run_options(int argc, char **argv, struct leash_settings *s, st
                                                    leash_options[optopt - 256].metavar);
                         if (optopt)
                                 return usage_error("unknown option '-%c'", optopt);
-                        return usage_error("unknown option '%s'", bad);
+                        return unknown_long_option(bad);
                 }
                 o = c >= 256 ? &leash_options[c - 256] : leash_option_by_short(c);
                 if (!o)
@@ -108,6 +128,29 @@ static int report_dir_path(struct leash_settings *s) {
                 s->report_path = NULL;
                 return -ENOMEM;
         }
+        return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* --series x.jsonl writes JSON lines, x.csv CSV: the name chooses, unless
+ * --series-format on the command line says otherwise (then they must agree:
+ * `leash report` reads a series by its name). */
+static int series_format_from_name(struct leash_settings *s, const struct cli_arg *args, size_t n_args) {
+        bool jsonl = ends_with(s->series_path, ".jsonl"), csv = ends_with(s->series_path, ".csv");
+        bool given = false;
+
+        for (size_t i = 0; i < n_args; i++)
+                given = given || args[i].opt->id == LEASH_OPT_SERIES_FORMAT;
+        if (!jsonl && !csv)
+                return 0;
+        if (given && jsonl != (s->config.sampling.series_format == LEASH_SERIES_JSONL))
+                return usage_error("--series: '%s' ends in %s but --series-format is %s", s->series_path,
+                                   jsonl ? ".jsonl" : ".csv", jsonl ? "csv" : "jsonl");
+        s->config.sampling.series_format = jsonl ? LEASH_SERIES_JSONL : LEASH_SERIES_CSV;
         return 0;
 }
 
@@ -329,6 +372,11 @@ int cmd_run(int argc, char **argv) {
                 return usage_error("out of memory");
         }
         log_set_level(s.quiet ? LOG_LEVEL_QUIET : s.verbose ? LOG_LEVEL_VERBOSE : LOG_LEVEL_NORMAL);
+        if (s.series_path && (r = series_format_from_name(&s, args, n_args)) != 0) {
+                leash_settings_done(&s);
+                leash_profiles_free(profiles);
+                return r;
+        }
         if (s.series_path) {
                 /* the report's opener and rules, but written row by row under its final name */
                 r = s.config.sampling.interval_ns ? report_prepare("--series", s.series_path, true, &series)

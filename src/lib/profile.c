@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../basic/closest.h"
 #include "../basic/fileio.h"
 #include "../basic/dirread.h"
 #include "../basic/macro.h"
@@ -405,7 +406,16 @@ static int profile_handler(void *user, const char *section, const char *name, co
         }
         o = leash_option_by_name(name);
         if (!o) {
-                LERR(ld, "unknown key '%s' (value '%s')", name, value);
+                const char *keys[_LEASH_OPT_MAX], *near;
+                size_t n = 0;
+                for (size_t i = 0; i < _LEASH_OPT_MAX; i++)
+                        if (!(leash_options[i].flags & LEASH_OPT_CLI_ONLY))
+                                keys[n++] = leash_options[i].name;
+                near = closest_word(name, keys, n);
+                if (near)
+                        LERR(ld, "unknown key '%s' (value '%s'); did you mean '%s'?", name, value, near);
+                else
+                        LERR(ld, "unknown key '%s' (value '%s')", name, value);
                 return 1;
         }
         if (ld->kind == LEASH_INI_SYSTEM && (o->flags & LEASH_OPT_NO_SYSTEM)) {

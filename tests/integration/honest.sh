@@ -96,4 +96,29 @@ check "Ctrl-C: leash dies of SIGINT (130)" test "$RC" = 130
 check "Ctrl-C: the first signal the job got was SIGINT, and no SIGKILL" \
         test "$(jget "$TMP/int.json" signals.0.signal),$(jget "$TMP/int.json" signals.1.signal)" = "INT,null"
 check "Ctrl-C: the summary says the job exited by itself" grep -q 'interrupted by SIGINT, passed to the job; it exited with status 130' "$TMP/err"
+# --- everyday forms, "did you mean", the series format from its name ---------
+for w in 1m30s 1h2m 00:01:30 0-00:01:30; do
+        run_leash -w $w -o "$TMP/w.json" -- true
+        check "--wall-time $w is accepted" test "$RC" = 0
+done
+run_leash -w 1h2m -o "$TMP/w.json" -- true
+check "--wall-time 1h2m is 3720 s in the report" fcmp "$(jget "$TMP/w.json" limits.wall_time.value) == 3720"
+run_leash -m 2Gi -q -o "$TMP/m.json" -- true
+check "--memory 2Gi is 2 GiB" test "$(jget "$TMP/m.json" limits.memory.value)" = 2147483648
+run_leash --memroy 1G -- true
+check "--memroy: did you mean --memory (125)" test "$RC" = 125 -a "$(head -1 "$TMP/err")" = "leash: unknown option '--memroy' (did you mean '--memory'?)"
+"$LEASH" runn true 2>"$TMP/err"
+check "runn: did you mean run" grep -q "^leash: unknown subcommand 'runn' (did you mean 'run'?)" "$TMP/err"
+mkdir -m 755 "$TMP/prof"
+printf '[p]\nwall_time = 3\n' >"$TMP/prof/p.ini"
+run_leash --profile-file "$TMP/prof/p.ini" --profile p -- true
+check "profile key wall_time: did you mean wall-time" grep -q "p.ini:2: unknown key 'wall_time' (value '3'); did you mean 'wall-time'?" "$TMP/err"
+run_leash -q --sample 50ms --series "$TMP/s.jsonl" -o "$TMP/s.json" -- sleep 0.2
+check "--series x.jsonl writes JSON lines" "$PY" -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]" "$TMP/s.jsonl"
+run_leash --sample 50ms --series "$TMP/s2.jsonl" --series-format csv -- true
+check "--series x.jsonl with --series-format csv: refused, saying why" \
+        grep -q "ends in .jsonl but --series-format is csv" "$TMP/err"
+printf 't_s,cores\n0.1,0.5\n' >"$TMP/bad.jsonl"
+"$LEASH" report --text "$TMP/s.json" "$TMP/bad.jsonl" >/dev/null 2>"$TMP/err"
+check "a CSV named .jsonl: a clear error, not 'Bad message'" grep -q "not a JSON-lines series" "$TMP/err"
 finish

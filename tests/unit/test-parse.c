@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "basic/closest.h"
+#include "basic/macro.h"
 #include "basic/parse.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
@@ -242,7 +244,32 @@ static void iso8601(void) {
         ok(same, "format_iso8601 agrees with gmtime_r on 20,000 times from 1970 to 2554");
 }
 
+/* "did you mean" (issue 26) */
+static void nearest(void) {
+        static const char *const opts[] = {"memory", "memory-high", "wall-time", "cpu-time", "pids", "profile"};
+        static const char *const cmds[] = {"run", "check", "profiles", "report", "ps", "stat", "top"};
+        const char *n;
+
+        ok(closest_distance("memroy", "memory") == 1, "a transposition is one step");
+        ok(closest_distance("wall_time", "wall-time") == 0, "_ and - are the same");
+        ok(closest_distance("MEMORY", "memory") == 0, "case is ignored");
+        n = closest_word("memroy", opts, ELEMENTSOF(opts));
+        ok(n && strcmp(n, "memory") == 0, "memroy -> memory");
+        n = closest_word("wall_time", opts, ELEMENTSOF(opts));
+        ok(n && strcmp(n, "wall-time") == 0, "wall_time -> wall-time");
+        n = closest_word("cputime", opts, ELEMENTSOF(opts));
+        ok(n && strcmp(n, "cpu-time") == 0, "cputime -> cpu-time");
+        n = closest_word("runn", cmds, ELEMENTSOF(cmds));
+        ok(n && strcmp(n, "run") == 0, "runn -> run");
+        n = closest_word("rpeort", cmds, ELEMENTSOF(cmds));
+        ok(n && strcmp(n, "report") == 0, "rpeort -> report");
+        ok(closest_word("xyzzy", opts, ELEMENTSOF(opts)) == NULL, "nothing near: no suggestion");
+        ok(closest_word("foo", cmds, ELEMENTSOF(cmds)) == NULL, "foo is not top");
+        ok(closest_word("", cmds, ELEMENTSOF(cmds)) == NULL, "empty: no suggestion");
+}
+
 int main(void) {
+        nearest();
         iso8601();
         utf8();
         sizes();
