@@ -57,7 +57,9 @@ static PyObject *raise_setup(int r, const struct leash_error *err, const char *w
         const char *step = err && err->step ? err->step : what;
         PyObject *msg, *exc;
 
-        if (err && err->detail[0])
+        if (err && err->detail[0] && step[0] == '-') /* an option's value, said in full (as leash run says it) */
+                msg = PyUnicode_FromFormat("leash: %s: %s", step, err->detail);
+        else if (err && err->detail[0])
                 msg = PyUnicode_FromFormat("leash: %s: %s: %s", step, err->detail, strerror(e));
         else
                 msg = PyUnicode_FromFormat("leash: %s: %s", step, strerror(e));

@@ -121,4 +121,17 @@ check "--series x.jsonl with --series-format csv: refused, saying why" \
 printf 't_s,cores\n0.1,0.5\n' >"$TMP/bad.jsonl"
 "$LEASH" report --text "$TMP/s.json" "$TMP/bad.jsonl" >/dev/null 2>"$TMP/err"
 check "a CSV named .jsonl: a clear error, not 'Bad message'" grep -q "not a JSON-lines series" "$TMP/err"
+# --- profiles: where leash looked, and the shipped examples from a source build
+mkdir -p -m 755 "$TMP/conf/profiles.d"
+printf '[p]\nwall-time = 3\n' >"$TMP/conf/profiles.d/p.ini"
+LEASH_CONFIG_DIR=$TMP/conf run_leash --profile nosuch -- true
+check "an unknown profile: 125" test "$RC" = 125
+check "an unknown profile: the line lists the profiles and names the directory searched" \
+        grep -q "'nosuch': unknown profile: expected one of default, p; searched $TMP/conf/profiles.d" "$TMP/err"
+if [ -n "${LEASH_SRCDIR:-}" ] && [ -d "$LEASH_SRCDIR/conf/profiles.d" ]; then
+        LEASH_CONFIG_DIR=$LEASH_SRCDIR/conf run_leash -q --profile hpo-trial -- true
+        check "a source build reads the shipped hpo-trial with LEASH_CONFIG_DIR=SRCDIR/conf (as README says)" test "$RC" = 0
+        LEASH_CONFIG_DIR=$LEASH_SRCDIR/conf run_leash --profile hpo -- true
+        check "--profile hpo: did you mean hpo-trial" grep -q "(did you mean 'hpo-trial'?)" "$TMP/err"
+fi
 finish

@@ -589,3 +589,19 @@ def test_weak_limit_warning_names_the_enforcer_and_the_better_option():
         warnings.simplefilter("ignore", leash.WeakLimitWarning)
         leash.limit(memory="300M", pids=8)(double)(2)
     assert not [w for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
+
+
+def test_unknown_profile_says_what_the_cli_says(tmp_path, monkeypatch):
+    conf = tmp_path / "conf"
+    (conf / "profiles.d").mkdir(parents=True)
+    os.chmod(str(tmp_path), 0o755)
+    os.chmod(str(conf), 0o755)
+    os.chmod(str(conf / "profiles.d"), 0o755)
+    (conf / "profiles.d" / "p.ini").write_text("[trial]\nwall-time = 3\n")
+    monkeypatch.setenv("LEASH_CONFIG_DIR", str(conf))
+    with pytest.raises(leash.SetupError) as e:
+        leash.limit(profile="trail")(double)(1)
+    msg = str(e.value)
+    assert "'trail': unknown profile: expected one of default, trial (did you mean 'trial'?)" in msg, msg
+    assert "searched {}/profiles.d".format(conf) in msg, msg
+    assert "No such file or directory" not in msg, msg
