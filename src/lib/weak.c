@@ -68,6 +68,26 @@ static void weak_consequence(enum leash_limit l, enum leash_enforcer by, const c
         }
 }
 
+/* The caller already asked for the better option here (leash.monitored's
+ * max_concurrent_processes adds procs=N): a sampled limit at or below the
+ * asked value covers it, and a warning would only point at what is there. */
+static bool covered_by_sampling(const struct leash_spec *c, enum leash_limit l) {
+        const uint64_t *m = c->sampling.limit;
+        uint64_t v = c->limit[l];
+
+        switch (l) {
+        case LEASH_LIMIT_MEMORY:
+                return m[LEASH_FIG_MEMORY] && m[LEASH_FIG_MEMORY] <= v;
+        case LEASH_LIMIT_PIDS:
+                return (m[LEASH_FIG_THREADS] && m[LEASH_FIG_THREADS] <= v) ||
+                       (m[LEASH_FIG_PROCS] && m[LEASH_FIG_PROCS] <= v);
+        case LEASH_LIMIT_CPUS:
+                return m[LEASH_FIG_CORES_AVG] && m[LEASH_FIG_CORES_AVG] <= v;
+        default:
+                return false;
+        }
+}
+
 /* The limits a controller should enforce: the others (time, rlimits) are
  * enforced as asked everywhere. */
 static bool wants_cgroup(enum leash_limit l) {
@@ -87,7 +107,7 @@ int leash_limit_weakness(const struct leash_spec *c, const enum leash_enforcer e
         const char *by, *why;
 
         if ((unsigned) l >= _LEASH_LIMIT_MAX || !leash_spec_has(c, l) || !wants_cgroup(l) ||
-            enforced[l] == LEASH_BY_CGROUP)
+            enforced[l] == LEASH_BY_CGROUP || (!strict && covered_by_sampling(c, l)))
                 return 0;
         limit_value_text(c, l, v, sizeof v);
         weak_consequence(l, enforced[l], v, cons, sizeof cons, better, sizeof better);
