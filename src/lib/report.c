@@ -954,6 +954,8 @@ int report_parse_job(const char *text, size_t len, struct history_job **ret) {
         j->soft_signal = jr_string(root, "policy.soft_signal");
         j->grace_s = jr_number(root, "policy.grace_s");
         j->memory_peak_basis = jr_string(root, "usage.memory_peak_basis");
+        j->samples = jr_number(root, "sampling.samples");
+        j->interval_s = jr_number(root, "sampling.interval_s");
         for (int u = 0; u < _HU_MAX; u++)
                 j->usage[u] = jr_number(root, history_usage_info[u].path);
         r = jr_limits(root, j);

@@ -134,4 +134,31 @@ if [ -n "${LEASH_SRCDIR:-}" ] && [ -d "$LEASH_SRCDIR/conf/profiles.d" ]; then
         LEASH_CONFIG_DIR=$LEASH_SRCDIR/conf run_leash --profile hpo -- true
         check "--profile hpo: did you mean hpo-trial" grep -q "(did you mean 'hpo-trial'?)" "$TMP/err"
 fi
+# --- the HTML and Markdown reports name the real enforcer, like with like ------
+run_leash -q -m 300M --sample 50ms --series "$TMP/job.csv" -o "$TMP/job.json" -- "$HELPERS/lh-alloc" 40 400
+"$LEASH" report --html -o "$TMP/job.html" "$TMP/job.json" "$TMP/job.csv" 2>"$TMP/err"
+check "report --html of a sampled job: 0" test $? = 0
+"$LEASH" report --markdown -o "$TMP/job.md" "$TMP/job.json" "$TMP/job.csv" 2>>"$TMP/err"
+if [ "$(jget "$TMP/job.json" limits.memory.enforced_by)" = rlimit ]; then
+        check "HTML: the memory limit is named RLIMIT_AS, not memory.max" \
+                bash -c "grep -q 'RLIMIT_AS, per process' '$TMP/job.html' && ! grep -q 'memory.max' '$TMP/job.html'"
+        check "Markdown: the same" bash -c "grep -qF 'RLIMIT\\_AS, per process' '$TMP/job.md' && ! grep -q 'memory.max' '$TMP/job.md'"
+        check "HTML: no % of a per-process limit from the tree's figure" \
+                bash -c "grep -A1 '>memory</th>' '$TMP/job.html' | grep -q '—'"
+else
+        check "HTML: memory.max where the cgroup enforced it" grep -q 'memory.max' "$TMP/job.html"
+fi
+if [ "$(jget "$TMP/job.json" usage.io_read_bytes)" = null ]; then
+        check "HTML: I/O from /proc/PID/io is titled so, not io.stat" \
+                bash -c "grep -q '/proc/PID/io' '$TMP/job.html' && ! grep -q 'io.stat, cumulative' '$TMP/job.html'"
+fi
+if ! grep -q '[0-9]' <(cut -d, -f6 "$TMP/job.csv" | tail -n +2); then
+        check "HTML: no legend entry for a column without data (mem_current_bytes)" bash -c "! grep -q '>current</text>' '$TMP/job.html'"
+fi
+check "HTML: the notes column wraps (no side scroller for it)" grep -q 'td.t:last-child{white-space:normal' "$TMP/job.html"
+run_leash -q --sample 50ms --series "$TMP/other.csv" -o "$TMP/other.json" -- sleep 2
+"$LEASH" report --html -o "$TMP/mix.html" "$TMP/job.json" "$TMP/other.csv" 2>"$TMP/err"
+check "a series that is not the report's job is refused" test $? != 0
+check "and the error says so" grep -q "this series is another job's" "$TMP/err"
+check "and no page is written" test ! -e "$TMP/mix.html"
 finish
