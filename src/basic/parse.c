@@ -359,6 +359,11 @@ int parse_signal(const char *s, int *ret) {
                 *ret = (s[3] == 'I' || s[3] == 'i') ? SIGRTMIN + (int) n : SIGRTMAX - (int) n;
                 return 0;
         }
+        /* the other names kill(1) and bash know: glibc's table has one name a number */
+        if (strcasecmp(s, "IO") == 0 || strcasecmp(s, "IOT") == 0 || strcasecmp(s, "CLD") == 0) {
+                *ret = s[1] == 'O' || s[1] == 'o' ? (s[2] ? SIGABRT : SIGIO) : SIGCHLD;
+                return 0;
+        }
         for (int sig = 1; sig < SIGRTMIN; sig++) {
                 const char *name = sigabbrev_np(sig);
                 if (name && strcasecmp(name, s) == 0) {

@@ -146,6 +146,9 @@ static void signals(void) {
                    !path_has_dotdot("a..b/..c") && !path_has_dotdot("/sys/fs/cgroup/x"),
            "path_has_dotdot looks at whole components");
         ok(parse_signal("XCPU", &s) == 0 && s == SIGXCPU, "XCPU");
+        ok(parse_signal("IO", &s) == 0 && s == SIGIO, "IO (bash and kill(1) say IO; glibc says POLL)");
+        ok(parse_signal("SIGIOT", &s) == 0 && s == SIGABRT, "IOT is ABRT");
+        ok(parse_signal("CLD", &s) == 0 && s == SIGCHLD, "CLD is CHLD");
         ok(parse_signal("SIGXCPU", &s) == 0 && s == SIGXCPU, "SIGXCPU");
         ok(parse_signal("term", &s) == 0 && s == SIGTERM, "term, any case");
         ok(parse_signal("9", &s) == 0 && s == SIGKILL, "a number");
