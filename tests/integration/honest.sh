@@ -161,4 +161,16 @@ run_leash -q --sample 50ms --series "$TMP/other.csv" -o "$TMP/other.json" -- sle
 check "a series that is not the report's job is refused" test $? != 0
 check "and the error says so" grep -q "this series is another job's" "$TMP/err"
 check "and no page is written" test ! -e "$TMP/mix.html"
+# --- leash stat accepts what leash ps shows: the NAME and the LEASH pid --------
+"$LEASH" run -q --cgroup-parent "$PARENT" -n statme -- sleep 30 &
+lp=$!
+for _ in $(seq 100); do [ -d "$PARENT/statme@$lp" ] && break; sleep 0.05; done
+"$LEASH" ps --cgroup-parent "$PARENT" >"$TMP/ps" 2>&1
+check "ps shows the job's name and leash's pid" grep -qE "^statme +$lp " "$TMP/ps"
+"$LEASH" stat --cgroup-parent "$PARENT" "$lp" >"$TMP/stat" 2>"$TMP/err"
+check "stat LEASHPID (ps's LEASH column) finds the job" grep -q "statme@$lp" "$TMP/stat"
+"$LEASH" stat --cgroup-parent "$PARENT" statme >"$TMP/stat" 2>"$TMP/err"
+check "stat NAME (ps's NAME column) finds the job" grep -q "statme@$lp" "$TMP/stat"
+kill -TERM $lp
+wait $lp
 finish
