@@ -152,8 +152,9 @@ if [ "$(jget "$TMP/job.json" usage.io_read_bytes)" = null ]; then
         check "HTML: I/O from /proc/PID/io is titled so, not io.stat" \
                 bash -c "grep -q '/proc/PID/io' '$TMP/job.html' && ! grep -q 'io.stat, cumulative' '$TMP/job.html'"
 fi
-if ! grep -q '[0-9]' <(cut -d, -f6 "$TMP/job.csv" | tail -n +2); then
-        check "HTML: no legend entry for a column without data (mem_current_bytes)" bash -c "! grep -q '>current</text>' '$TMP/job.html'"
+if ! has_controller pids; then
+        check "HTML: no legend entry for a column without data (pids_current)" \
+                bash -c "! grep -q '>tasks (pids.current)</text>' '$TMP/job.html'"
 fi
 check "HTML: the notes column wraps (no side scroller for it)" grep -q 'td.t:last-child{white-space:normal' "$TMP/job.html"
 run_leash -q --sample 50ms --series "$TMP/other.csv" -o "$TMP/other.json" -- sleep 2
