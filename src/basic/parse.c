@@ -170,9 +170,8 @@ static const struct duration_unit {
         uint64_t ns;
 } duration_units[] = {
         /* longest first where one is a prefix of another ("min" before "m", "ms" before "m") */
-        {"d", 86400 * NSEC_PER_SEC}, {"h", 3600 * NSEC_PER_SEC}, {"min", 60 * NSEC_PER_SEC},
-        {"ms", NSEC_PER_MSEC},       {"m", 60 * NSEC_PER_SEC},   {"s", NSEC_PER_SEC},
-        {"us", NSEC_PER_USEC},       {"ns", 1},
+        {"d", 86400 * NSEC_PER_SEC}, {"h", 3600 * NSEC_PER_SEC}, {"min", 60 * NSEC_PER_SEC}, {"ms", NSEC_PER_MSEC},
+        {"m", 60 * NSEC_PER_SEC},    {"s", NSEC_PER_SEC},        {"us", NSEC_PER_USEC},      {"ns", 1},
 };
 
 /* The unit at s (one of duration_units), its index, or -1. */

@@ -450,8 +450,8 @@ int cmd_run(int argc, char **argv) {
             summary)
                 log_notice("%s", summary);
         if (res->leftovers_killed && !s.quiet)
-                log_notice("killed %u process%s the job left running when its main process ended", res->leftovers_killed,
-                           res->leftovers_killed == 1 ? "" : "es");
+                log_notice("killed %u process%s the job left running when its main process ended",
+                           res->leftovers_killed, res->leftovers_killed == 1 ? "" : "es");
         leash_job_free(job);
         report_close(&series);
         leash_settings_done(&s);

@@ -191,7 +191,8 @@ int config_build(const struct leash_config *c, struct config_built **ret, struct
         if (r < 0) {
                 if (r == -ENOENT && err) { /* the CLI's words: what exists, where leash looked */
                         char text[1024];
-                        leash_profiles_unknown(b->profiles, name, c->config_dir ? c->config_dir : LEASH_SYSCONFDIR "/leash",
+                        leash_profiles_unknown(b->profiles, name,
+                                               c->config_dir ? c->config_dir : LEASH_SYSCONFDIR "/leash",
                                                c->user_dir ? c->user_dir : "", text, sizeof text);
                         leash_error_set(err, "--profile", text, r);
                 } else

@@ -517,7 +517,8 @@ static void job_charts(struct writer *w, const struct history_job *j) {
         /* io.stat where the job had the io controller (the report's usage has its
          * totals); else /proc/PID/io of the processes alive at each sample */
         if (isnan(j->usage[HU_IO_READ]) && isnan(j->usage[HU_IO_WRITE])) {
-                c = (struct chart){.id = "io", .title = "I/O of the live processes (/proc/PID/io)", .unit = HUNIT_BYTES};
+                c = (struct chart){
+                        .id = "io", .title = "I/O of the live processes (/proc/PID/io)", .unit = HUNIT_BYTES};
                 snprintf(desc, sizeof desc,
                          "Bytes read and written by the processes alive at each sample (/proc/PID/io, summed): a "
                          "process that exits takes its count with it, so the line can fall.");
@@ -575,7 +576,7 @@ static void job_limits(struct writer *w, const struct history_job *j) {
         bool any = false;
 
         static const char *const cgroup_file[_LEASH_LIMIT_MAX] = {
-                [LEASH_LIMIT_MEMORY] = "memory.max", [LEASH_LIMIT_MEMORY_HIGH] = "memory.high",
+                [LEASH_LIMIT_MEMORY] = "memory.max",    [LEASH_LIMIT_MEMORY_HIGH] = "memory.high",
                 [LEASH_LIMIT_SWAP] = "memory.swap.max", [LEASH_LIMIT_PIDS] = "pids.max",
                 [LEASH_LIMIT_CPUS] = "cpu.max",
         };
@@ -597,15 +598,15 @@ static void job_limits(struct writer *w, const struct history_job *j) {
                         snprintf(pct, sizeof pct, "%.0f %%", used / x->value * 100);
                 else
                         snprintf(pct, sizeof pct, "—");
-                table_row(w,
-                          (struct cell[]){{.plain = leash_limit_to_string((enum leash_limit) l), .sort = NAN},
-                                          {.plain = x->unlimited ? "max" : v, .sort = NAN},
-                                          {.text = enforcer_label(j, (enum leash_limit) l, cgroup_file[l]),
-                                           .sort = NAN},
-                                          {.plain = us, .sort = NAN},
-                                          {.plain = pct, .sort = NAN},
-                                          {.text = x->note ? x->note : "", .sort = NAN}},
-                          6, width);
+                table_row(
+                        w,
+                        (struct cell[]){{.plain = leash_limit_to_string((enum leash_limit) l), .sort = NAN},
+                                        {.plain = x->unlimited ? "max" : v, .sort = NAN},
+                                        {.text = enforcer_label(j, (enum leash_limit) l, cgroup_file[l]), .sort = NAN},
+                                        {.plain = us, .sort = NAN},
+                                        {.plain = pct, .sort = NAN},
+                                        {.text = x->note ? x->note : "", .sort = NAN}},
+                        6, width);
         }
         if (!any)
                 table_row(w, (struct cell[]){{.plain = "(none asked for)", .sort = NAN}}, 1, width);

@@ -39,9 +39,9 @@ int leash_spec_validate(const struct leash_spec *c, struct leash_error *err) {
         if (!c->sampling.disk_path)
                 for (int f = LEASH_FIG_DISK_BYTES; f <= LEASH_FIG_DISK_FILES; f++)
                         if (c->sampling.limit[f])
-                                return leash_error_set(err, f == LEASH_FIG_DISK_BYTES ? "--limit disk" : "--limit files",
-                                                       "needs --sample-disk DIR, the directory whose use it checks",
-                                                       -EINVAL);
+                                return leash_error_set(
+                                        err, f == LEASH_FIG_DISK_BYTES ? "--limit disk" : "--limit files",
+                                        "needs --sample-disk DIR, the directory whose use it checks", -EINVAL);
         return 0;
 }
 

@@ -40,9 +40,9 @@ static void weak_consequence(enum leash_limit l, enum leash_enforcer by, const c
                         snprintf(cons, cons_size, "the job may use any amount of memory");
                 else
                         snprintf(cons, cons_size,
-                         "the processes together may use more than %s, and one that reserves address space "
-                         "(Java, Go, many threads) can fail far below it",
-                         v);
+                                 "the processes together may use more than %s, and one that reserves address space "
+                                 "(Java, Go, many threads) can fail far below it",
+                                 v);
                 snprintf(better, better_size, "--limit memory=%s --sample 100ms (whole tree, sampled)", v);
                 break;
         case LEASH_LIMIT_MEMORY_HIGH:
@@ -55,8 +55,7 @@ static void weak_consequence(enum leash_limit l, enum leash_enforcer by, const c
                 break;
         case LEASH_LIMIT_PIDS:
                 snprintf(cons, cons_size, "the job may start any number of processes and threads");
-                snprintf(better, better_size, "--limit threads=%s --sample 100ms (kills, does not refuse the fork)",
-                         v);
+                snprintf(better, better_size, "--limit threads=%s --sample 100ms (kills, does not refuse the fork)", v);
                 break;
         case LEASH_LIMIT_CPUS:
                 snprintf(cons, cons_size, "the job may use every CPU");
@@ -126,8 +125,8 @@ int leash_limit_weakness(const struct leash_spec *c, const enum leash_enforcer e
                                  "controller (--cgroup-parent; leash check lists them), or drop --strict and use %s",
                                  option[l], v, reason, better);
                 else
-                        snprintf(buf, size, "--%s %s %s (%s): %s; better here: %s",
-                                 option[l], v, by, reason, cons, better);
+                        snprintf(buf, size, "--%s %s %s (%s): %s; better here: %s", option[l], v, by, reason, cons,
+                                 better);
         }
         return 1;
 }
