@@ -161,8 +161,9 @@ enum leash_kill {
  * limit already ended it). A ladder already running is cut short by
  * LEASH_KILL_NOW. */
 int leash_job_kill(struct leash_job *j, enum leash_kill how);
-/* As when `leash run` receives signal sig: the soft signal, SIGKILL after the
- * grace (at once when a ladder already runs); reason
+/* As when `leash run` receives signal sig: sig itself to every process of
+ * the job, SIGKILL after the grace (at once when a ladder already runs or on
+ * a second call); reason
  * LEASH_REASON_INTERRUPTED, exit code 128 + sig. */
 int leash_job_interrupt(struct leash_job *j, int sig);
 /* Sends sig to every process of the job (the main process through its
@@ -187,6 +188,10 @@ void leash_job_free(struct leash_job *j);
 int leash_job_report(const struct leash_job *j, enum leash_format format, char **ret_text);
 /* One line on how a limit ended the job, or NULL in *ret_text when none did. */
 int leash_job_summary(const struct leash_job *j, char **ret_text);
+/* One line per limit enforced weaker than asked here (no controller), each
+ * ending in a newline, as `leash run` prints them; "" when none. malloc'd.
+ * Valid from leash_job_new on. */
+int leash_job_warnings(const struct leash_job *j, char **ret_text);
 
 enum leash_reason leash_job_reason(const struct leash_job *j);
 /* What `leash run` would exit with: the command's code, 124 (time limit),

@@ -44,6 +44,7 @@ from ._errors import (
     ResourceExhaustion,
     SetupError,
     WallTimeLimitExceeded,
+    WeakLimitWarning,
 )
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "JobExited",
     "ResourceExhaustion",
     "RemoteTraceback",
+    "WeakLimitWarning",
 ]
 
 __version__ = "0.1.0"

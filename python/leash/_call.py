@@ -27,6 +27,7 @@ import os
 import pickle
 import sys
 import traceback
+import warnings
 
 from . import _errors
 
@@ -47,7 +48,16 @@ def new_job(settings, name):
     """The job, its configuration directories read from the environment
     by the extension as ``leash run`` reads them. ``settings``: (key, value)
     pairs, or a Config from new_config (then ``name`` is None: the Config's)."""
-    return require_extension().Job(settings, name)
+    job = require_extension().Job(settings, name)
+    warn_weak_limits(job)
+    return job
+
+
+def warn_weak_limits(job):
+    """leash.WeakLimitWarning for each limit enforced weaker than asked: the
+    lines ``leash run`` prints before the job starts."""
+    for line in job.warnings:
+        warnings.warn(line, _errors.WeakLimitWarning, stacklevel=4)
 
 
 def new_config(settings, name):

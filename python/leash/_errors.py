@@ -17,6 +17,7 @@ __all__ = [
     "JobExited",
     "ResourceExhaustion",
     "RemoteTraceback",
+    "WeakLimitWarning",
 ]
 
 
@@ -132,6 +133,17 @@ class ResourceExhaustion(LeashError):
 
     def __str__(self):
         return self.message
+
+
+class WeakLimitWarning(UserWarning):
+    """A limit this host enforces weaker than asked: ``memory`` as a
+    per-process RLIMIT_AS, ``pids``, ``cpus`` or ``swap`` not at all, where the
+    job's cgroup has no controller for it. The message says what enforces it,
+    what that means and the better option here (``leash run`` prints the same
+    line). Filter it like any warning::
+
+        warnings.simplefilter("ignore", leash.WeakLimitWarning)
+    """
 
 
 class RemoteTraceback(Exception):

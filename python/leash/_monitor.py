@@ -51,6 +51,11 @@ _ENFORCED = {
     "swap_memory": ("swap", lambda v: str(int(v * MB))),
     "max_concurrent_processes": ("pids", lambda v: str(int(v))),
 }
+# resource_monitor limits that a cgroup controller enforces where there is
+# one, and the sampled figure that checks them where there is none (on such
+# a host the pids controller is often missing: max_concurrent_processes then
+# still holds, by the procs count of each sample)
+_SAMPLED_TOO = {"max_concurrent_processes": ("procs", 1, int)}
 # limits on measured figures, checked by the library at each sample (the
 # config key "limit", `leash run --limit`): figure name, divisor to leash's
 # unit, and how leash spells the value (bytes and counts whole, cores decimal)
@@ -67,7 +72,13 @@ _MEASURED = {
 # the call names another (sample_disk=...)
 _DISK = ("disk", "total_files")
 # report reason -> resource_monitor name
-_REASON_NAMES = {"wall_time": "wall_time", "cpu_time": "cpu_time", "memory": "memory", "pids": "max_concurrent_processes"}
+_REASON_NAMES = {
+    "wall_time": "wall_time",
+    "cpu_time": "cpu_time",
+    "memory": "memory",
+    "pids": "max_concurrent_processes",
+    "procs": "max_concurrent_processes",
+}
 for _rm, (_fig, _div, _kind) in _MEASURED.items():
     _REASON_NAMES.setdefault(_fig, _rm)
 
@@ -82,6 +93,9 @@ def _limit_settings(limits):
         if name in _ENFORCED:
             key, text = _ENFORCED[name]
             out.append((key, text(value)))
+            if name in _SAMPLED_TOO:
+                fig, div, kind = _SAMPLED_TOO[name]
+                out.append(("limit", "{}={}".format(fig, max(1, kind(value * div)))))
         elif name in _MEASURED:
             fig, div, kind = _MEASURED[name]
             v = kind(value * div)
@@ -142,6 +156,10 @@ def _from_report(report):
         res["bytes_written"] = u["io_write_bytes"] / MB
     if res.get("wall_time") and res.get("cpu_time") is not None:
         res["cores_avg"] = res["cpu_time"] / res["wall_time"]
+    # an average, not a peak: the report's own figure for the whole call
+    avg = (((report.get("sampling") or {}).get("averages") or {}).get("cores") or {}).get("value")
+    if avg is not None:
+        res["cores_avg"] = avg
     return res
 
 
@@ -164,8 +182,12 @@ def monitored(limits=None, callback=None, interval=1, return_resources=True, **l
     ``cpu_time`` in s, ``memory``, ``swap_memory``, ``disk``,
     ``bytes_read``, ``bytes_written`` in MB, ``max_concurrent_processes``,
     ``total_processes``, ``total_files``, ``cores_avg``). The first five are
-    enforced by leash's own limits (cgroup, rlimit or supervisor); the others
-    by the job's sampling, at each sample (so up to one ``interval`` late).
+    enforced by leash's own limits (cgroup, rlimit or supervisor), and
+    ``max_concurrent_processes`` also by the sampled process count, so it holds
+    where the pids controller is missing; the others by the job's sampling, at
+    each sample (so up to one ``interval`` late). Every limit, memory as a
+    per-process RLIMIT_AS included, raises ``ResourceExhaustion``; ``cores_avg``
+    at the end is the report's average for the whole call.
     ``disk`` and ``total_files`` walk the caller's working directory, or the
     directory given as ``sample_disk=``. Passing a limit ends the call and
     raises ``leash.ResourceExhaustion`` with the resources measured.
@@ -201,6 +223,8 @@ def monitored(limits=None, callback=None, interval=1, return_resources=True, **l
 
             lim = _limit(function, **leash_options)
             lim.settings.extend(extra)
+            # memory as RLIMIT_AS (no controller): a MemoryError in the function is the limit
+            lim.memory_limited = lim.memory_limited or (limits or {}).get("memory") is not None
             lim._sample = on_sample
             exhausted = None
             try:
@@ -209,7 +233,7 @@ def monitored(limits=None, callback=None, interval=1, return_resources=True, **l
                 report, value = e.report, None
                 exhausted = e
             for k, v in _from_report(report).items():
-                if k not in peak or (isinstance(v, (int, float)) and v > (peak[k] or 0)):
+                if k == "cores_avg" or k not in peak or (isinstance(v, (int, float)) and v > (peak[k] or 0)):
                     peak[k] = v
             peak["report"] = report
             if exhausted is not None:

@@ -57,7 +57,9 @@ static PyObject *raise_setup(int r, const struct leash_error *err, const char *w
         const char *step = err && err->step ? err->step : what;
         PyObject *msg, *exc;
 
-        if (err && err->detail[0])
+        if (err && err->detail[0] && step[0] == '-') /* an option's value, said in full (as leash run says it) */
+                msg = PyUnicode_FromFormat("leash: %s: %s", step, err->detail);
+        else if (err && err->detail[0])
                 msg = PyUnicode_FromFormat("leash: %s: %s: %s", step, err->detail, strerror(e));
         else
                 msg = PyUnicode_FromFormat("leash: %s: %s", step, strerror(e));
@@ -946,6 +948,27 @@ static PyObject *Job_get_reason(JobObject *self, void *closure) {
         return PyUnicode_FromString(name);
 }
 
+static PyObject *Job_get_warnings(JobObject *self, void *closure) {
+        char *text = NULL;
+        PyObject *s, *lines;
+        int r;
+
+        if (need_job(self) < 0)
+                return NULL;
+        r = leash_job_warnings(self->job, &text);
+        if (r < 0) {
+                errno = -r;
+                return PyErr_SetFromErrno(PyExc_OSError);
+        }
+        s = PyUnicode_DecodeFSDefault(text);
+        free(text);
+        if (!s)
+                return NULL;
+        lines = PyUnicode_Splitlines(s, 0);
+        Py_DECREF(s);
+        return lines;
+}
+
 static PyObject *Job_get_ended(JobObject *self, void *closure) {
         if (need_job(self) < 0)
                 return NULL;
@@ -1093,6 +1116,8 @@ static PyGetSetDef Job_getset[] = {
         {"cgroup", (getter) Job_get_cgroup, NULL, "the job cgroup's absolute path", NULL},
         {"ended", (getter) Job_get_ended, NULL, "True once the job has ended", NULL},
         {"reason", (getter) Job_get_reason, NULL, "the report's reason (\"ok\", \"memory\"...) once finished", NULL},
+        {"warnings", (getter) Job_get_warnings, NULL,
+         "one line per limit enforced weaker than asked here (no controller), as `leash run` says them", NULL},
         {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -149,8 +149,8 @@ int parse_size(const char *s, uint64_t *ret) {
                         return -EINVAL;
                 mult = units[i].mult;
                 end++;
-                /* "M", "MB", "MiB" are all the same 1024-based unit. */
-                if (strcmp(end, "B") == 0 || strcmp(end, "iB") == 0)
+                /* "M", "MB", "Mi", "MiB" are all the same 1024-based unit. */
+                if (strcmp(end, "B") == 0 || strcmp(end, "i") == 0 || strcmp(end, "iB") == 0)
                         end += strlen(end);
                 if (*end)
                         return -EINVAL;
@@ -165,43 +165,154 @@ int parse_size(const char *s, uint64_t *ret) {
         return 0;
 }
 
-int parse_duration(const char *s, uint64_t *ret_ns) {
-        static const struct {
-                const char *unit;
-                uint64_t ns;
-        } units[] = {
-                {"", NSEC_PER_SEC},
-                {"s", NSEC_PER_SEC},
-                {"ms", NSEC_PER_MSEC},
-                {"us", NSEC_PER_USEC},
-                {"ns", 1},
-                {"m", 60 * NSEC_PER_SEC},
-                {"min", 60 * NSEC_PER_SEC},
-                {"h", 3600 * NSEC_PER_SEC},
-                {"d", 86400 * NSEC_PER_SEC},
-        };
-        struct fixed f;
-        const char *end;
-        int r;
+static const struct duration_unit {
+        const char *unit;
+        uint64_t ns;
+} duration_units[] = {
+        /* longest first where one is a prefix of another ("min" before "m", "ms" before "m") */
+        {"d", 86400 * NSEC_PER_SEC}, {"h", 3600 * NSEC_PER_SEC}, {"min", 60 * NSEC_PER_SEC}, {"ms", NSEC_PER_MSEC},
+        {"m", 60 * NSEC_PER_SEC},    {"s", NSEC_PER_SEC},        {"us", NSEC_PER_USEC},      {"ns", 1},
+};
 
-        if (!s)
-                return -EINVAL;
-        r = parse_fixed(s, &f, &end);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+/* The unit at s (one of duration_units), its index, or -1. */
+static int duration_unit_at(const char *s, size_t *ret_len) {
+        for (size_t i = 0; i < ELEMENTSOF(duration_units); i++) {
+                size_t l = strlen(duration_units[i].unit);
+                if (strncmp(s, duration_units[i].unit, l) == 0 && !(s[l] >= 'a' && s[l] <= 'z')) {
+                        *ret_len = l;
+                        return (int) i;
+                }
+        }
+        return -1;
+}
+
+static int add_checked(uint64_t *sum, uint64_t v) {
+        if (__builtin_add_overflow(*sum, v, sum) || *sum > PARSE_DURATION_MAX)
+                return -ERANGE;
+        return 0;
+}
+
+/* "90", "1.5s", "1m30s", "1h2m", "2d12h": numbers with units from the largest
+ * to the smallest, each at most once; a fraction only in the last; a bare
+ * number is seconds (and only alone). */
+static int parse_duration_units(const char *s, uint64_t *ret_ns) {
+        uint64_t sum = 0;
+        int last = -1;
+        bool first = true;
+
+        while (*s) {
+                struct fixed f;
+                const char *end;
                 uint64_t v;
-                if (strcmp(end, units[i].unit) != 0)
-                        continue;
-                r = fixed_scale(&f, units[i].ns, &v);
+                size_t len = 0;
+                int u, r = parse_fixed(s, &f, &end);
+
                 if (r < 0)
                         return r;
-                if (v > PARSE_DURATION_MAX)
-                        return -ERANGE;
-                *ret_ns = v;
-                return 0;
+                if (!*end) {
+                        if (!first)
+                                return -EINVAL; /* "1m30": say 1m30s */
+                        u = 5;                  /* "s" */
+                } else if ((u = duration_unit_at(end, &len)) < 0)
+                        return -EINVAL;
+                /* units strictly decreasing: ms (index 3) sorts among the minutes, compare their sizes */
+                if (last >= 0 && duration_units[u].ns >= duration_units[last].ns)
+                        return -EINVAL;
+                if (f.has_point && end[len])
+                        return -EINVAL; /* "1.5m30s" */
+                r = fixed_scale(&f, duration_units[u].ns, &v);
+                if (r < 0)
+                        return r;
+                r = add_checked(&sum, v);
+                if (r < 0)
+                        return r;
+                last = u;
+                first = false;
+                s = end + len;
         }
-        return -EINVAL;
+        if (first)
+                return -EINVAL;
+        *ret_ns = sum;
+        return 0;
+}
+
+/* Slurm's and sacct's forms: "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM",
+ * "D-HH:MM:SS"; the seconds may have a fraction ("00:01:30.5"). Minutes and
+ * seconds after a colon are below 60. */
+static int parse_duration_clock(const char *s, uint64_t *ret_ns) {
+        uint64_t part[3], days = 0, sum = 0, v;
+        const char *dash = strchr(s, '-'), *p = s;
+        unsigned n = 0;
+        struct fixed last = {0};
+        int r;
+
+        if (dash) {
+                r = parse_fixed(s, &last, &p);
+                if (r < 0 || p != dash || last.has_point)
+                        return -EINVAL;
+                days = last.whole;
+                p = dash + 1;
+        }
+        for (;;) {
+                const char *end;
+                r = parse_fixed(p, &last, &end);
+                if (r < 0)
+                        return r;
+                if (n == 3 || (last.has_point && *end))
+                        return -EINVAL;
+                part[n++] = last.whole;
+                if (!*end)
+                        break;
+                if (*end != ':')
+                        return -EINVAL;
+                p = end + 1;
+        }
+        if (!dash && n < 2)
+                return -EINVAL; /* a plain number is not a clock */
+        /* which fields: with a day, HH[:MM[:SS]]; without, MM:SS or HH:MM:SS */
+        {
+                uint64_t h = 0, m = 0, sec = 0;
+                struct fixed fsec = {0};
+                if (dash) {
+                        h = part[0];
+                        m = n > 1 ? part[1] : 0;
+                        sec = n > 2 ? part[2] : 0;
+                        if (last.has_point && n < 3)
+                                return -EINVAL;
+                } else if (n == 2) {
+                        m = part[0];
+                        sec = part[1];
+                } else {
+                        h = part[0];
+                        m = part[1];
+                        sec = part[2];
+                }
+                if ((n > 1 && (dash || n == 3) && m >= 60) || sec >= 60 || (dash && h >= 24))
+                        return -EINVAL;
+                fsec = last;
+                fsec.whole = sec;
+                if (!(last.has_point))
+                        fsec.frac = fsec.frac_digits = 0;
+                if (__builtin_mul_overflow(days, 86400 * NSEC_PER_SEC, &v) || add_checked(&sum, v) < 0)
+                        return -ERANGE;
+                if (__builtin_mul_overflow(h, 3600 * NSEC_PER_SEC, &v) || add_checked(&sum, v) < 0)
+                        return -ERANGE;
+                if (__builtin_mul_overflow(m, 60 * NSEC_PER_SEC, &v) || add_checked(&sum, v) < 0)
+                        return -ERANGE;
+                r = fixed_scale(&fsec, NSEC_PER_SEC, &v);
+                if (r < 0 || add_checked(&sum, v) < 0)
+                        return -ERANGE;
+        }
+        *ret_ns = sum;
+        return 0;
+}
+
+int parse_duration(const char *s, uint64_t *ret_ns) {
+        if (!s || !*s)
+                return -EINVAL;
+        if (strchr(s, ':') || strchr(s, '-'))
+                return parse_duration_clock(s, ret_ns);
+        return parse_duration_units(s, ret_ns);
 }
 
 int parse_cpus(const char *s, uint64_t *ret_ucores) {
@@ -245,6 +356,11 @@ int parse_signal(const char *s, int *ret) {
                 if (!(s[6] >= '0' && s[6] <= '9') || parse_u64(s + 6, &n) < 0 || n > (uint64_t) (SIGRTMAX - SIGRTMIN))
                         return -EINVAL;
                 *ret = (s[3] == 'I' || s[3] == 'i') ? SIGRTMIN + (int) n : SIGRTMAX - (int) n;
+                return 0;
+        }
+        /* the other names kill(1) and bash know: glibc's table has one name a number */
+        if (strcasecmp(s, "IO") == 0 || strcasecmp(s, "IOT") == 0 || strcasecmp(s, "CLD") == 0) {
+                *ret = s[1] == 'O' || s[1] == 'o' ? (s[2] ? SIGABRT : SIGIO) : SIGCHLD;
                 return 0;
         }
         for (int sig = 1; sig < SIGRTMIN; sig++) {
@@ -299,6 +415,27 @@ void format_size(uint64_t v, char *buf, size_t size) {
                 snprintf(buf, size, "%" PRIu64, v);
         else
                 snprintf(buf, size, "%" PRIu64 "%c", v, units[i]);
+}
+
+void format_bytes_human(uint64_t v, char *buf, size_t size) {
+        static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+        double x = (double) v;
+        int i = -1;
+
+        if (v < 1024) {
+                snprintf(buf, size, "%" PRIu64 " B", v);
+                return;
+        }
+        while (i < 4 && x >= 1024.0) {
+                x /= 1024.0;
+                i++;
+        }
+        if (x >= 99.95)
+                snprintf(buf, size, "%.0f %s", x, units[i]);
+        else if (x >= 9.995)
+                snprintf(buf, size, "%.1f %s", x, units[i]);
+        else
+                snprintf(buf, size, "%.2f %s", x, units[i]);
 }
 
 void format_duration(uint64_t ns, char *buf, size_t size) {

@@ -27,13 +27,15 @@
 #define PARSE_COUNT_MAX_TEXT "2147483647"
 
 int parse_u64(const char *s, uint64_t *ret);
-/* Bytes or K/M/G/T (powers of 1024, optional trailing "B" or "iB"); a fraction
+/* Bytes or K/M/G/T (powers of 1024, optional trailing "B", "i" or "iB"); a fraction
  * needs a unit ("1.5G"); "max" gives PARSE_MAX; at most PARSE_SIZE_MAX. */
 int parse_size(const char *s, uint64_t *ret);
 /* A count up to PARSE_COUNT_MAX, or "max". */
 int parse_count(const char *s, uint64_t *ret);
-/* 90, 1.5s, 250ms, 100us, 2m, 1h, 1d -> nanoseconds. A bare number is seconds.
- * At most PARSE_DURATION_MAX. */
+/* 90, 1.5s, 250ms, 100us, 2m, 1h, 1d, and combined from the largest unit
+ * down (1m30s, 1h2m, 2d12h) -> nanoseconds; a bare number is seconds. Also
+ * Slurm's clock forms: MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS. At most
+ * PARSE_DURATION_MAX. */
 int parse_duration(const char *s, uint64_t *ret_ns);
 /* "1", "0.5", "2.25" cores -> millionths of a core. */
 int parse_cpus(const char *s, uint64_t *ret_ucores);
@@ -50,3 +52,5 @@ bool path_has_dotdot(const char *path);
 /* Formatting helpers for messages and reports. */
 void format_size(uint64_t v, char *buf, size_t size);
 void format_duration(uint64_t ns, char *buf, size_t size);
+/* For people: 416808K -> "407 MiB", 3 significant digits, 1024-based. */
+void format_bytes_human(uint64_t v, char *buf, size_t size);

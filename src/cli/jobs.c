@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -130,11 +131,39 @@ static int load_series(const char *path, int flags, struct history_series **ret)
                 log_error("%s: json-c could not be loaded", path);
         else if (r < 0 && line)
                 log_error("%s:%zu: not a time series row (numbers, as many as the header)", path, line);
+        else if (r == -EBADMSG && has_suffix(path, ".jsonl"))
+                log_error("%s: not a JSON-lines series (one JSON object per line, as --series-format jsonl writes)",
+                          path);
+        else if (r == -EBADMSG)
+                log_error("%s: not a CSV series (a header row, then one row of numbers per sample)", path);
         else if (r < 0)
                 log_error("%s: not a time series (%s)", path, strerror(-r));
         if (r >= 0 && !((*ret)->path = strdup(path)))
                 return -ENOMEM;
         return r;
+}
+
+/* A series is drawn as the report's job only if it can be: as many rows as
+ * the report's samples where it counts them, none after the job's end (plus
+ * one interval). */
+static int series_fits(const struct history_job *j) {
+        const struct history_series *s = j->series;
+        int t = history_series_col(s, "t_s");
+        double last = t >= 0 && s->n_rows ? history_series_at(s, s->n_rows - 1, t) : NAN;
+        double slack = isnan(j->interval_s) ? 1.0 : j->interval_s;
+
+        /* a report without sampling (not sampled, or an older leash's): the end alone */
+        if (!isnan(j->samples) && (double) s->n_rows != j->samples) {
+                log_error("%s: %zu samples, but %s took %.0f: this series is another job's", s->path, s->n_rows,
+                          j->path, j->samples);
+                return -EINVAL;
+        }
+        if (!isnan(last) && !isnan(j->usage[HU_WALL]) && last > j->usage[HU_WALL] + slack) {
+                log_error("%s: samples until %.3f s, but %s ran %.3f s: this series is another job's", s->path, last,
+                          j->path, j->usage[HU_WALL]);
+                return -EINVAL;
+        }
+        return 0;
 }
 
 static int load_report(const char *path, int flags, struct history_job **ret) {
@@ -241,6 +270,8 @@ int cli_jobs_load(char **args, size_t n_args, struct history_job ***ret, size_t 
                         break;
                 }
                 r = load_series(in[i].path, named ? 0 : O_NOFOLLOW, &owner->series);
+                if (r >= 0)
+                        r = series_fits(owner);
         }
         for (size_t i = 0; i < n_in; i++)
                 free(in[i].path);

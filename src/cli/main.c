@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../basic/closest.h"
 #include "../basic/fileio.h"
+#include "../basic/macro.h"
 #include "../basic/log.h"
 #include "../lib/leash.h"
 #include "../lib/options.h"
@@ -72,6 +74,13 @@ int main(int argc, char **argv) {
                 return cmd_stat(argc - 1, argv + 1);
         if (strcmp(cmd, "top") == 0)
                 return cmd_top(argc - 1, argv + 1);
+        {
+                static const char *const cmds[] = {"run",     "check", "profiles", "slurm", "report",
+                                                   "suggest", "ps",    "stat",     "top"};
+                const char *near = closest_word(cmd, cmds, ELEMENTSOF(cmds));
+                if (near)
+                        return usage_error("unknown subcommand '%s' (did you mean '%s'?)", cmd, near);
+        }
         return usage_error(
                 "unknown subcommand '%s': expected run, check, profiles, slurm, report, suggest, ps, stat or top", cmd);
 }

@@ -62,16 +62,12 @@ static int load(char *const *files, size_t n_files, bool check, struct leash_pro
 }
 
 static int unknown_profile(const struct leash_profiles *p, const char *opt, const char *name) {
-        char known[512] = "";
-        size_t len = 0;
+        struct leash_profile_paths paths;
+        char text[1024];
 
-        for (size_t i = 0; i < leash_profiles_count(p) && len < sizeof known; i++) {
-                const char *n, *f;
-                unsigned l;
-                if (leash_profiles_get(p, i, &n, &f, &l) == 0)
-                        len += (size_t) snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", n);
-        }
-        return usage_error("%s'%s': unknown profile: expected one of %s", opt, name, known);
+        leash_profile_paths_default(&paths);
+        leash_profiles_unknown(p, name, paths.config_dir, paths.user_dir, text, sizeof text);
+        return usage_error("%s%s", opt, text);
 }
 
 int cli_settings_build(const struct leash_settings *cli, const struct cli_arg *args, size_t n_args,

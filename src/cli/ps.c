@@ -10,6 +10,7 @@
  * and the signals that would end it arrive through one poll (signalfd), so
  * no handler runs with the terminal in raw mode.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -325,7 +326,7 @@ int cmd_ps(int argc, char **argv) {
 static const char stat_usage[] =
         "Usage: leash stat [--cgroup-parent PATH] [--output OUTPUT] [--processes] [--interval DURATION] JOB\n"
         "One sample of a job now: JOB is its cgroup's name under the parent, a cgroup path,\n"
-        "or the pid of one of its processes (leash-ps(1)).\n";
+        "the pid of one of its processes, or leash ps's NAME or LEASH pid (leash-ps(1)).\n";
 
 static void stat_text(const struct monitor_job *j, struct user_cache *uc) {
         char buf[4096], u[40], cell[64];
@@ -402,7 +403,41 @@ static void stat_text(const struct monitor_job *j, struct user_cache *uc) {
         }
 }
 
-/* JOB as the user gave it: a pid, a cgroup path, or a name under the parent */
+/* What `leash ps` shows, as stat's JOB: the NAME column (a job cgroup
+ * NAME@PID, when one such job runs) or the LEASH column (NAME@PID by its
+ * PID). Fills ret_dir with the one match: 1; 0 for none; 125 after saying
+ * that several match. */
+static int stat_match(int parent_fd, const char *job, bool by_pid, char *ret_dir, size_t size) {
+        _cleanup_close_ int fd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char many[512] = "";
+        size_t len = strlen(job), n_many = 0;
+        unsigned found = 0;
+        struct dirent *de;
+        DIR *d;
+
+        if (fd < 0 || !(d = fdopendir(fd)))
+                return 0;
+        fd = -1; /* the DIR owns it */
+        while ((de = readdir(d))) {
+                const char *at = strrchr(de->d_name, '@');
+                bool hit = at && (by_pid ? strcmp(at + 1, job) == 0
+                                         : (size_t) (at - de->d_name) == len && strncmp(de->d_name, job, len) == 0);
+                if (!hit || de->d_type != DT_DIR)
+                        continue;
+                if (found++ == 0)
+                        snprintf(ret_dir, size, "%s", de->d_name);
+                if (n_many < sizeof many)
+                        n_many += (size_t) snprintf(many + n_many, sizeof many - n_many, "%s%s", found > 1 ? ", " : "",
+                                                    de->d_name);
+        }
+        closedir(d);
+        if (found > 1)
+                return usage_error("stat: '%s': %u jobs match (%s): name one", job, found, many);
+        return found == 1;
+}
+
+/* JOB as the user gave it: a pid, a cgroup path, or a name under the parent;
+ * and what `leash ps` shows (stat_match) */
 static int stat_find(const char *job, int parent_fd, const char *parent, int proc_fd, bool procs,
                      struct monitor_job *ret) {
         char path[4096];
@@ -416,11 +451,26 @@ static int stat_find(const char *job, int parent_fd, const char *parent, int pro
                 if (r < 0)
                         return usage_error("stat: '%s': no such process", job);
                 r = monitor_read(parent_fd, parent, path, proc_fd, procs, ret);
+                if (r == -EMEDIUMTYPE || r == -ENOTDIR) { /* leash's own pid, as ps's LEASH column shows */
+                        int m = stat_match(parent_fd, job, true, path, sizeof path);
+                        if (m > 1)
+                                return m;
+                        if (m == 1)
+                                r = monitor_read(parent_fd, parent, path, proc_fd, procs, ret);
+                }
                 if (r == -EMEDIUMTYPE || r == -ENOTDIR)
                         return usage_error("stat: '%s': process %s is not in a leash job (its cgroup is %s)", job, job,
                                            path);
-        } else
+        } else {
                 r = monitor_read(parent_fd, parent, job, proc_fd, procs, ret);
+                if (r == -ENOENT && !strchr(job, '/') && !strchr(job, '@')) { /* ps's NAME column */
+                        int m = stat_match(parent_fd, job, false, path, sizeof path);
+                        if (m > 1)
+                                return m;
+                        if (m == 1)
+                                r = monitor_read(parent_fd, parent, path, proc_fd, procs, ret);
+                }
+        }
         if (r == -EMEDIUMTYPE)
                 return usage_error("stat: '%s': a cgroup, but not a leash job", job);
         if (r == -ENOTDIR)

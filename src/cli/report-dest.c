@@ -85,6 +85,10 @@ int report_fd_of(const char *path, int *ret_fd) {
         const char *prefixes[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", pid_prefix};
         uint64_t v;
 
+        if (strcmp(path, "-") == 0) { /* as every Unix tool spells standard output */
+                *ret_fd = 1;
+                return 1;
+        }
         if (strncmp(path, "fd:", 3) == 0) {
                 if (parse_u64(path + 3, &v) < 0 || v > 1024 * 1024)
                         return -EINVAL;

@@ -34,7 +34,7 @@ int report_commit(struct report_dest *d, const char *text);
 void report_discard(struct report_dest *d);
 void report_close(struct report_dest *d);
 
-/* Exposed for tests: "fd:N" and the names of a descriptor leash holds
+/* Exposed for tests: "-" (standard output), "fd:N" and the names of a descriptor leash holds
  * (/dev/stdout, /dev//stdout, /dev/./stdout, /dev/fd/N, /proc/self/fd/N,
  * /proc/thread-self/fd/N, /proc/PID/fd/N with leash's PID) -> N; 0 = a path;
  * -EINVAL for a malformed number. */

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../basic/closest.h"
 #include "../basic/log.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
@@ -27,6 +28,25 @@
 #include "../lib/placement.h"
 #include "cli.h"
 #include "report-dest.h"
+
+/* "unknown option '--memroy' (did you mean '--memory'?)" */
+static int unknown_long_option(const char *bad) {
+        const char *names[_LEASH_OPT_MAX + 1];
+        char typed[80];
+        const char *near;
+        size_t n = 0;
+
+        for (size_t i = 0; i < _LEASH_OPT_MAX; i++)
+                if (!(leash_options[i].flags & LEASH_OPT_NO_CLI))
+                        names[n++] = leash_options[i].name;
+        names[n++] = "help";
+        snprintf(typed, sizeof typed, "%s", bad + strspn(bad, "-"));
+        typed[strcspn(typed, "=")] = '\0';
+        near = closest_word(typed, names, n);
+        if (near)
+                return usage_error("unknown option '%s' (did you mean '--%s'?)", bad, near);
+        return usage_error("unknown option '%s'", bad);
+}
 
 static int parse_run_options(int argc, char **argv, struct leash_settings *s, struct cli_arg *args, size_t *n_args,
                              int *ret_optind) {
@@ -73,7 +93,7 @@ static int parse_run_options(int argc, char **argv, struct leash_settings *s, st
                                                    leash_options[optopt - 256].metavar);
                         if (optopt)
                                 return usage_error("unknown option '-%c'", optopt);
-                        return usage_error("unknown option '%s'", bad);
+                        return unknown_long_option(bad);
                 }
                 o = c >= 256 ? &leash_options[c - 256] : leash_option_by_short(c);
                 if (!o)
@@ -109,6 +129,29 @@ static int report_dir_path(struct leash_settings *s) {
                 s->report_path = NULL;
                 return -ENOMEM;
         }
+        return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* --series x.jsonl writes JSON lines, x.csv CSV: the name chooses, unless
+ * --series-format on the command line says otherwise (then they must agree:
+ * `leash report` reads a series by its name). */
+static int series_format_from_name(struct leash_settings *s, const struct cli_arg *args, size_t n_args) {
+        bool jsonl = ends_with(s->series_path, ".jsonl"), csv = ends_with(s->series_path, ".csv");
+        bool given = false;
+
+        for (size_t i = 0; i < n_args; i++)
+                given = given || args[i].opt->id == LEASH_OPT_SERIES_FORMAT;
+        if (!jsonl && !csv)
+                return 0;
+        if (given && jsonl != (s->config.sampling.series_format == LEASH_SERIES_JSONL))
+                return usage_error("--series: '%s' ends in %s but --series-format is %s", s->series_path,
+                                   jsonl ? ".jsonl" : ".csv", jsonl ? "csv" : "jsonl");
+        s->config.sampling.series_format = jsonl ? LEASH_SERIES_JSONL : LEASH_SERIES_CSV;
         return 0;
 }
 
@@ -149,6 +192,69 @@ static void unguard_signals(int fd, const sigset_t *old) {
         (void) sigprocmask(SIG_SETMASK, old, NULL);
 }
 
+/* Before the job starts, one line per limit enforced weaker than asked
+ * (quiet with -q): a user must not learn it from a failure. */
+static void say_weak_limits(const struct leash_job *job) {
+        const struct leash_result *r = leash_job_result(job);
+        const struct leash_spec *c = leash_job_spec(job);
+        char line[512];
+
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (leash_limit_weakness(c, r->enforced, r->enforce_note, (enum leash_limit) l, false, line,
+                                         sizeof line) > 0)
+                        log_notice("%s", line);
+}
+
+/* --strict refused: every limit a cgroup cannot enforce here, why and the
+ * remedy, from the host's plan (leash check's); the library named them. */
+static void say_strict_refusal(const struct leash_spec *c, const struct leash_error *err) {
+        _cleanup_free_ struct leash_host *h = calloc(1, sizeof *h);
+        char line[512];
+        int n = 0;
+
+        if (h && leash_host_probe(c->cgroup_parent, h, NULL) >= 0)
+                for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                        if (leash_limit_weakness(c, h->enforced, h->enforce_note, (enum leash_limit) l, true, line,
+                                                 sizeof line) > 0) {
+                                log_error("--strict: %s", line);
+                                n++;
+                        }
+        if (!n)
+                log_error("--strict: cannot enforce by a cgroup here: %s", err->detail);
+}
+
+/* -v: what leash did, step by step (the start is told by run_job). */
+static void narrate_start(const struct leash_job *job) {
+        const struct leash_result *r = leash_job_result(job);
+        const struct leash_spec *c = leash_job_spec(job);
+
+        if (log_get_level() < LOG_LEVEL_VERBOSE)
+                return;
+        log_debug("placement: job cgroup %s", r->cgroup);
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (leash_spec_has(c, (enum leash_limit) l))
+                        log_debug("limit %s: enforced by %s%s%s", leash_limit_to_string((enum leash_limit) l),
+                                  leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? " (" : "",
+                                  r->enforce_note[l] ? r->enforce_note[l] : "");
+        for (int f = 0; f < _LEASH_FIG_MAX; f++)
+                if (c->sampling.limit[f])
+                        log_debug("limit %s: checked at each sample", leash_fig_name((enum leash_fig) f));
+}
+
+static void narrate_end(const struct leash_result *r) {
+        if (log_get_level() < LOG_LEVEL_VERBOSE)
+                return;
+        for (unsigned i = 0; i < r->n_signals; i++)
+                log_debug("sent SIG%s at %.3f s (%s)", signal_name(r->signals[i].signal),
+                          (double) r->signals[i].at_ns / 1e9, r->signals[i].why);
+        if (r->term_signal)
+                log_debug("the main process died of SIG%s", signal_name(r->term_signal));
+        else if (r->status_code >= 0)
+                log_debug("the main process exited with status %d", r->status_code);
+        log_debug("leftover processes killed: %u; escaped the cgroup: %u", r->leftovers_killed, r->n_escaped);
+        log_debug("removed the job cgroup %s; exit %d (%s)", r->cgroup, r->exit_code, leash_result_reason(r));
+}
+
 /* The job, through the library's job object: create, start, then one loop
  * over the job's pollable fd and the signalfd, finish. */
 static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct leash_error *err, int *sig_fd,
@@ -181,7 +287,11 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
         if (r < 0)
                 return r;
         *ret_job = job;
+        say_weak_limits(job);
+        narrate_start(job);
         r = leash_job_start(job, spec->argv, err);
+        if (r >= 0)
+                log_debug("started %s as pid %d", spec->argv[0], (int) leash_job_result(job)->pid);
         if (r < 0 && !leash_job_ended(job))
                 return r;
         jfd = leash_job_fd(job);
@@ -198,13 +308,10 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
                         r = negative_errno();
                         break;
                 }
-                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si) {
-                        /* from the terminal (Ctrl-C, hangup): the job, in a session of
-                         * its own, no longer gets it from there; pass it on first */
-                        if (si.ssi_code == SI_KERNEL)
-                                (void) leash_job_signal(job, (int) si.ssi_signo);
+                /* from the terminal (Ctrl-C, hangup) or a scheduler: the job, in a
+                 * session of its own, gets it from leash, then the grace, then SIGKILL */
+                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
                         (void) leash_job_interrupt(job, (int) si.ssi_signo);
-                }
         }
         if (r < 0) {
                 err->step = "supervise the job";
@@ -259,12 +366,26 @@ int cmd_run(int argc, char **argv) {
         if (r != 0)
                 return r;
         s.config.argv = argv + first;
+        {
+                struct leash_error verr = {0};
+                if (leash_spec_validate(&s.config, &verr) < 0) { /* before any file or cgroup is made */
+                        r = usage_error("%s: %s", verr.step, verr.detail[0] ? verr.detail : strerror(verr.error));
+                        leash_settings_done(&s);
+                        leash_profiles_free(profiles);
+                        return r;
+                }
+        }
         if (!s.report_path && s.report_dir && report_dir_path(&s) < 0) {
                 leash_settings_done(&s);
                 leash_profiles_free(profiles);
                 return usage_error("out of memory");
         }
         log_set_level(s.quiet ? LOG_LEVEL_QUIET : s.verbose ? LOG_LEVEL_VERBOSE : LOG_LEVEL_NORMAL);
+        if (s.series_path && (r = series_format_from_name(&s, args, n_args)) != 0) {
+                leash_settings_done(&s);
+                leash_profiles_free(profiles);
+                return r;
+        }
         if (s.series_path) {
                 /* the report's opener and rules, but written row by row under its final name */
                 r = s.config.sampling.interval_ns ? report_prepare("--series", s.series_path, true, &series)
@@ -292,7 +413,9 @@ int cmd_run(int argc, char **argv) {
 
         r = run_job(&s.config, &job, &err, &sig_fd, &old_mask);
         if (r < 0) {
-                if (err.step && strncmp(err.step, "--", 2) == 0)
+                if (err.error == EOPNOTSUPP && s.config.strict && err.step && strstr(err.step, "(--strict)"))
+                        say_strict_refusal(&s.config, &err);
+                else if (err.step && strncmp(err.step, "--", 2) == 0)
                         log_error("%s: %s", err.step, err.detail); /* an option's value, said in full */
                 else if (err.detail[0])
                         log_error("%s: %s: %s", err.step, err.detail, strerror(err.error));
@@ -314,10 +437,10 @@ int cmd_run(int argc, char **argv) {
                 const struct leash_error *se = leash_job_start_error(job);
                 log_error("%s: %s: %s", se->step, se->detail, strerror(se->error));
         }
-        log_debug("job cgroup was %s", res->cgroup);
 
         code = res->exit_code;
         interrupt = res->interrupt_signal;
+        narrate_end(res);
         if (s.report_path) {
                 r = leash_job_report(job, s.format, &text);
                 if (r >= 0)
@@ -328,8 +451,18 @@ int cmd_run(int argc, char **argv) {
                         code = EXIT_LEASH_FAILED;
                 }
                 report_close(&dest);
-        } else if (!s.quiet && leash_job_summary(job, &summary) >= 0 && summary)
+        } else if (s.format == LEASH_FORMAT_TEXT && !s.quiet && leash_job_report(job, s.format, &text) >= 0) {
+                /* -f text without -o: the report is for the person watching, on stderr */
+                fflush(stdout);
+                fputs(text, stderr);
+        }
+        /* the one line, with or without -o (not twice: the text report on stderr says it) */
+        if (!s.quiet && (s.report_path || s.format != LEASH_FORMAT_TEXT) && leash_job_summary(job, &summary) >= 0 &&
+            summary)
                 log_notice("%s", summary);
+        if (res->leftovers_killed && !s.quiet)
+                log_notice("killed %u process%s the job left running when its main process ended",
+                           res->leftovers_killed, res->leftovers_killed == 1 ? "" : "es");
         leash_job_free(job);
         report_close(&series);
         leash_settings_done(&s);

@@ -503,6 +503,14 @@ static int prolog(void) {
         }
         snprintf(cgroup, sizeof cgroup, "%s/job_%" PRIu32, root, x.job.id);
         cgroupfs_plan_enforcement(&s.config, available, plan, notes);
+        /* slurmstepd starts the tasks: no RLIMIT_AS of leash's reaches them */
+        if (plan[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT)
+                plan[LEASH_LIMIT_MEMORY] = LEASH_BY_NONE;
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) { /* in the Prolog's log, as leash run says them */
+                char line[512];
+                if (leash_limit_weakness(&s.config, plan, notes, (enum leash_limit) l, false, line, sizeof line) > 0)
+                        log_notice("job %" PRIu32 ": %s", x.job.id, line);
+        }
         {
                 struct leash_error err = {0};
                 r = cgroupfs_apply_limits(job_fd, &s.config, plan, &err);

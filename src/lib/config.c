@@ -201,7 +201,14 @@ int config_build(const struct leash_config *c, struct config_built **ret, struct
                 goto fail;
         r = leash_profiles_apply(b->profiles, name, &b->s, &file);
         if (r < 0) {
-                leash_error_set(err, r == -ENOENT ? "find the profile" : "apply the profile", name, r);
+                if (r == -ENOENT && err) { /* the CLI's words: what exists, where leash looked */
+                        char text[1024];
+                        leash_profiles_unknown(b->profiles, name,
+                                               c->config_dir ? c->config_dir : LEASH_SYSCONFDIR "/leash",
+                                               c->user_dir ? c->user_dir : "", text, sizeof text);
+                        leash_error_set(err, "--profile", text, r);
+                } else
+                        leash_error_set(err, "apply the profile", name, r);
                 goto fail;
         }
         for (size_t i = 0; i < c->n_args; i++) {

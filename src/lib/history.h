@@ -86,6 +86,7 @@ struct history_job {
         double grace_s;
         double usage[_HU_MAX];
         char *memory_peak_basis;
+        double samples, interval_s; /* sampling.samples and interval_s; NAN when not sampled */
         struct history_signal *signals;
         size_t n_signals;
         struct history_series *series; /* owned; NULL without one */

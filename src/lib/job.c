@@ -124,17 +124,25 @@ static void job_destroy(struct leash_job *j) {
         free(j);
 }
 
-/* Refuses, before anything exists, what --strict forbids. */
+/* Refuses, before anything exists, what --strict forbids: every limit a
+ * cgroup cannot enforce here is named in the detail (the caller can say why
+ * and the remedy of each with leash_limit_weakness). */
 static int check_strict(const struct leash_job *j, struct leash_error *err) {
+        char names[128] = "";
+        size_t n = 0;
+
         if (!j->spec.strict)
                 return 0;
-        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
-                if (leash_spec_has(&j->spec, (enum leash_limit) l) &&
-                    (l == LEASH_LIMIT_MEMORY || l == LEASH_LIMIT_MEMORY_HIGH || l == LEASH_LIMIT_SWAP ||
-                     l == LEASH_LIMIT_PIDS || l == LEASH_LIMIT_CPUS) &&
-                    j->r.enforced[l] != LEASH_BY_CGROUP)
-                        return leash_error_set(err, "enforce every limit by cgroup (--strict)",
-                                               leash_limit_to_string((enum leash_limit) l), -EOPNOTSUPP);
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                char line[512];
+                if (leash_limit_weakness(&j->spec, j->r.enforced, j->r.enforce_note, (enum leash_limit) l, true, line,
+                                         sizeof line) > 0 &&
+                    n < sizeof names)
+                        n += (size_t) snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
+                                               leash_limit_to_string((enum leash_limit) l));
+        }
+        if (n)
+                return leash_error_set(err, "enforce every limit by cgroup (--strict)", names, -EOPNOTSUPP);
         return 0;
 }
 
@@ -795,6 +803,28 @@ const struct leash_spec *leash_job_spec(const struct leash_job *j) {
 
 const struct leash_error *leash_job_start_error(const struct leash_job *j) {
         return &j->start_error;
+}
+
+int leash_job_warnings(const struct leash_job *j, char **ret_text) {
+        char *text = NULL, line[512];
+        size_t len = 0;
+        FILE *f;
+
+        if (!j || !ret_text)
+                return -EINVAL;
+        f = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (leash_limit_weakness(&j->spec, j->r.enforced, j->r.enforce_note, (enum leash_limit) l, false, line,
+                                         sizeof line) > 0)
+                        fprintf(f, "%s\n", line);
+        if (fclose(f) != 0) {
+                free(text);
+                return -ENOMEM;
+        }
+        *ret_text = text;
+        return 0;
 }
 
 int leash_job_report(const struct leash_job *j, enum leash_format format, char **ret_text) {

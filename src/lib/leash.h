@@ -277,6 +277,15 @@ int leash_report_format(const struct leash_spec *c, const struct leash_result *r
 /* "leash: wall_time limit (2s) reached; killed by SIGKILL after 5s grace" */
 int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text);
 
+/* A limit enforced weaker than asked (enforced[l] is not a cgroup where
+ * the limit wants one): one line (no "leash: ", no newline) saying what was
+ * asked, what enforces it, the consequence and the better option on this
+ * host; with strict, why no cgroup can enforce it and the remedy. Returns 1
+ * and fills buf, or 0 (as asked: buf untouched). */
+int leash_limit_weakness(const struct leash_spec *c, const enum leash_enforcer enforced[_LEASH_LIMIT_MAX],
+                         const char *const note[_LEASH_LIMIT_MAX], enum leash_limit l, bool strict, char *buf,
+                         size_t size);
+
 /* "no-network", ...; NULL for a bit that is not one set */
 const char *leash_filter_to_string(unsigned set);
 const char *leash_seccomp_action_to_string(enum leash_seccomp_action a);

@@ -45,7 +45,7 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_CORE, "core", 0, LEASH_OPT_SIZE, LEASH_LIMIT_CORE, "SIZE", "RLIMIT_CORE: largest core dump",
          "inherited"},
         {LEASH_OPT_REPORT, "report", 'o', LEASH_OPT_PATH, -1, "PATH",
-         "write the report to PATH, or to descriptor N with fd:N", "none", LEASH_OPT_CLI_ONLY},
+         "write the report to PATH, - for stdout, or to descriptor N with fd:N", "none", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_REPORT_DIR, "report-dir", 0, LEASH_OPT_PATH, -1, "DIR",
          "without --report, write the report to DIR/NAME-PID.FORMAT", "none"},
         {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT", "report format: json, kv or text", "json"},
@@ -56,10 +56,10 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "leash at the cgroup2 root (root), the delegated subtree (user)"},
         {LEASH_OPT_STRICT, "strict", 0, LEASH_OPT_FLAG, -1, NULL,
          "refuse to run if a requested limit cannot be enforced by a cgroup controller", "off"},
-        {LEASH_OPT_QUIET, "quiet", 'q', LEASH_OPT_FLAG, -1, NULL, "no summary line on stderr", "off",
+        {LEASH_OPT_QUIET, "quiet", 'q', LEASH_OPT_FLAG, -1, NULL, "no summary or weak-limit lines on stderr", "off",
          LEASH_OPT_CLI_ONLY},
-        {LEASH_OPT_VERBOSE, "verbose", 'v', LEASH_OPT_FLAG, -1, NULL, "say what leash does, step by step, on stderr",
-         "off", LEASH_OPT_CLI_ONLY},
+        {LEASH_OPT_VERBOSE, "verbose", 'v', LEASH_OPT_FLAG, -1, NULL,
+         "narrate the run on stderr: placement, limits, signals, leftovers", "off", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_USER, "user", 0, LEASH_OPT_ID, -1, "USER",
          "run the job as this user (name or uid; leash must be root)", "leash's own"},
         {LEASH_OPT_GROUP, "group", 0, LEASH_OPT_ID, -1, "GROUP",
@@ -312,7 +312,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 if (r == -ERANGE)
                         return fail(err, r, value, "a duration of at most " PARSE_DURATION_MAX_TEXT);
                 if (r < 0)
-                        return fail(err, r, value, "a duration such as 90, 1.5s, 250ms, 2m or 1h");
+                        return fail(err, r, value, "a duration such as 90, 1.5s, 250ms, 1m30s, 1h2m or 00:01:30");
                 if (o->id == LEASH_OPT_GRACE) {
                         c->grace_ns = v;
                         break;

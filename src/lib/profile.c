@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../basic/closest.h"
 #include "../basic/fileio.h"
 #include "../basic/dirread.h"
 #include "../basic/macro.h"
@@ -405,7 +406,16 @@ static int profile_handler(void *user, const char *section, const char *name, co
         }
         o = leash_option_by_name(name);
         if (!o) {
-                LERR(ld, "unknown key '%s' (value '%s')", name, value);
+                const char *keys[_LEASH_OPT_MAX], *near;
+                size_t n = 0;
+                for (size_t i = 0; i < _LEASH_OPT_MAX; i++)
+                        if (!(leash_options[i].flags & LEASH_OPT_CLI_ONLY))
+                                keys[n++] = leash_options[i].name;
+                near = closest_word(name, keys, n);
+                if (near)
+                        LERR(ld, "unknown key '%s' (value '%s'); did you mean '%s'?", name, value, near);
+                else
+                        LERR(ld, "unknown key '%s' (value '%s')", name, value);
                 return 1;
         }
         if (ld->kind == LEASH_INI_SYSTEM && (o->flags & LEASH_OPT_NO_SYSTEM)) {
@@ -664,6 +674,33 @@ int leash_profiles_load_dirs(struct leash_profiles *p, const char *config_dir, c
 
 int leash_profiles_load_paths(struct leash_profiles *p, const struct leash_profile_paths *paths) {
         return leash_profiles_load_dirs(p, paths->config_dir, paths->user_dir);
+}
+
+void leash_profiles_unknown(const struct leash_profiles *p, const char *name, const char *config_dir,
+                            const char *user_dir, char *buf, size_t size) {
+        const char *names[64], *near;
+        size_t n = 0, len;
+
+        len = (size_t) snprintf(buf, size, "'%s': unknown profile: expected one of ", name);
+        for (size_t i = 0; i < leash_profiles_count(p) && n < ELEMENTSOF(names); i++) {
+                const char *f;
+                unsigned l;
+                if (leash_profiles_get(p, i, &names[n], &f, &l) == 0)
+                        n++;
+        }
+        for (size_t i = 0; i < n && len < size; i++)
+                len += (size_t) snprintf(buf + len, size - len, "%s%s", i ? ", " : "", names[i]);
+        near = closest_word(name, names, n);
+        for (size_t i = 0; !near && i < n; i++) /* hpo: hpo-trial */
+                if (strncmp(names[i], name, strlen(name)) == 0)
+                        near = names[i];
+        if (near && len < size)
+                len += (size_t) snprintf(buf + len, size - len, " (did you mean '%s'?)", near);
+        if (len < size)
+                len += (size_t) snprintf(buf + len, size - len, "; searched %s/profiles.d%s%s%s", config_dir,
+                                         user_dir && user_dir[0] ? " and " : "", user_dir ? user_dir : "",
+                                         "; the examples in leash's source: LEASH_CONFIG_DIR=SRCDIR/conf");
+        (void) len;
 }
 
 void leash_profile_paths_default(struct leash_profile_paths *ret) {

@@ -27,6 +27,12 @@
 struct leash_profiles;
 
 /* Where the configuration is looked for. */
+/* "'NAME': unknown profile: expected one of A, B (did you mean 'A'?);
+ * searched DIR/profiles.d and USERDIR; ..." for the CLI and the library alike. */
+struct leash_profiles;
+void leash_profiles_unknown(const struct leash_profiles *p, const char *name, const char *config_dir,
+                            const char *user_dir, char *buf, size_t size);
+
 struct leash_profile_paths {
         char config_dir[4096]; /* holds leash.ini and profiles.d/ */
         char user_dir[4096];   /* the user's profiles.d; "" when not read (root) */

@@ -254,8 +254,25 @@ static enum history_unit limit_unit(enum leash_limit l) {
         }
 }
 
-static void add_level(struct chart *c, const struct history_job *j, enum leash_limit l, const char *label,
+/* What really enforced limit l, for its line and its words: the cgroup file
+ * only where a cgroup did ("RLIMIT_AS is not memory.max"). */
+static const char *enforcer_label(const struct history_job *j, enum leash_limit l, const char *cgroup_file) {
+        const char *by = j->limit[l].enforced_by;
+
+        if (by && strcmp(by, "cgroup") == 0)
+                return cgroup_file;
+        if (by && strcmp(by, "rlimit") == 0 && l == LEASH_LIMIT_MEMORY)
+                return "RLIMIT_AS, per process";
+        if (by && strcmp(by, "rlimit") == 0)
+                return "rlimit, per process";
+        if (by && strcmp(by, "leash") == 0)
+                return "leash";
+        return "asked, not enforced";
+}
+
+static void add_level(struct chart *c, const struct history_job *j, enum leash_limit l, const char *cgroup_file,
                       enum chart_level_kind kind) {
+        const char *label = enforcer_label(j, l, cgroup_file);
         if (j->limit[l].set && !j->limit[l].unlimited && !isnan(j->limit[l].value) && c->n_levels < CHART_MAX_LEVELS)
                 c->level[c->n_levels++] = (struct chart_level){label, j->limit[l].value, kind};
 }
@@ -311,7 +328,9 @@ static bool column_has_data(const struct history_series *s, const char *key) {
 static bool add_line(struct chart *c, const struct history_series *s, int tcol, const char *key, const char *label,
                      const double *derived) {
         int col = history_series_col(s, key);
-        if ((col < 0 && !derived) || tcol < 0 || c->n_lines >= CHART_MAX_LINES)
+        /* no legend entry for a line with nothing to draw */
+        if ((col < 0 && !derived) || (!derived && !column_has_data(s, key)) || tcol < 0 ||
+            c->n_lines >= CHART_MAX_LINES)
                 return false;
         c->line[c->n_lines++] = (struct chart_line){
                 label, key, s->v + tcol, derived ? derived : s->v + col, s->n_rows, s->n_cols, derived ? 1 : s->n_cols};
@@ -476,7 +495,11 @@ static void job_charts(struct writer *w, const struct history_job *j) {
                              ? j->limit[LEASH_LIMIT_MEMORY].value
                              : NAN,
                      HUNIT_BYTES, b, sizeof b);
-        snprintf(desc, sizeof desc, "Memory charged to the job over time; peak %s, memory.max %s%s.", a, b,
+        snprintf(desc, sizeof desc, "Memory %s over time; peak %s, limit %s (%s)%s.",
+                 column_has_data(s, "mem_current_bytes") || !column_has_data(s, "mem_pss_bytes")
+                         ? "charged to the job"
+                         : "of the job's processes, sampled",
+                 a, b, enforcer_label(j, LEASH_LIMIT_MEMORY, "memory.max"),
                  job_oom(j) ? "; the job was OOM-killed" : "");
         c.desc = desc;
         emit_chart(w, &c);
@@ -491,11 +514,21 @@ static void job_charts(struct writer *w, const struct history_job *j) {
         c.desc = desc;
         emit_chart(w, &c);
 
-        c = (struct chart){.id = "io", .title = "I/O (cumulative)", .unit = HUNIT_BYTES};
+        /* io.stat where the job had the io controller (the report's usage has its
+         * totals); else /proc/PID/io of the processes alive at each sample */
+        if (isnan(j->usage[HU_IO_READ]) && isnan(j->usage[HU_IO_WRITE])) {
+                c = (struct chart){
+                        .id = "io", .title = "I/O of the live processes (/proc/PID/io)", .unit = HUNIT_BYTES};
+                snprintf(desc, sizeof desc,
+                         "Bytes read and written by the processes alive at each sample (/proc/PID/io, summed): a "
+                         "process that exits takes its count with it, so the line can fall.");
+        } else {
+                c = (struct chart){.id = "io", .title = "I/O (io.stat, cumulative)", .unit = HUNIT_BYTES};
+                snprintf(desc, sizeof desc, "Bytes read and written by the job (io.stat), cumulative.");
+        }
         add_line(&c, s, t, "io_read_bytes", "read", NULL);
         add_line(&c, s, t, "io_write_bytes", "written", NULL);
         add_marks(&c, j, false);
-        snprintf(desc, sizeof desc, "Bytes read and written by the job (io.stat), cumulative.");
         c.desc = desc;
         emit_chart(w, &c);
 
@@ -563,6 +596,11 @@ static void job_limits(struct writer *w, const struct history_job *j) {
         static const int width[] = {14, 12, 12, 12, 13, 1};
         bool any = false;
 
+        static const char *const cgroup_file[_LEASH_LIMIT_MAX] = {
+                [LEASH_LIMIT_MEMORY] = "memory.max",    [LEASH_LIMIT_MEMORY_HIGH] = "memory.high",
+                [LEASH_LIMIT_SWAP] = "memory.swap.max", [LEASH_LIMIT_PIDS] = "pids.max",
+                [LEASH_LIMIT_CPUS] = "cpu.max",
+        };
         heading(w, 2, "Limits");
         table_open(w, "Each limit, how it was enforced, and how close the job came to it", head, 6, false, width);
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
@@ -575,18 +613,21 @@ static void job_limits(struct writer *w, const struct history_job *j) {
                 any = true;
                 markup_value(x->value, u, v, sizeof v);
                 markup_value(used, u == HUNIT_CORES ? HUNIT_CORES : u, us, sizeof us);
-                if (!x->unlimited && x->value > 0 && !isnan(used))
+                /* like with like: a per-process rlimit is no share of the tree's figure */
+                if (!x->unlimited && x->value > 0 && !isnan(used) &&
+                    !(x->enforced_by && strcmp(x->enforced_by, "rlimit") == 0))
                         snprintf(pct, sizeof pct, "%.0f %%", used / x->value * 100);
                 else
                         snprintf(pct, sizeof pct, "—");
-                table_row(w,
-                          (struct cell[]){{.plain = leash_limit_to_string((enum leash_limit) l), .sort = NAN},
-                                          {.plain = x->unlimited ? "max" : v, .sort = NAN},
-                                          {.text = x->enforced_by ? x->enforced_by : "?", .sort = NAN},
-                                          {.plain = us, .sort = NAN},
-                                          {.plain = pct, .sort = NAN},
-                                          {.text = x->note ? x->note : "", .sort = NAN}},
-                          6, width);
+                table_row(
+                        w,
+                        (struct cell[]){{.plain = leash_limit_to_string((enum leash_limit) l), .sort = NAN},
+                                        {.plain = x->unlimited ? "max" : v, .sort = NAN},
+                                        {.text = enforcer_label(j, (enum leash_limit) l, cgroup_file[l]), .sort = NAN},
+                                        {.plain = us, .sort = NAN},
+                                        {.plain = pct, .sort = NAN},
+                                        {.text = x->note ? x->note : "", .sort = NAN}},
+                        6, width);
         }
         if (!any)
                 table_row(w, (struct cell[]){{.plain = "(none asked for)", .sort = NAN}}, 1, width);
@@ -952,6 +993,8 @@ static const char html_style[] =
         "caption{text-align:left;color:var(--muted);padding-bottom:.25rem}\n"
         "th,td{border-bottom:1px solid var(--rule);padding:.25rem .6rem;text-align:right;vertical-align:top}\n"
         "th:first-child,td:first-child,td.t{text-align:left}thead th{text-align:left}td{white-space:nowrap}\n"
+        /* a note in the last column wraps: no side scroller for the limits' notes */
+        "td.t:last-child{white-space:normal;overflow-wrap:anywhere;min-width:12rem}\n"
         "table.sortable th button{font:inherit;color:inherit;background:none;border:0;padding:0;cursor:pointer}\n"
         "th[aria-sort=ascending] button::after{content:\" \\25B2\"}th[aria-sort=descending] button::after{content:\" "
         "\\25BC\"}\n"

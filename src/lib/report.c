@@ -9,6 +9,7 @@
  * until a JSON or kv report is built.
  */
 #include <errno.h>
+#include <signal.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,6 +336,19 @@ static json_object *placement_json(const struct leash_result *r) {
         return o;
 }
 
+/* The lines leash run printed before the job started: each limit enforced
+ * weaker than asked (weak.c). */
+static json_object *warnings_json(const struct leash_spec *c, const struct leash_result *r) {
+        json_object *a = json_object_new_array();
+        char line[512];
+
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (leash_limit_weakness(c, r->enforced, r->enforce_note, (enum leash_limit) l, false, line,
+                                         sizeof line) > 0)
+                        json_object_array_add(a, json_object_new_string(line));
+        return a;
+}
+
 static json_object *build(const struct leash_spec *c, const struct leash_result *r) {
         json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
         const struct leash_usage *x = &r->usage;
@@ -393,6 +407,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         }
         measured_limits_json(c, r, o);
         json_object_object_add(root, "limits", o);
+        json_object_object_add(root, "warnings", warnings_json(c, r));
 
         o = json_object_new_object();
         json_object_object_add(o, "soft_signal", signal_json(c->soft_signal));
@@ -556,6 +571,12 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
                 fprintf(f, "limit:     %s by %s%s%s\n", leash_limit_to_string((enum leash_limit) l),
                         leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? ": " : "",
                         r->enforce_note[l] ? r->enforce_note[l] : "");
+        }
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                char line[512];
+                if (leash_limit_weakness(c, r->enforced, r->enforce_note, (enum leash_limit) l, false, line,
+                                         sizeof line) > 0)
+                        fprintf(f, "warning:   %s\n", line);
         }
         if (r->sandbox.applied) {
                 char caps[1024];
@@ -724,24 +745,62 @@ int leash_report_format(const struct leash_spec *c, const struct leash_result *r
         return 0;
 }
 
-int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text) {
-        char lim[32] = "", grace[32];
-        const char *sig_at = "";
-        char tail[128] = "";
-        int n;
+/* How the job ended after leash's signals: which signal did it, or that it
+ * exited by itself ("killed by SIGKILL after the 5s grace", "it died of the
+ * soft signal SIGXCPU", "it exited with status 3 within the grace"). */
+static void summary_ending(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
+        char grace[32];
+        bool grace_kill = false;
 
         format_duration(c->grace_ns, grace, sizeof grace);
+        for (unsigned i = 0; i < r->n_signals; i++)
+                if (r->signals[i].signal == SIGKILL && r->signals[i].why && strcmp(r->signals[i].why, "grace") == 0)
+                        grace_kill = true;
+        if (r->term_signal == SIGKILL && grace_kill)
+                snprintf(buf, size, "it outlived the %s grace and was killed by SIGKILL", grace);
+        else if (r->term_signal == SIGKILL)
+                snprintf(buf, size, "killed by SIGKILL");
+        else if (r->term_signal)
+                snprintf(buf, size, "it died of SIG%s", signal_name(r->term_signal));
+        else if (r->status_code >= 0)
+                snprintf(buf, size, "it exited with status %d%s", r->status_code,
+                         grace_kill ? " (leftover processes killed after the grace)" : "");
+        else
+                snprintf(buf, size, "it ended");
+}
+
+/* A crash or a failure where memory is only a per-process RLIMIT_AS: the
+ * refused allocation may be why, and the job's own exit says nothing of it. */
+static void summary_rlimit_hint(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
+        char v[32];
+
+        format_bytes_human(c->limit[LEASH_LIMIT_MEMORY], v, sizeof v);
+        if (r->term_signal)
+                snprintf(buf, size,
+                         "the job died of SIG%s; memory is limited per process by RLIMIT_AS (%s) here: an "
+                         "allocation it refused may be why",
+                         signal_name(r->term_signal), v);
+        else
+                snprintf(buf, size,
+                         "the job exited with status %d; memory is limited per process by RLIMIT_AS (%s) here: an "
+                         "allocation it refused may be why",
+                         r->status_code, v);
+}
+
+int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text) {
+        char lim[32] = "", end[128];
+        char tail[320] = "";
+        int n;
+
+        summary_ending(c, r, end, sizeof end);
         switch (r->reason) {
         case LEASH_REASON_WALL_TIME:
         case LEASH_REASON_CPU_TIME:
                 format_duration(
                         c->limit[r->reason == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME],
                         lim, sizeof lim);
-                for (unsigned i = 0; i < r->n_signals; i++)
-                        if (r->signals[i].signal == SIGKILL)
-                                sig_at = "; killed after the grace";
-                snprintf(tail, sizeof tail, "%s limit %s reached: sent SIG%s%s", leash_reason_to_string(r->reason), lim,
-                         signal_name(c->soft_signal), sig_at);
+                snprintf(tail, sizeof tail, "%s limit %s reached: sent SIG%s; %s", leash_reason_to_string(r->reason),
+                         lim, signal_name(c->soft_signal), end);
                 break;
         case LEASH_REASON_MEMORY:
                 snprintf(tail, sizeof tail, "memory limit reached: OOM-killed");
@@ -750,26 +809,38 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
                 snprintf(tail, sizeof tail, "pids limit reached: a fork was refused");
                 break;
         case LEASH_REASON_INTERRUPTED:
-                snprintf(tail, sizeof tail, "interrupted by SIG%s", signal_name(r->interrupt_signal));
+                snprintf(tail, sizeof tail, "interrupted by SIG%s, passed to the job; %s",
+                         signal_name(r->interrupt_signal), end);
                 break;
         case LEASH_REASON_SECCOMP:
                 snprintf(tail, sizeof tail, "a syscall denied by the seccomp filter killed the job (SIGSYS)");
                 break;
         case LEASH_REASON_MEASURED: {
                 enum leash_fig f = (enum leash_fig) r->sampling.limit_reached;
+                bool bytes = strcmp(leash_fig_unit(f), "bytes") == 0;
                 char seen[32], iv[32];
                 if (r->sampling.limit_reached < 0)
                         break;
-                sample_fig_format(f, c->sampling.limit[f], lim, sizeof lim);
-                sample_fig_format(f, r->sampling.limit_value_at, seen, sizeof seen);
+                if (bytes) {
+                        format_bytes_human(c->sampling.limit[f], lim, sizeof lim);
+                        format_bytes_human(r->sampling.limit_value_at, seen, sizeof seen);
+                } else {
+                        sample_fig_format(f, c->sampling.limit[f], lim, sizeof lim);
+                        sample_fig_format(f, r->sampling.limit_value_at, seen, sizeof seen);
+                }
                 format_duration(r->sampling.interval_ns, iv, sizeof iv);
-                for (unsigned i = 0; i < r->n_signals; i++)
-                        if (r->signals[i].signal == SIGKILL)
-                                sig_at = "; killed after the grace";
-                snprintf(tail, sizeof tail, "%s limit %s passed (%s, sampled every %s): sent SIG%s%s",
-                         leash_fig_name(f), lim, seen, iv, signal_name(c->soft_signal), sig_at);
+                snprintf(tail, sizeof tail, "%s limit %s passed (%s, sampled every %s): sent SIG%s; %s",
+                         leash_fig_name(f), lim, seen, iv, signal_name(c->soft_signal), end);
                 break;
         }
+        case LEASH_REASON_SIGNAL:
+        case LEASH_REASON_EXIT:
+                if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY)) {
+                        summary_rlimit_hint(c, r, tail, sizeof tail);
+                        break;
+                }
+                *ret_text = NULL;
+                return 0;
         default:
                 *ret_text = NULL;
                 return 0;
@@ -944,6 +1015,8 @@ int report_parse_job(const char *text, size_t len, struct history_job **ret) {
         j->soft_signal = jr_string(root, "policy.soft_signal");
         j->grace_s = jr_number(root, "policy.grace_s");
         j->memory_peak_basis = jr_string(root, "usage.memory_peak_basis");
+        j->samples = jr_number(root, "sampling.samples");
+        j->interval_s = jr_number(root, "sampling.interval_s");
         for (int u = 0; u < _HU_MAX; u++)
                 j->usage[u] = jr_number(root, history_usage_info[u].path);
         r = jr_limits(root, j);

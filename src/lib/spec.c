@@ -35,6 +35,13 @@ int leash_spec_validate(const struct leash_spec *c, struct leash_error *err) {
                 return leash_error_set(err, "parse", c->name, -EINVAL);
         if (c->soft_signal <= 0 || c->soft_signal >= _NSIG || c->soft_signal == SIGKILL || c->soft_signal == SIGSTOP)
                 return leash_error_set(err, "parse", "soft signal", -EINVAL);
+        /* a limit that can never fire is refused, not reported as enforced */
+        if (!c->sampling.disk_path)
+                for (int f = LEASH_FIG_DISK_BYTES; f <= LEASH_FIG_DISK_FILES; f++)
+                        if (c->sampling.limit[f])
+                                return leash_error_set(
+                                        err, f == LEASH_FIG_DISK_BYTES ? "--limit disk" : "--limit files",
+                                        "needs --sample-disk DIR, the directory whose use it checks", -EINVAL);
         return 0;
 }
 

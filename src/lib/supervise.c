@@ -124,10 +124,9 @@ static const char *cause_name(enum leash_reason cause) {
         }
 }
 
-/* The grace ladder: the soft signal to every process of the job, SIGKILL later. */
-static void escalate(struct leash_job *j, enum leash_reason cause, uint64_t now) {
-        int sig = j->spec.soft_signal;
-
+/* The grace ladder: sig (the soft signal, or the interrupt passed on) to
+ * every process of the job, SIGKILL later. */
+static void escalate_with(struct leash_job *j, enum leash_reason cause, int sig, uint64_t now) {
         if (j->soft_sent || j->killed)
                 return;
         j->soft_sent = true;
@@ -149,6 +148,10 @@ static void escalate(struct leash_job *j, enum leash_reason cause, uint64_t now)
                 supervise_kill_now(j, "grace");
         else
                 j->deadline[DEADLINE_GRACE] = sat_add(now, j->spec.grace_ns);
+}
+
+static void escalate(struct leash_job *j, enum leash_reason cause, uint64_t now) {
+        escalate_with(j, cause, j->spec.soft_signal, now);
 }
 
 static void check_cpu(struct leash_job *j, uint64_t now) {
@@ -426,8 +429,11 @@ int leash_job_interrupt(struct leash_job *j, int sig) {
                 return 0;
         if (!j->r.interrupt_signal) {
                 j->r.interrupt_signal = sig;
+                /* the job gets what leash got (Ctrl-C: SIGINT, so Python's
+                 * KeyboardInterrupt and a checkpoint on it), and the grace to
+                 * act on it before SIGKILL; not the soft signal at once */
                 if (!j->soft_sent)
-                        escalate(j, LEASH_REASON_INTERRUPTED, now_ns(CLOCK_MONOTONIC));
+                        escalate_with(j, LEASH_REASON_INTERRUPTED, sig, now_ns(CLOCK_MONOTONIC));
                 else /* a ladder runs (a time limit): asked to stop, no more grace */
                         supervise_kill_now(j, "interrupt");
         } else

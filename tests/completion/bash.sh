@@ -111,6 +111,16 @@ printf '[t]\nformat = not-a-format\n' >"$TMP/v.ini"
 check "control: leash refuses a format the script would not offer" test $? != 0
 check "--seccomp completes the item after a comma" offers run --seccomp no-network,no-p :: no-network,no-ptrace
 check "--signal offers signal names" offers run --signal XC :: XCPU
+sigs=$(comp run --signal "")
+bad=0
+for sg in $sigs; do "$LEASH" run --signal "$sg" --cgroup-parent /nonexistent/x -- true 2>&1 | grep -q "^leash: --signal" && bad=1; done
+check "every offered --signal value is one leash accepts (no JUNK(32), EXIT, ERR)" test "$bad" = 0 -a -n "$sigs"
+check "--signal offers no bash-only name" bash -c "! grep -qE 'JUNK|^EXIT$|^ERR$|^DEBUG$|^RETURN$' <<<'$sigs'"
+check "--limit offers the figures leash knows, with '='" offers run --limit dis :: disk=
+figs=$(comp run --limit "")
+bad=0
+for fg in $figs; do "$LEASH" run --limit "${fg}1" -- true 2>&1 | grep -q "expected FIGURE=VALUE" && bad=1; done
+check "every offered --limit figure is one leash accepts ($(echo $figs))" test "$bad" = 0 -a "$(wc -w <<<"$figs")" -gt 10
 check "--format=j completes the value" offers run --format=j :: json
 check "--user offers users" offers run --user ro :: root
 

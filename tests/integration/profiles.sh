@@ -117,7 +117,7 @@ printf '[e1]\nmemroy = 1G\nmemory = 12Q\n[e2]\ninherit = nope\n' >"$TMP/broken.i
 rc=$?
 check "check: an invalid file exits 1" test "$rc" = 1
 check "check: every error listed, each FILE:LINE" bash -c "
-        grep -qx \"leash: $TMP/broken.ini:2: unknown key 'memroy' (value '1G')\" '$TMP/check' &&
+        grep -qx \"leash: $TMP/broken.ini:2: unknown key 'memroy' (value '1G'); did you mean 'memory'?\" '$TMP/check' &&
         grep -qx \"leash: $TMP/broken.ini:3: memory: '12Q': expected a size: bytes or K/M/G/T (1024-based), or max\" '$TMP/check' &&
         grep -qx \"leash: $TMP/broken.ini:5: inherit: unknown profile 'nope'\" '$TMP/check' &&
         [ \$(wc -l <'$TMP/check') = 3 ]"
@@ -170,7 +170,7 @@ bad "unknown profile" "--profile: 'nope': unknown profile: expected one of base,
 bad "bad profile name" "--profile: 'a/b': expected a profile name" --profile a/b
 bad "--profile-file that does not exist" "$TMP/missing.ini: cannot read: No such file or directory" \
         --profile-file "$TMP/missing.ini"
-bad "--profile-file with an error" "$TMP/broken.ini:2: unknown key 'memroy' (value '1G')" --profile-file "$TMP/broken.ini"
+bad "--profile-file with an error" "$TMP/broken.ini:2: unknown key 'memroy' (value '1G'); did you mean 'memory'?" --profile-file "$TMP/broken.ini"
 printf '[dup]\n' >"$TMP/dup.ini"
 printf '[dup]\n' >"$TMP/dup2.ini"
 bad "a duplicate profile across files" "$TMP/dup2.ini:1: duplicate profile [dup]: already defined at $TMP/dup.ini:1" \

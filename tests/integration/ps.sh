@@ -12,7 +12,7 @@ ROOT=false
 # a job of 1 shell + 3 sleeps that holds until a line comes through $TMP/fifo
 # (leash kills the sleeps when the shell ends)
 mkfifo "$TMP/fifo"
-"$LEASH" run --cgroup-parent "$PARENT" -q -n watched -m 512M -w 60s --limit disk=10M -- \
+"$LEASH" run --cgroup-parent "$PARENT" -q -n watched -m 512M -w 60s --sample-disk "$TMP" --limit disk=10M -- \
         sh -c "for i in 1 2 3; do sleep 60 & done; echo \$\$ >$TMP/main; read x <$TMP/fifo" &
 BG=$!
 for _ in $(seq 400); do [ -s "$TMP/main" ] && break; sleep 0.05; done

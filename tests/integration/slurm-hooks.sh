@@ -14,6 +14,7 @@ cat >"$LEASH_CONFIG_DIR/profiles.d/t.ini" <<INI
 [quick]
 wall-time = 4s
 grace = 1s
+pids = 512
 INI
 cat >"$LEASH_CONFIG_DIR/slurm.ini" <<INI
 [slurm]
@@ -53,6 +54,12 @@ check "slurm --help names the wrappers" test $? = 0
 # Prolog: the job cgroup and a supervisor in its own session
 hook prolog 2>"$TMP/prolog.err"
 check "prolog exits 0" test $? = 0
+if grep -qw pids "$CG2/leash/slurm/cgroup.controllers" 2>/dev/null; then
+        check "the Prolog's log: no weak-limit line where pids.max enforces" bash -c "! grep -q -- '--pids' '$TMP/prolog.err'"
+else
+        check "the Prolog's log: a line for pids, not enforced, and the remedy" \
+                grep -q -- "job $JOB: --pids 512 is not enforced (no pids controller.*better here" "$TMP/prolog.err"
+fi
 check "the job cgroup exists" test -d "$JOBCG"
 spid=$(sed -n 's/^supervisor_pid=//p' "$TMP/state/job_$JOB/state" 2>/dev/null)
 check "the supervisor runs" kill -0 "${spid:-0}"

@@ -563,3 +563,45 @@ def test_an_unknown_option_is_refused():
     with pytest.raises(TypeError) as e:
         leash.limit(double, no_such_option=1)(1)
     assert "no-such-option" in str(e.value)
+
+
+# --- a limit enforced weaker than asked: a warning users can filter (issue 26)
+
+
+def test_weak_limit_warning_names_the_enforcer_and_the_better_option():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert leash.limit(memory="300M", pids=8)(double)(2) == 4
+    weak = [str(w.message) for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
+    have = controllers()
+    if "memory" in have:
+        assert not any("--memory" in m for m in weak)
+    else:
+        assert any("RLIMIT_AS" in m and "--limit memory=300M --sample 100ms" in m for m in weak), weak
+    if "pids" in have:
+        assert not any("--pids" in m for m in weak)
+    else:
+        assert any(m.startswith("--pids 8 is not enforced") for m in weak), weak
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", leash.WeakLimitWarning)
+        leash.limit(memory="300M", pids=8)(double)(2)
+    assert not [w for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
+
+
+def test_unknown_profile_says_what_the_cli_says(tmp_path, monkeypatch):
+    conf = tmp_path / "conf"
+    (conf / "profiles.d").mkdir(parents=True)
+    os.chmod(str(tmp_path), 0o755)
+    os.chmod(str(conf), 0o755)
+    os.chmod(str(conf / "profiles.d"), 0o755)
+    (conf / "profiles.d" / "p.ini").write_text("[trial]\nwall-time = 3\n")
+    monkeypatch.setenv("LEASH_CONFIG_DIR", str(conf))
+    with pytest.raises(leash.SetupError) as e:
+        leash.limit(profile="trail")(double)(1)
+    msg = str(e.value)
+    assert "'trail': unknown profile: expected one of default, trial (did you mean 'trial'?)" in msg, msg
+    assert "searched {}/profiles.d".format(conf) in msg, msg
+    assert "No such file or directory" not in msg, msg

@@ -206,3 +206,57 @@ except leash.ResourceExhaustion as e:
     got = json.loads(lines[0])
     assert got["peak"] == 200 and got["gpus"] == 1 and got["util"] == 25, got
     assert lines[1].startswith("exhausted") and "gpu_memory" in lines[1], lines
+
+
+# --- issue 26: every limit raises ResourceExhaustion, every accepted limit holds
+
+
+def hog(mib):
+    block = bytearray(mib << 20)
+    block[::4096] = b"h" * len(block[::4096])
+    time.sleep(1)
+    return len(block)
+
+
+def spawns(n, pause=3):
+    pids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(pause)
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    return n
+
+
+def test_a_memory_limit_raises_resource_exhaustion_not_memory_error():
+    with pytest.raises(leash.ResourceExhaustion) as e:
+        leash.monitored(limits={"memory": 64}, interval=0.05, grace=0.5)(hog)(400)
+    res = e.value.resources
+    assert res["limits_exceeded"] == {"memory": 64}
+    assert not isinstance(e.value, MemoryError)
+
+
+def test_max_concurrent_processes_holds_without_a_pids_controller():
+    t = time.monotonic()
+    with pytest.raises(leash.ResourceExhaustion) as e:
+        leash.monitored(limits={"max_concurrent_processes": 2}, interval=0.05, grace=0.5)(spawns)(5)
+    assert time.monotonic() - t < 20
+    assert e.value.resources["limits_exceeded"] == {"max_concurrent_processes": 2}
+
+
+def busy_then_idle():
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:
+        pass
+    time.sleep(0.7)
+
+
+def test_cores_avg_is_the_reports():
+    _, res = leash.monitored(interval=0.05)(busy_then_idle)()
+    avg = res["report"]["sampling"]["averages"]["cores"]["value"]
+    if avg is None:
+        pytest.skip("no cpu.stat figure for the report's average on this host")
+    assert res["cores_avg"] == avg

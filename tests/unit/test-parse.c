@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "basic/closest.h"
+#include "basic/macro.h"
 #include "basic/parse.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
@@ -42,6 +44,12 @@ static void sizes(void) {
         ok(parse_size("1.", &v) == -EINVAL, "dangling point");
         ok(parse_size(".5G", &v) == -EINVAL, "no whole part");
         ok(parse_size("1.0000000001G", &v) == -EINVAL, "more than 9 fraction digits");
+        /* issue 26: the IEC spellings people type */
+        ok(parse_size("2Gi", &v) == 0 && v == 2147483648ULL, "2Gi");
+        ok(parse_size("512Mi", &v) == 0 && v == 536870912ULL, "512Mi");
+        ok(parse_size("4Ki", &v) == 0 && v == 4096, "4Ki");
+        ok(parse_size("2i", &v) == -EINVAL, "i without a unit");
+        ok(parse_size("2Gib", &v) == -EINVAL, "Gib (bits) is refused");
 }
 
 static void durations(void) {
@@ -55,6 +63,37 @@ static void durations(void) {
         ok(parse_duration("1d", &v) == 0 && v == 86400000000000ULL, "1d");
         ok(parse_duration("0.1s", &v) == 0 && v == 100000000ULL, "0.1s exactly");
         ok(parse_duration("0", &v) == 0 && v == 0, "0");
+        /* issue 26: combined units, largest first, and Slurm's clock forms */
+        ok(parse_duration("1m30s", &v) == 0 && v == 90000000000ULL, "1m30s");
+        ok(parse_duration("1h2m", &v) == 0 && v == 3720000000000ULL, "1h2m");
+        ok(parse_duration("2d12h", &v) == 0 && v == 216000000000000ULL, "2d12h");
+        ok(parse_duration("1m30.5s", &v) == 0 && v == 90500000000ULL, "1m30.5s: a fraction in the last part");
+        ok(parse_duration("1s500ms", &v) == 0 && v == 1500000000ULL, "1s500ms");
+        ok(parse_duration("1min30s", &v) == 0 && v == 90000000000ULL, "1min30s");
+        ok(parse_duration("1m30", &v) == -EINVAL, "1m30: the seconds need their unit");
+        ok(parse_duration("30s1m", &v) == -EINVAL, "units from the largest down");
+        ok(parse_duration("1m1m", &v) == -EINVAL, "a unit twice");
+        ok(parse_duration("1.5m30s", &v) == -EINVAL, "a fraction only in the last part");
+        ok(parse_duration("1ms1m", &v) == -EINVAL, "ms then m is not decreasing");
+        ok(parse_duration("00:01:30", &v) == 0 && v == 90000000000ULL, "HH:MM:SS");
+        ok(parse_duration("01:30", &v) == 0 && v == 90000000000ULL, "MM:SS");
+        ok(parse_duration("1:02:03", &v) == 0 && v == 3723000000000ULL, "H:MM:SS");
+        ok(parse_duration("100:00:00", &v) == 0 && v == 360000000000000ULL, "100 hours");
+        ok(parse_duration("1-02:03:04", &v) == 0 && v == 93784000000000ULL, "D-HH:MM:SS");
+        ok(parse_duration("2-12", &v) == 0 && v == 216000000000000ULL, "D-HH");
+        ok(parse_duration("2-12:30", &v) == 0 && v == 217800000000000ULL, "D-HH:MM");
+        ok(parse_duration("00:00:01.5", &v) == 0 && v == 1500000000ULL, "seconds with a fraction");
+        ok(parse_duration("00:61", &v) == -EINVAL, "61 seconds after a colon");
+        ok(parse_duration("00:60:00", &v) == -EINVAL, "60 minutes after a colon");
+        ok(parse_duration("1-24:00:00", &v) == -EINVAL, "24 hours after a day");
+        ok(parse_duration("1:2:3:4", &v) == -EINVAL, "four fields");
+        ok(parse_duration("1.5:00", &v) == -EINVAL, "a fraction before a colon");
+        ok(parse_duration(":30", &v) == -EINVAL, "empty field");
+        ok(parse_duration("1:", &v) == -EINVAL, "dangling colon");
+        ok(parse_duration("-1", &v) == -EINVAL, "dash without days");
+        ok(parse_duration("1-", &v) == -EINVAL, "dash without hours");
+        ok(parse_duration("3651-00", &v) == -ERANGE, "3651 days in Slurm's form is refused");
+        ok(parse_duration("", &v) == -EINVAL, "empty");
         ok(parse_duration("1.5x", &v) == -EINVAL, "unknown unit");
         ok(parse_duration("-1s", &v) == -EINVAL, "negative");
         ok(parse_duration("s", &v) == -EINVAL, "unit only");
@@ -107,6 +146,9 @@ static void signals(void) {
                    !path_has_dotdot("a..b/..c") && !path_has_dotdot("/sys/fs/cgroup/x"),
            "path_has_dotdot looks at whole components");
         ok(parse_signal("XCPU", &s) == 0 && s == SIGXCPU, "XCPU");
+        ok(parse_signal("IO", &s) == 0 && s == SIGIO, "IO (bash and kill(1) say IO; glibc says POLL)");
+        ok(parse_signal("SIGIOT", &s) == 0 && s == SIGABRT, "IOT is ABRT");
+        ok(parse_signal("CLD", &s) == 0 && s == SIGCHLD, "CLD is CHLD");
         ok(parse_signal("SIGXCPU", &s) == 0 && s == SIGXCPU, "SIGXCPU");
         ok(parse_signal("term", &s) == 0 && s == SIGTERM, "term, any case");
         ok(parse_signal("9", &s) == 0 && s == SIGKILL, "a number");
@@ -205,7 +247,32 @@ static void iso8601(void) {
         ok(same, "format_iso8601 agrees with gmtime_r on 20,000 times from 1970 to 2554");
 }
 
+/* "did you mean" (issue 26) */
+static void nearest(void) {
+        static const char *const opts[] = {"memory", "memory-high", "wall-time", "cpu-time", "pids", "profile"};
+        static const char *const cmds[] = {"run", "check", "profiles", "report", "ps", "stat", "top"};
+        const char *n;
+
+        ok(closest_distance("memroy", "memory") == 1, "a transposition is one step");
+        ok(closest_distance("wall_time", "wall-time") == 0, "_ and - are the same");
+        ok(closest_distance("MEMORY", "memory") == 0, "case is ignored");
+        n = closest_word("memroy", opts, ELEMENTSOF(opts));
+        ok(n && strcmp(n, "memory") == 0, "memroy -> memory");
+        n = closest_word("wall_time", opts, ELEMENTSOF(opts));
+        ok(n && strcmp(n, "wall-time") == 0, "wall_time -> wall-time");
+        n = closest_word("cputime", opts, ELEMENTSOF(opts));
+        ok(n && strcmp(n, "cpu-time") == 0, "cputime -> cpu-time");
+        n = closest_word("runn", cmds, ELEMENTSOF(cmds));
+        ok(n && strcmp(n, "run") == 0, "runn -> run");
+        n = closest_word("rpeort", cmds, ELEMENTSOF(cmds));
+        ok(n && strcmp(n, "report") == 0, "rpeort -> report");
+        ok(closest_word("xyzzy", opts, ELEMENTSOF(opts)) == NULL, "nothing near: no suggestion");
+        ok(closest_word("foo", cmds, ELEMENTSOF(cmds)) == NULL, "foo is not top");
+        ok(closest_word("", cmds, ELEMENTSOF(cmds)) == NULL, "empty: no suggestion");
+}
+
 int main(void) {
+        nearest();
         iso8601();
         utf8();
         sizes();
