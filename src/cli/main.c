@@ -36,8 +36,8 @@ int main(int argc, char **argv) {
                 /* an admin's wrapper script may add --config-dir=DIR */
                 char *sargv[] = {(char *) "slurm", (char *) base + 6, argc > 1 ? argv[1] : NULL, NULL};
                 if (argc > 2)
-                        return usage_error("%s: '%s': takes at most --config-dir=DIR (Slurm passes no arguments)",
-                                           base, argv[2]);
+                        return usage_error("%s: '%s': takes at most --config-dir=DIR (Slurm passes no arguments)", base,
+                                           argv[2]);
                 return cmd_slurm(argc > 1 ? 3 : 2, sargv);
         }
 

@@ -272,7 +272,11 @@ static int prepare_fd(const char *path, int fd, struct report_dest *d) {
  * and opened through that descriptor, so what was judged is what is opened
  * (and a device is never opened before it is judged). */
 static const char *kind_name(mode_t m) {
-        return S_ISFIFO(m) ? "FIFO" : S_ISSOCK(m) ? "socket" : S_ISCHR(m) ? "character device" : S_ISBLK(m) ? "block device" : "special file";
+        return S_ISFIFO(m)   ? "FIFO"
+               : S_ISSOCK(m) ? "socket"
+               : S_ISCHR(m)  ? "character device"
+               : S_ISBLK(m)  ? "block device"
+                             : "special file";
 }
 
 static int prepare_special(struct report_dest *d, bool as_root) {

@@ -306,8 +306,7 @@ static int proc_ids(pid_t pid, pid_t *ret_ppid, uid_t *ret_uid) {
 
 /* A non-root request: is pid this job's task, asked for by itself or its
  * TaskProlog child? Fills why when not. */
-static bool sv_may_adopt(struct sv *s, const struct ucred *peer, pid_t pid, const char *step, char *why,
-                         size_t size) {
+static bool sv_may_adopt(struct sv *s, const struct ucred *peer, pid_t pid, const char *step, char *why, size_t size) {
         char env[65536], want[96], cg[4096];
         size_t len;
         pid_t ppid = 0, tppid;

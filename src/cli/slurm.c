@@ -335,8 +335,7 @@ static int state_text(struct ctx *x, char *buf, size_t size, const char *profile
         kv_add(&b, "profile_chosen_by", "%s", why ? why : "");
         kv_add(&b, "on_error", "%s", slurm_on_error_to_string(x->conf.on_error));
         kv_add(&b, "started_realtime_ns", "%" PRIu64, started);
-        kv_add(&b, "started_monotonic_ns", "%" PRIu64,
-               now_ns(CLOCK_MONOTONIC) - (now_ns(CLOCK_REALTIME) - started));
+        kv_add(&b, "started_monotonic_ns", "%" PRIu64, now_ns(CLOCK_MONOTONIC) - (now_ns(CLOCK_REALTIME) - started));
         if (c) {
                 kv_add(&b, "profile_source", "%s", c->profile_source ? c->profile_source : "");
                 kv_add(&b, "grace_ns", "%" PRIu64, c->grace_ns);
@@ -793,8 +792,7 @@ static int epilog(void) {
         account_usage_init(&r->usage);
         config_from_state(&c, NULL, r->enforced);
 
-        if (state_open(&x, false, &state_fd, why, sizeof why) == 0 &&
-            (n = state_read(state_fd, "state", &state)) < 0)
+        if (state_open(&x, false, &state_fd, why, sizeof why) == 0 && (n = state_read(state_fd, "state", &state)) < 0)
                 snprintf(why, sizeof why, "%s", n == -EBADMSG ? "malformed: refused" : strerror(-n));
         if (state) {
                 config_from_state(&c, state, r->enforced);
@@ -803,7 +801,7 @@ static int epilog(void) {
                 (void) kv_get(state, "setup_error", setup, sizeof setup);
                 if (!x.job.requested_profile[0])
                         (void) kv_get(state, "requested_profile", x.job.requested_profile,
-                                            sizeof x.job.requested_profile);
+                                      sizeof x.job.requested_profile);
                 for (unsigned i = 0; i < 32; i++) {
                         char key[32], e[1024];
                         snprintf(key, sizeof key, "error.%u", i);
@@ -1021,7 +1019,9 @@ static int status_one(struct ctx *x, uint32_t id, bool detail) {
 
         if (state_open(x, false, &state_fd, why, sizeof why) < 0 || (r = state_read(state_fd, "state", &state)) < 0) {
                 log_error("job %" PRIu32 ": no state here (%s)", id,
-                          why[0] ? why : r == -EBADMSG ? "malformed: refused" : "not found");
+                          why[0]          ? why
+                          : r == -EBADMSG ? "malformed: refused"
+                                          : "not found");
                 return 1;
         }
         (void) state_read(state_fd, "verdict", &verdict);
@@ -1101,8 +1101,8 @@ static int sweep_one(struct ctx *x, uint32_t id, bool dry_run) {
         bool have_state;
 
         x->job.id = id;
-        have_state = state_open(x, false, &state_fd, why, sizeof why) == 0 &&
-                     state_read(state_fd, "state", &state) == 0;
+        have_state =
+                state_open(x, false, &state_fd, why, sizeof why) == 0 && state_read(state_fd, "state", &state) == 0;
         if (have_state && (!kv_u64(state, "supervisor_pid", 0) || supervisor_alive(state)))
                 return 0;
         /* A job cgroup without a state here may belong to a Prolog with another
@@ -1200,8 +1200,9 @@ int cmd_slurm(int argc, char **argv) {
         }
         if (strcmp(sub, "prolog") == 0 || strcmp(sub, "epilog") == 0 || strcmp(sub, "task-prolog") == 0) {
                 if (argc > 3 || (argc == 3 && strncmp(argv[2], "--config-dir=/", 14) != 0))
-                        return usage_error("slurm %s: '%s': takes no arguments but --config-dir=DIR (Slurm passes none)",
-                                           sub, argv[2]);
+                        return usage_error(
+                                "slurm %s: '%s': takes no arguments but --config-dir=DIR (Slurm passes none)", sub,
+                                argv[2]);
                 /* The TaskProlog runs as the user, in the job's own environment:
                  * nothing of it chooses leash's configuration (a LEASH_CONFIG_DIR
                  * of the job's would name a slurm.ini with another state-dir, and

@@ -55,7 +55,7 @@
 #include "job.h"
 #include "proctree.h"
 
-#define WALK_MAX (1u << 18)               /* entries one walk may hold: far above a tree the job can keep alive */
+#define WALK_MAX (1u << 18)             /* entries one walk may hold: far above a tree the job can keep alive */
 #define FINISH_NS (5ULL * NSEC_PER_SEC) /* walks that kill, at the end: for this long at most */
 
 bool escape_in_job(const struct leash_job *j, const char *rel) {

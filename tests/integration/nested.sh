@@ -35,8 +35,10 @@ check "nothing left under the outer parent (${left:-none})" test -z "$left"
 # the soft signal reaches a process of the outer job that the inner leash
 # moved into the outer job's leash-leaf (signals go through the cgroups
 # below; the main process gets it through its pidfd anyway)
+# (the outer shell waits on TERM too: dying at once, it would end the job
+# and its leftovers would be killed before the trap could run)
 run_leash -o "$TMP/outer3.json" -w 1 -g 3 -s TERM -- sh -c \
-        "sh -c 'trap \"echo bg-term >\\\"$TMP/terms\\\"; exit 0\" TERM; while :; do sleep 0.05; done' & '$LEASH' run -- sleep 30; wait"
+        "trap wait TERM; sh -c 'trap \"echo bg-term >\\\"$TMP/terms\\\"; exit 0\" TERM; while :; do sleep 0.05; done' & '$LEASH' run -- sleep 30; wait"
 check "the soft signal reached the outer job's process in leash-leaf" grep -q bg-term "$TMP/terms"
 check "outer: reason wall_time" test "$(jget "$TMP/outer3.json" reason)" = wall_time
 finish
