@@ -31,6 +31,8 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "cgroupfs.h"
+#include "scope.h"
+#include "systemd.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape_octal(char *s) {
@@ -246,13 +248,23 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
                 if (sfs.f_type != CGROUP2_SUPER_MAGIC)
                         return leash_error_set(err, "use the cgroup parent (not on cgroup2)", ret, -EINVAL);
         } else if (geteuid() == 0) {
+                /* under systemd, a scope it delegates; today's <mount>/leash
+                 * where no manager answers */
+                if (systemd_booted() && scope_parent(ret, ml, size, create, NULL) >= 0)
+                        return 0;
+                ret[ml] = '\0';
                 r = snprintf(ret + ml, size - ml, "/leash");
                 if (r < 0 || (size_t) r >= size - ml)
                         return leash_error_set(err, "use the cgroup parent", ret, -ENAMETOOLONG);
                 if (create && mkdir(ret, 0755) < 0 && errno != EEXIST)
                         return leash_error_set(err, "create the leash cgroup", ret, negative_errno());
-        } else
-                return delegated_parent(ret, ml, size, err);
+        } else {
+                r = delegated_parent(ret, ml, size, err);
+                if (r != -EACCES || !systemd_booted())
+                        return r;
+                ret[ml] = '\0';
+                return scope_parent(ret, ml, size, create, err);
+        }
         return 0;
 }
 
