@@ -15,6 +15,7 @@
 #include "../basic/parse.h"
 #include "../lib/host.h"
 #include "../lib/leash.h"
+#include "../lib/scope.h"
 #include "cli.h"
 
 int cmd_check(int argc, char **argv) {
@@ -27,6 +28,7 @@ int cmd_check(int argc, char **argv) {
                                             "v2 (unified)"};
         const char *parent = NULL;
         struct leash_host h;
+        char unit[256];
         struct leash_error err = {0};
         bool degraded = false;
         int c, r;
@@ -65,6 +67,10 @@ int cmd_check(int argc, char **argv) {
         printf("cgroup2 mount:      %s\n", h.cgroup2_mount);
         printf("leash's cgroup:     %s\n", h.own_cgroup[0] ? h.own_cgroup : "(unknown)");
         printf("job cgroups under:  %s\n", h.parent[0] ? h.parent : "(none)");
+        scope_unit(unit, sizeof unit);
+        if (unit[0])
+                printf("  a scope the %s manager delegates: %s (Delegate=yes; asked once per process)\n",
+                       geteuid() == 0 ? "system" : "user", unit);
         if (h.parent_error)
                 printf("  cannot create job cgroups there: %s%s%s\n",
                        err.step && err.error == h.parent_error ? err.step : "",

@@ -213,8 +213,8 @@ static __attribute__((noinline)) int delegated_parent(char *ret, size_t ml, size
 /* The launch path's: the mount is found straight into ret and the parent
  * built there, so that its frame stays small (a frame of many pages costs a
  * forked caller a page fault per page and per call: bench/NOTES.md, row 10). */
-int host_job_parent(const char *requested, bool create, char *ret, size_t size, size_t *ret_mount_len,
-                    struct leash_error *err) {
+static int job_parent(const char *requested, bool create, bool ask_scope, char *ret, size_t size,
+                      size_t *ret_mount_len, struct leash_error *err) {
         struct statfs sfs;
         size_t ml;
         int r;
@@ -250,7 +250,7 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
         } else if (geteuid() == 0) {
                 /* under systemd, a scope it delegates; today's <mount>/leash
                  * where no manager answers */
-                if (systemd_booted() && scope_parent(ret, ml, size, create, NULL) >= 0)
+                if (systemd_booted() && scope_parent(ret, ml, size, ask_scope, NULL) >= 0)
                         return 0;
                 ret[ml] = '\0';
                 r = snprintf(ret + ml, size - ml, "/leash");
@@ -263,9 +263,14 @@ int host_job_parent(const char *requested, bool create, char *ret, size_t size, 
                 if (r != -EACCES || !systemd_booted())
                         return r;
                 ret[ml] = '\0';
-                return scope_parent(ret, ml, size, create, err);
+                return scope_parent(ret, ml, size, ask_scope, err);
         }
         return 0;
+}
+
+int host_job_parent(const char *requested, bool create, char *ret, size_t size, size_t *ret_mount_len,
+                    struct leash_error *err) {
+        return job_parent(requested, create, create, ret, size, ret_mount_len, err);
 }
 
 /* libcgroup adapter: where each controller is mounted, whatever the version.
@@ -327,10 +332,12 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
         if (r < 0)
                 return leash_error_set(err, "find a cgroup2 mount", "", r);
 
-        (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup);
-        /* check changes nothing: no mkdir, no write to cgroup.subtree_control */
-        r = host_job_parent(cgroup_parent, false, h->parent, sizeof h->parent, NULL, err);
+        /* check changes nothing lasting: no mkdir, no write to cgroup.subtree_control;
+         * under systemd it asks for its scope as a run would (what the manager
+         * delegates is known only then), which goes when check exits */
+        r = job_parent(cgroup_parent, false, true, h->parent, sizeof h->parent, NULL, err);
         h->parent_error = r < 0 ? -r : 0;
+        (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup); /* after: a scope moves us */
 
         if (!h->parent_error) {
                 bool exists = access(h->parent, F_OK) == 0;
