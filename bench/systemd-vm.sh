@@ -13,7 +13,7 @@
 # runuser -l login session (user manager):
 #   A  systemd placement: no --cgroup-parent, from a cgroup nothing delegates (root: this
 #      service; the user: the session scope), so each launch asks for its scope, waits for
-#      the start job, moves into its supervisor leaf;
+#      the start job, moves into a leaf of it;
 #   B  the floor: the same launch with --cgroup-parent naming a scope that is already
 #      delegated (systemd-run --scope -p Delegate=yes, the launching shell in a leaf of
 #      it): everything but the request for the scope.

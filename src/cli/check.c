@@ -15,7 +15,7 @@
 #include "../basic/parse.h"
 #include "../lib/host.h"
 #include "../lib/leash.h"
-#include "../lib/scope.h"
+#include "../lib/placement.h"
 #include "cli.h"
 
 int cmd_check(int argc, char **argv) {
@@ -28,7 +28,6 @@ int cmd_check(int argc, char **argv) {
                                             "v2 (unified)"};
         const char *parent = NULL;
         struct leash_host h;
-        char unit[256];
         struct leash_error err = {0};
         bool degraded = false;
         int c, r;
@@ -66,12 +65,20 @@ int cmd_check(int argc, char **argv) {
         }
         printf("cgroup2 mount:      %s\n", h.cgroup2_mount);
         printf("leash's cgroup:     %s\n", h.own_cgroup[0] ? h.own_cgroup : "(unknown)");
+        printf("placement:          %s%s%s\n", placement_kind_to_string(h.placement.kind),
+               h.placement.parent[0] ? " " : "", h.placement.parent);
+        printf("  why: %s\n", h.placement.why[0] ? h.placement.why : "(no reason given)");
+        if (h.placement.kind == PLACEMENT_NONE) {
+                printf("  jobs run without a cgroup, as their process tree: leash is its subreaper; wall and CPU\n"
+                       "  time over the whole tree, memory by RLIMIT_AS per process; --strict refuses to run\n");
+                printf("  remedy: %s\n", h.placement.remedy);
+        } else if (h.placement.moved)
+                printf("  a run first moves leash's processes into %s/%s (no internal processes)\n", h.placement.parent,
+                       PLACEMENT_LEAF);
         printf("job cgroups under:  %s\n", h.parent[0] ? h.parent : "(none)");
-        scope_unit(unit, sizeof unit);
-        if (unit[0])
-                printf("  a scope the %s manager delegates: %s (Delegate=yes; asked once per process)\n",
-                       geteuid() == 0 ? "system" : "user", unit);
-        if (h.parent_error)
+        if (h.parent_error && h.placement.kind == PLACEMENT_NONE)
+                printf("  no job cgroups: %s\n", strerror(h.parent_error));
+        else if (h.parent_error)
                 printf("  cannot create job cgroups there: %s%s%s\n",
                        err.step && err.error == h.parent_error ? err.step : "",
                        err.step && err.error == h.parent_error ? ": " : "", strerror(h.parent_error));
@@ -101,6 +108,10 @@ int cmd_check(int argc, char **argv) {
         print_sandbox_check();
         if (!h.clone_into_cgroup)
                 printf("note: no clone3(CLONE_INTO_CGROUP): jobs start with fork and move themselves in\n");
+        if (h.placement.kind == PLACEMENT_NONE && r >= 0) {
+                printf("verdict:            DEGRADED: no cgroup: jobs run with the limits leash enforces itself\n");
+                return 1;
+        }
         if (h.parent_error) {
                 /* not a degraded run: no run at all */
                 printf("verdict:            NOTHING CAN RUN: leash cannot create job cgroups under %s (%s)\n",

@@ -29,6 +29,7 @@
 #include "../basic/parse.h"
 #include "../basic/time-util.h"
 #include "../basic/utf8.h"
+#include "../lib/placement.h"
 #include "../lib/leash.h"
 #include "../lib/monitor.h"
 #include "../lib/userdb.h"
@@ -242,12 +243,18 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct ps_opts *o,
         return 0;
 }
 
-static int open_parent(const char *cmd, const struct ps_opts *o, int *ret_fd, char *path, size_t size) {
-        struct leash_error err = {0};
-        int r = monitor_open_parent(o->parent, ret_fd, path, size, &err);
+/* the placement `leash run` would use here (the CLI's: one per process) */
+static struct placement placement;
 
-        if (r >= 0)
+static int open_parent(const char *cmd, const struct ps_opts *o, int *ret_fd, char *path, size_t size,
+                       struct placement *p) {
+        struct leash_error err = {0};
+        int r = monitor_open_parent(o->parent, ret_fd, p, &err);
+
+        if (r >= 0) {
+                snprintf(path, size, "%s", p->parent);
                 return 0;
+        }
         if (err.step && strcmp(err.step, "--cgroup-parent") == 0)
                 return usage_error("%s: --cgroup-parent: %s", cmd, err.detail);
         return usage_error("%s: --cgroup-parent: '%s': %s", cmd, o->parent ? o->parent : err.detail, strerror(-r));
@@ -274,7 +281,7 @@ int cmd_ps(int argc, char **argv) {
                 return r == PS_HELP_SHOWN ? 0 : r;
         if (optind < argc)
                 return usage_error("ps: unexpected argument '%s'", argv[optind]);
-        if (open_parent("ps", &o, &parent_fd, parent, sizeof parent) != 0)
+        if (open_parent("ps", &o, &parent_fd, parent, sizeof parent, &placement) != 0)
                 return EXIT_LEASH_FAILED;
         proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         r = ps_sample(parent_fd, parent, proc_fd, o.interval_ns, &jobs, &n);
@@ -297,6 +304,11 @@ int cmd_ps(int argc, char **argv) {
                 }
                 if (pss)
                         printf("* memory: the sum of the processes' PSS (no memory controller for the job)\n");
+                printf("placement: %s %s(%s)\n", placement_kind_to_string(placement.kind),
+                       placement.parent[0] ? placement.parent : "", placement.why);
+                if (placement.kind == PLACEMENT_NONE)
+                        printf("  jobs started here run without a cgroup and are not listed; remedy: %s\n",
+                               placement.remedy);
         }
         monitor_jobs_free(jobs, n);
         if (r < 0) {
@@ -423,7 +435,7 @@ int cmd_stat(int argc, char **argv) {
                 return usage_error("stat: no JOB given (a job name, cgroup path or pid; see leash ps)");
         if (optind + 1 < argc)
                 return usage_error("stat: unexpected argument '%s'", argv[optind + 1]);
-        if (open_parent("stat", &o, &parent_fd, parent, sizeof parent) != 0)
+        if (open_parent("stat", &o, &parent_fd, parent, sizeof parent, &placement) != 0)
                 return EXIT_LEASH_FAILED;
         proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (stat_find(argv[optind], parent_fd, parent, proc_fd, false, &a) != 0)
@@ -627,7 +639,7 @@ int cmd_top(int argc, char **argv) {
                 return usage_error("top: unexpected argument '%s'", argv[optind]);
         if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
                 return usage_error("top: needs a terminal on standard input and output (use 'leash ps' in scripts)");
-        if (open_parent("top", &o, &parent_fd, parent, sizeof parent) != 0)
+        if (open_parent("top", &o, &parent_fd, parent, sizeof parent, &placement) != 0)
                 return EXIT_LEASH_FAILED;
         proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 

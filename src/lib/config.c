@@ -11,6 +11,7 @@
  * next job, and a broken one fails it with FILE:LINE.
  */
 #include "config.h"
+#include "placement.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@ struct leash_config {
         size_t n_args;
         char *config_dir, *user_dir;
         struct watchdog_pool *watch; /* one watchdog for the jobs made from it (NULL: one each) */
+        struct placement_cache *place; /* where they go, decided at the first */
 };
 
 struct config_built {
@@ -58,6 +60,11 @@ int leash_config_new(struct leash_config **ret) {
                 free(c);
                 return -ENOMEM;
         }
+        if (placement_cache_new(&c->place) < 0) {
+                watchdog_pool_unref(c->watch);
+                free(c);
+                return -ENOMEM;
+        }
         *ret = c;
         return 0;
 }
@@ -72,11 +79,16 @@ void leash_config_free(struct leash_config *c) {
         free(c->config_dir);
         free(c->user_dir);
         watchdog_pool_unref(c->watch);
+        placement_cache_free(c->place);
         free(c);
 }
 
 struct watchdog_pool *config_watchdog_pool(const struct leash_config *c) {
         return c->watch;
+}
+
+struct placement_cache *config_placement_cache(const struct leash_config *c) {
+        return c->place;
 }
 
 /* Keys of `leash run` that are about the command line, not the job. */

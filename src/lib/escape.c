@@ -53,6 +53,7 @@
 #include "../basic/time-util.h"
 #include "host.h"
 #include "job.h"
+#include "proctree.h"
 
 #define WALK_MAX 4096     /* processes looked at in one walk */
 #define FINISH_ROUNDS 100 /* walks that kill, at the end */
@@ -173,70 +174,8 @@ static int pidfd_signal(int pidfd, int sig) {
         return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? negative_errno() : 0;
 }
 
-/* From /proc/PID/stat: the parent, the state letter, the comm and the start
- * time (clock ticks since boot: with the pid, who the process is). */
-static int proc_stat(pid_t pid, pid_t *ret_ppid, char *ret_state, char comm[16], unsigned long long *ret_start) {
-        char path[64], buf[1024], *open_paren, *close_paren;
-        int ppid;
-        size_t n;
-        int r;
-
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        r = read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0)
-                return r;
-        open_paren = strchr(buf, '(');
-        close_paren = strrchr(buf, ')'); /* the comm may hold ')' */
-        if (!open_paren || !close_paren || close_paren < open_paren ||
-            sscanf(close_paren + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                   ret_state, &ppid, ret_start) != 3)
-                return -EINVAL;
-        n = (size_t) (close_paren - open_paren - 1);
-        if (n > 15)
-                n = 15;
-        memcpy(comm, open_paren + 1, n);
-        comm[n] = '\0';
-        *ret_ppid = (pid_t) ppid;
-        return 0;
-}
-
-/* Appends the children of every thread of pid (0: leash) to list. */
 static void add_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n) {
-        char path[64], buf[8192];
-        _cleanup_close_ int tfd = -1;
-        DIR *d;
-        struct dirent *de;
-        pid_t self = getpid();
-
-        if (pid)
-                snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
-        else
-                snprintf(path, sizeof path, "/proc/self/task");
-        tfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (tfd < 0)
-                return;
-        d = fdopendir(TAKE_FD(tfd));
-        if (!d)
-                return;
-        while ((de = readdir(d)) && *n < WALK_MAX) {
-                char name[300];
-                if (de->d_name[0] < '0' || de->d_name[0] > '9')
-                        continue;
-                snprintf(name, sizeof name, "%s/children", de->d_name);
-                if (read_file_at(dirfd(d), name, buf, sizeof buf, NULL) < 0)
-                        continue;
-                for (char *p = buf; *p && *n < WALK_MAX;) {
-                        char *end;
-                        long c = strtol(p, &end, 10);
-                        if (end == p)
-                                break;
-                        list[*n] = (pid_t) c;
-                        parent[*n] = pid ? pid : self;
-                        (*n)++;
-                        p = end;
-                }
-        }
-        closedir(d);
+        proctree_children(pid, list, parent, n, WALK_MAX);
 }
 
 /* The entry naming this process (pid and start time), or a new one that
@@ -284,9 +223,9 @@ int escape_scan(struct leash_job *j, int sig) {
         add_children(main_root ? r->pid : 0, list, parent, &n);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_close_ int pfd = -1;
-                pid_t pid = list[i], ppid;
-                char state, comm[16], rel[4096];
-                unsigned long long start;
+                pid_t pid = list[i];
+                struct proctree_stat ps;
+                char rel[4096];
                 struct leash_escapee *x;
                 bool fresh;
                 int e;
@@ -294,17 +233,17 @@ int escape_scan(struct leash_job *j, int sig) {
                 if (pid == watchdog_pid(&j->wd) || pid <= 0)
                         continue;
                 pfd = (int) syscall(SYS_pidfd_open, pid, 0);
-                if (pfd < 0 || proc_stat(pid, &ppid, &state, comm, &start) < 0 || ppid != parent[i] ||
+                if (pfd < 0 || proctree_stat(pid, &ps) < 0 || ps.ppid != parent[i] ||
                     proc_cgroup(pid, rel, sizeof rel) < 0)
                         continue; /* gone, or another process by now */
-                if (state == 'Z' || pidfd_ended(pfd)) {
+                if (ps.state == 'Z' || pidfd_ended(pfd)) {
                         /* ended: judged only as leash's own child, whose zombie keeps its pid */
                         if (!j->spec.reaper || parent[i] != getpid() || pid == r->pid)
                                 continue;
-                        if (!escape_in_job(j, rel) && (e = entry_for(j, pid, start, &pfd, &fresh)) >= 0) {
+                        if (!escape_in_job(j, rel) && (e = entry_for(j, pid, ps.start, &pfd, &fresh)) >= 0) {
                                 x = &r->escaped[e];
                                 if (fresh) {
-                                        snprintf(x->comm, sizeof x->comm, "%s", comm);
+                                        snprintf(x->comm, sizeof x->comm, "%s", ps.comm);
                                         snprintf(x->cgroup, sizeof x->cgroup, "%s", rel);
                                         x->end = LEASH_ESCAPE_ENDED;
                                 }
@@ -315,14 +254,14 @@ int escape_scan(struct leash_job *j, int sig) {
                 }
                 if (pid != r->pid && !escape_in_job(j, rel)) {
                         live++;
-                        e = entry_for(j, pid, start, &pfd, &fresh);
+                        e = entry_for(j, pid, ps.start, &pfd, &fresh);
                         if (e < 0) {
                                 unnamed++;
                                 if (sig)
                                         (void) pidfd_signal(pfd, sig);
                         } else {
                                 x = &r->escaped[e];
-                                snprintf(x->comm, sizeof x->comm, "%s", comm);
+                                snprintf(x->comm, sizeof x->comm, "%s", ps.comm);
                                 snprintf(x->cgroup, sizeof x->cgroup, "%s", rel);
                                 if (sig && pidfd_signal(j->esc_fd[e], sig) == 0)
                                         j->esc_signalled[e] = true;

@@ -1,18 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Placement. A job cgroup goes under, in order of preference:
- *   --cgroup-parent (absolute under the cgroup2 mount, or relative to its root);
- *   for root: <cgroup2 mount>/leash, created on first use;
- *   for others: the delegated subtree leash runs in. Because of the cgroup v2
- *   "no internal processes" rule, a cgroup that holds processes (leash's own,
- *   usually) cannot hand domain controllers to children, so we walk up from
- *   leash's own cgroup through ancestors the user may write (cgroup.procs and
- *   cgroup.subtree_control writable: the delegation contract) and take the
- *   first that holds no process itself; if none does, leash's own cgroup is
- *   used and missing controllers are reported as such.
+ * The host: where cgroup2 is mounted, which cgroup leash is in, and what
+ * `leash check` reports about both. Where job cgroups go is placement.c's.
  *
- * The launch path reads /proc/self/mountinfo directly; libcgroup (which parses
- * all mounts and its config) is used only by leash_host_probe for `check`.
+ * The launch path reads /proc/self/mountinfo only when statfs of the usual
+ * places finds no cgroup2; libcgroup (which parses all mounts and its config)
+ * is used only by leash_host_probe for `check`.
  */
 #include "host.h"
 
@@ -31,8 +24,7 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "cgroupfs.h"
-#include "scope.h"
-#include "systemd.h"
+#include "placement.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape_octal(char *s) {
@@ -135,15 +127,6 @@ int host_own_cgroup(char *ret, size_t size) {
         return host_parse_proc_cgroup(text, ret, size);
 }
 
-static bool writable_delegation(const char *dir) {
-        char p[4200];
-        snprintf(p, sizeof p, "%s/cgroup.procs", dir);
-        if (access(p, W_OK) < 0)
-                return false;
-        snprintf(p, sizeof p, "%s/cgroup.subtree_control", dir);
-        return access(p, W_OK) == 0;
-}
-
 static bool holds_processes(const char *dir) {
         char buf[16];
         int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -172,105 +155,6 @@ int host_cgroup2_mount_fast(char *ret, size_t size) {
                         return 0;
                 }
         return host_cgroup2_mount(ret, size, NULL);
-}
-
-/* A non-root leash's parent: the cgroup it was started in when delegated to
- * it, walked up while still delegated to the first ancestor without
- * processes. ret holds the cgroup2 mount (ml long) and gets the result. */
-static __attribute__((noinline)) int delegated_parent(char *ret, size_t ml, size_t size, struct leash_error *err) {
-        char mount[4096], own[4096], cand[8192];
-        int r;
-
-        if (ml >= sizeof mount)
-                return leash_error_set(err, "use the cgroup2 mount", ret, -ENAMETOOLONG);
-        memcpy(mount, ret, ml + 1);
-        r = host_own_cgroup(own, sizeof own);
-        if (r < 0)
-                return leash_error_set(err, "read /proc/self/cgroup", "", r);
-        snprintf(cand, sizeof cand, "%s%s", mount, strcmp(own, "/") == 0 ? "" : own);
-        if (!writable_delegation(cand))
-                return leash_error_set(err,
-                                       "find a delegated cgroup (cgroup.procs and cgroup.subtree_control writable)",
-                                       cand, -EACCES);
-        if (strlen(cand) >= size)
-                return leash_error_set(err, "use the cgroup parent", cand, -ENAMETOOLONG);
-        strcpy(ret, cand);
-        while (holds_processes(cand)) {
-                char *slash = strrchr(cand, '/');
-                if (!slash || (size_t) (slash - cand) < strlen(mount))
-                        break;
-                *slash = '\0';
-                if (strlen(cand) < strlen(mount) || !writable_delegation(cand))
-                        break;
-                if (!holds_processes(cand)) {
-                        strcpy(ret, cand); /* shorter than what ret holds */
-                        break;
-                }
-        }
-        return 0;
-}
-
-/* The launch path's: the mount is found straight into ret and the parent
- * built there, so that its frame stays small (a frame of many pages costs a
- * forked caller a page fault per page and per call: bench/NOTES.md, row 10). */
-static int job_parent(const char *requested, bool create, bool ask_scope, char *ret, size_t size,
-                      size_t *ret_mount_len, struct leash_error *err) {
-        struct statfs sfs;
-        size_t ml;
-        int r;
-
-        r = host_cgroup2_mount_fast(ret, size);
-        if (r < 0)
-                return leash_error_set(err, "find the cgroup2 mount in /proc/self/mountinfo", "", r);
-        ml = strlen(ret);
-        if (ret_mount_len)
-                *ret_mount_len = ml;
-        if (requested) {
-                if (strncmp(requested, ret, ml) == 0 && (requested[ml] == '/' || !requested[ml]))
-                        r = snprintf(ret + ml, size - ml, "%s", requested + ml);
-                else if (requested[0] == '/') {
-                        /* an absolute path elsewhere is a mistake, not a path to re-root */
-                        if (err) {
-                                err->step = "--cgroup-parent";
-                                snprintf(err->detail, sizeof err->detail,
-                                         "'%s': not under the cgroup2 mount %s (give a path under it, or one "
-                                         "relative to it)",
-                                         requested, ret);
-                                err->error = EINVAL;
-                        }
-                        return -EINVAL;
-                } else
-                        r = snprintf(ret + ml, size - ml, "/%s", requested);
-                if (r < 0 || (size_t) r >= size - ml)
-                        return leash_error_set(err, "use the cgroup parent", requested, -ENAMETOOLONG);
-                if (statfs(ret, &sfs) < 0)
-                        return leash_error_set(err, "open the cgroup parent", ret, negative_errno());
-                if (sfs.f_type != CGROUP2_SUPER_MAGIC)
-                        return leash_error_set(err, "use the cgroup parent (not on cgroup2)", ret, -EINVAL);
-        } else if (geteuid() == 0) {
-                /* under systemd, a scope it delegates; today's <mount>/leash
-                 * where no manager answers */
-                if (systemd_booted() && scope_parent(ret, ml, size, ask_scope, NULL) >= 0)
-                        return 0;
-                ret[ml] = '\0';
-                r = snprintf(ret + ml, size - ml, "/leash");
-                if (r < 0 || (size_t) r >= size - ml)
-                        return leash_error_set(err, "use the cgroup parent", ret, -ENAMETOOLONG);
-                if (create && mkdir(ret, 0755) < 0 && errno != EEXIST)
-                        return leash_error_set(err, "create the leash cgroup", ret, negative_errno());
-        } else {
-                r = delegated_parent(ret, ml, size, err);
-                if (r != -EACCES || !systemd_booted())
-                        return r;
-                ret[ml] = '\0';
-                return scope_parent(ret, ml, size, ask_scope, err);
-        }
-        return 0;
-}
-
-int host_job_parent(const char *requested, bool create, char *ret, size_t size, size_t *ret_mount_len,
-                    struct leash_error *err) {
-        return job_parent(requested, create, create, ret, size, ret_mount_len, err);
 }
 
 /* libcgroup adapter: where each controller is mounted, whatever the version.
@@ -332,12 +216,14 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
         if (r < 0)
                 return leash_error_set(err, "find a cgroup2 mount", "", r);
 
-        /* check changes nothing lasting: no mkdir, no write to cgroup.subtree_control;
-         * under systemd it asks for its scope as a run would (what the manager
-         * delegates is known only then), which goes when check exits */
-        r = job_parent(cgroup_parent, false, true, h->parent, sizeof h->parent, NULL, err);
-        h->parent_error = r < 0 ? -r : 0;
-        (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup); /* after: a scope moves us */
+        (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup);
+        /* check changes nothing: no mkdir, no write to cgroup.subtree_control */
+        r = placement_decide(cgroup_parent, false, &h->placement, err);
+        if (r < 0)
+                h->parent_error = -r;
+        else if (h->placement.kind == PLACEMENT_NONE)
+                h->parent_error = h->placement.error ? h->placement.error : ENOENT;
+        snprintf(h->parent, sizeof h->parent, "%s", h->placement.parent);
 
         if (!h->parent_error) {
                 bool exists = access(h->parent, F_OK) == 0;
@@ -355,7 +241,7 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
                 if (fd >= 0) {
                         /* what a run would get: enabled already, or enable-able because the
                          * parent holds no process of its own (the root is exempt) */
-                        (void) cgroupfs_offered_controllers(fd, is_root || !holds_processes(dir),
+                        (void) cgroupfs_offered_controllers(fd, is_root || h->placement.moved || !holds_processes(dir),
                                                             CTL_MEMORY | CTL_PIDS | CTL_CPU | CTL_IO, &avail);
                         h->cgroup_kill = faccessat(fd, "cgroup.kill", F_OK, 0) == 0 ||
                                          faccessat(fd, "cgroup.procs", F_OK, 0) < 0; /* root has none */

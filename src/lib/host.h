@@ -23,10 +23,3 @@ int host_cgroup2_mount(char *ret, size_t size, unsigned *ret_v1_count);
 int host_own_cgroup(char *ret, size_t size);
 /* The same, statfs of the usual places first (the launch path). */
 int host_cgroup2_mount_fast(char *ret, size_t size);
-
-/* Resolves where job cgroups go (absolute path, into ret; the length of its
- * cgroup2 mount prefix into ret_mount_len, may be NULL); with create, makes
- * the default <mount>/leash for root. requested may be absolute in the mount
- * or relative to the cgroup2 root. */
-int host_job_parent(const char *requested, bool create, char *ret, size_t size, size_t *ret_mount_len,
-                    struct leash_error *err);

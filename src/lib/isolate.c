@@ -114,10 +114,10 @@ void isolate_plan_done(struct isolate_plan *p) {
 
 pid_t isolate_clone(int cgroup_fd, int *ret_pidfd) {
         struct clone_args args = {
-                .flags = CLONE_PIDFD | CLONE_INTO_CGROUP | CLONE_NEWPID | CLONE_NEWNS,
+                .flags = CLONE_PIDFD | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0) | CLONE_NEWPID | CLONE_NEWNS,
                 .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
                 .exit_signal = 0,
-                .cgroup = (uint64_t) cgroup_fd,
+                .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
         };
         return (pid_t) syscall(SYS_clone3, &args, sizeof args);
 }

@@ -45,9 +45,11 @@
 #include "escape.h"
 #include "host.h"
 #include "jobstate.h"
+#include "placement.h"
 #include "sample.h"
 #include "spawn.h"
 #include "sweep.h"
+#include "tree.h"
 
 /* basename of the command, made safe for a cgroup name */
 static void default_name(const char *argv0, char *buf, size_t size) {
@@ -134,12 +136,14 @@ static int check_strict(const struct leash_job *j, struct leash_error *err) {
 /* What both new and adopt do once the job cgroup is open: limits, timer,
  * watchdog. On failure the caller removes what it made. */
 static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leash_error *err) {
-        int r = cgroupfs_apply_limits(j->job_fd, &j->spec, j->r.enforced, err);
+        int r = j->no_cgroup ? 0 : cgroupfs_apply_limits(j->job_fd, &j->spec, j->r.enforced, err);
         if (r < 0)
                 return r;
         j->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
         if (j->timer_fd < 0)
                 return leash_error_set(err, "create a timerfd", "", negative_errno());
+        if (j->no_cgroup) /* no cgroup to remove; the main process has a parent-death signal */
+                return 0;
         r = watchdog_start(&j->wd, watch, j->parent_fd, j->job_fd, j->dirname, j->remove_cgroup);
         if (r < 0)
                 return leash_error_set(err, "start the watchdog", "", r);
@@ -164,9 +168,54 @@ static int job_prepare(struct leash_job *j, const struct leash_spec *spec, struc
         return sampler_new(&spec->sampling, &j->sampler, err);
 }
 
-/* watch: the pool of the config the job is made from (NULL: its own watchdog) */
-static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, struct leash_job **ret,
-                   struct leash_error *err) {
+/* Where the job cgroup goes (placement.c): the parent's path into r.cgroup,
+ * the decision into the result. cache: the config's (NULL: decided now). */
+static int job_place(struct leash_job *j, struct placement_cache *cache, struct leash_error *err) {
+        _cleanup_free_ struct placement *p = malloc(sizeof *p);
+        int r;
+
+        if (!p)
+                return leash_error_set(err, "decide the placement", "", -ENOMEM);
+        r = cache ? placement_cached(cache, j->spec.cgroup_parent, p, err)
+                  : placement_decide(j->spec.cgroup_parent, true, p, err);
+        if (r < 0)
+                return r;
+        j->r.placement = p->kind;
+        snprintf(j->r.placement_why, sizeof j->r.placement_why, "%s", p->why);
+        snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", p->parent);
+        j->mount_len = p->kind == PLACEMENT_NONE ? 0 : p->mount_len;
+        if (p->kind == PLACEMENT_NONE && j->spec.strict)
+                return leash_error_set(err, "find a cgroup (--strict refuses to run without one)", p->remedy,
+                                       p->error ? -p->error : -EOPNOTSUPP);
+        j->no_cgroup = p->kind == PLACEMENT_NONE;
+        return 0;
+}
+
+/* Placement none: no cgroup, the job is its process tree (tree.c). What is
+ * enforced and by what: time limits by leash over the tree, memory by
+ * RLIMIT_AS per process, nofile/fsize/core by rlimits; the rest by nothing. */
+static int job_new_treeonly(struct leash_job *j, struct watchdog_pool *watch, struct leash_error *err) {
+        static const char no_cg[] = "no cgroup (placement none): not enforced";
+
+        cgroupfs_plan_enforcement(&j->spec, 0, j->r.enforced, j->r.enforce_note);
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                if (!leash_spec_has(&j->spec, (enum leash_limit) l))
+                        continue;
+                if (l == LEASH_LIMIT_MEMORY)
+                        j->r.enforce_note[l] = "no cgroup (placement none): RLIMIT_AS per process (address space, "
+                                               "not the tree's memory)";
+                else if (l == LEASH_LIMIT_CPU_TIME || l == LEASH_LIMIT_WALL_TIME)
+                        j->r.enforce_note[l] = "no cgroup (placement none): by leash over the job's process tree";
+                else if (j->r.enforced[l] == LEASH_BY_NONE)
+                        j->r.enforce_note[l] = no_cg;
+        }
+        return job_arm(j, watch, err);
+}
+
+/* watch: the pool of the config the job is made from (NULL: its own
+ * watchdog); place: its placement cache (NULL: decided for this job) */
+static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, struct placement_cache *place,
+                   struct leash_job **ret, struct leash_error *err) {
         struct leash_job *j;
         char name[80], *parent;
         unsigned available = 0;
@@ -185,9 +234,16 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 goto fail;
         /* the parent's path is built where the job's will be: r.cgroup */
         parent = j->r.cgroup;
-        r = host_job_parent(spec->cgroup_parent, true, parent, sizeof j->r.cgroup, &j->mount_len, err);
+        r = job_place(j, place, err);
         if (r < 0)
                 goto fail;
+        if (j->no_cgroup) {
+                r = job_new_treeonly(j, watch, err);
+                if (r < 0)
+                        goto fail;
+                *ret = j;
+                return 0;
+        }
         j->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (j->parent_fd < 0) {
                 r = leash_error_set(err, "open the cgroup parent", parent, negative_errno());
@@ -236,7 +292,7 @@ fail:
 }
 
 int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, struct leash_error *err) {
-        return job_new(spec, NULL, ret, err);
+        return job_new(spec, NULL, NULL, ret, err);
 }
 
 static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct watchdog_pool *watch,
@@ -429,7 +485,7 @@ static int begin(struct leash_job *j, struct leash_error *err) {
          * job needs, so its directory walk runs beside the job's start instead
          * of before it (a forked Python call waited 0.1-0.2 ms for it). A
          * job starts once; an adopted cgroup's parent is not leash's to sweep. */
-        if (!j->adopted)
+        if (!j->adopted && !j->no_cgroup)
                 (void) sweep_stale(j->parent_fd);
         r = supervise_begin(j);
         if (r < 0) {
@@ -561,6 +617,14 @@ static void kill_leftovers(struct leash_job *j) {
         struct leash_result *r = &j->r;
         pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
 
+        if (j->no_cgroup) { /* the tree: stopped, then killed, in rounds */
+                int n = tree_kill_all(j);
+                r->leftovers_killed = n > 0 ? (unsigned) n : 0;
+                if (n > 0)
+                        supervise_log_signal(j, SIGKILL, "leftover");
+                return;
+        }
+
         if (cgroupfs_populated(j->job_fd) > 0 && escape_guard(j) >= 0 && cgroupfs_populated(j->job_fd) > 0 &&
             !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP && r->term_signal == SIGKILL &&
               cgroupfs_oom_killed(j->job_fd))) {
@@ -576,6 +640,20 @@ static void kill_leftovers(struct leash_job *j) {
                         supervise_log_signal(j, SIGKILL, "leftover");
                 }
         }
+}
+
+/* Without a cgroup: the CPU time of the whole tree is the accounting. */
+static void finish_treeonly(struct leash_job *j, bool ran) {
+        struct leash_usage *u = &j->r.usage;
+        uint64_t user, system;
+
+        if (!ran)
+                return;
+        (void) tree_kill_all(j); /* nothing of the job outlives it; the orphans are reaped */
+        tree_cpu_us(j, &user, &system);
+        u->cpu_user_us = user;
+        u->cpu_system_us = system;
+        u->cpu_usage_us = user + system;
 }
 
 int leash_job_finish(struct leash_job *j, struct leash_error *err) {
@@ -602,11 +680,15 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 take_rusage(&r->usage, &j->ru);
         if (ran && j->has_main)
                 kill_leftovers(j);
-        if (ran && !j->iso.on)
+        if (ran && !j->iso.on && !j->no_cgroup)
                 escape_finish(j); /* what left the cgroup: killed through pidfds */
-        if (!j->stuck)
-                (void) cgroupfs_wait_empty(j->job_fd, 10000);
-        account_read_enabled(j->job_fd, j->controllers, &r->usage);
+        if (j->no_cgroup)
+                finish_treeonly(j, ran);
+        else {
+                if (!j->stuck)
+                        (void) cgroupfs_wait_empty(j->job_fd, 10000);
+                account_read_enabled(j->job_fd, j->controllers, &r->usage);
+        }
         sampler_result(j->sampler, &r->sampling);
         if (r->usage.memory_peak == LEASH_NULL && r->sampling.peak[LEASH_FIG_MEMORY] != LEASH_NULL) {
                 /* the whole tree, sampled, rather than the main process's exact peak */
@@ -665,7 +747,7 @@ static int job_from_config(const struct leash_config *c, const char *adopt_cgrou
         if (r < 0)
                 return r;
         r = adopt_cgroup ? job_adopt(config_built_spec(s), adopt_cgroup, flags, config_watchdog_pool(c), ret, err)
-                         : job_new(config_built_spec(s), config_watchdog_pool(c), ret, err);
+                         : job_new(config_built_spec(s), config_watchdog_pool(c), config_placement_cache(c), ret, err);
         if (r < 0) {
                 config_built_free(s);
                 return r;

@@ -66,6 +66,8 @@ struct leash_job {
         char home[256];        /* its path, relative to the cgroup2 root */
         bool stuck;            /* leash is in the job cgroup and could not leave it */
         unsigned controllers;  /* the job cgroup's, as it was made or adopted (CTL_* bits) */
+        bool no_cgroup;        /* placement none: the job is its process tree (tree.c) */
+        uint64_t tree_reaped_user_us, tree_reaped_system_us; /* CPU of the orphans tree.c reaped */
         struct leash_result r; /* last: its own tail is not zeroed (job_alloc) */
 };
 

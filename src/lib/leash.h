@@ -120,6 +120,32 @@ static inline void leash_spec_set_limit(struct leash_spec *c, enum leash_limit l
         c->limit_set |= 1U << l;
 }
 
+/* Placement (placement.c): where job cgroups go, and why. */
+enum placement_kind {
+        PLACEMENT_NONE,      /* no cgroup: the cgroup-less mode (tree.c) */
+        PLACEMENT_CONFIG,    /* --cgroup-parent / cgroup_parent in leash.ini or a profile */
+        PLACEMENT_DELEGATED, /* a subtree delegated to leash's cgroup (a unit with Delegate=yes) */
+        PLACEMENT_JOB,       /* inside a leash job: nested under it */
+        PLACEMENT_SYSTEMD,   /* a transient Delegate=yes scope from the service manager */
+        PLACEMENT_NAMESPACE, /* the writable root of leash's cgroup namespace (a container) */
+        PLACEMENT_HOST,      /* root on a host whose cgroup tree no service manager owns: <mount>/leash */
+        _PLACEMENT_MAX,
+};
+
+/* The name of the child leash moves the processes of a delegated cgroup into
+ * when it must enable controllers there (no internal processes). */
+#define PLACEMENT_LEAF "leash-leaf"
+
+struct placement {
+        enum placement_kind kind;
+        int error;        /* with PLACEMENT_NONE: why no cgroup (errno), 0 when none was found */
+        size_t mount_len; /* the cgroup2 mount is parent's first mount_len bytes ("" with NONE) */
+        char parent[4096];
+        char why[512];    /* one line: which step decided, and why the earlier ones did not */
+        char remedy[512]; /* with NONE: what would give a cgroup on this machine */
+        bool moved;       /* leash moved the processes of parent into parent/leash-leaf */
+};
+
 #define LEASH_SIGNALS_MAX 16
 #define LEASH_ESCAPED_MAX 32
 
@@ -193,6 +219,8 @@ struct leash_result {
         const char *isolation; /* what stops the job from touching leash and the cgroup tree (isolate.c) */
         struct leash_sandbox_result sandbox;
         struct leash_sampling_result sampling;
+        enum placement_kind placement; /* where the job cgroup came from */
+        char placement_why[512]; /* placement.why */
         /* Last, and written before they are read (cgroup as a string, the
          * arrays up to their counts n_escaped and n_moved, which are above):
          * a new job leaves these 15 KiB unzeroed (job_alloc in job.c). */
@@ -264,6 +292,7 @@ struct leash_host {
         bool clone_into_cgroup, cgroup_kill, memory_peak, pids_peak, pressure;
         enum leash_enforcer enforced[_LEASH_LIMIT_MAX]; /* how each limit would be enforced */
         const char *enforce_note[_LEASH_LIMIT_MAX];
+        struct placement placement; /* what a run would use (nothing made or moved) */
 };
 
 int leash_host_probe(const char *cgroup_parent, struct leash_host *ret, struct leash_error *err);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "monitor.h"
+#include "placement.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,19 +32,23 @@ void monitor_jobs_free(struct monitor_job *jobs, size_t n) {
         free(jobs);
 }
 
-int monitor_open_parent(const char *requested, int *ret_fd, char *ret_path, size_t size, struct leash_error *err) {
+int monitor_open_parent(const char *requested, int *ret_fd, struct placement *p, struct leash_error *err) {
         int r, fd;
 
-        r = host_job_parent(requested, false, ret_path, size, NULL, err);
+        r = placement_decide(requested, false, p, err);
         if (r < 0)
                 return r;
-        fd = open(ret_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (p->kind == PLACEMENT_NONE) {
+                *ret_fd = -1; /* jobs without a cgroup are not listed: nothing names them */
+                return 0;
+        }
+        fd = open(p->parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
                 if (errno == ENOENT && !requested) {
                         *ret_fd = -1; /* the default parent is made by the first run */
                         return 0;
                 }
-                return leash_error_set(err, "open the cgroup parent", ret_path, negative_errno());
+                return leash_error_set(err, "open the cgroup parent", p->parent, negative_errno());
         }
         *ret_fd = fd;
         return 0;

@@ -42,10 +42,11 @@ struct monitor_job {
 void monitor_job_done(struct monitor_job *j);
 void monitor_jobs_free(struct monitor_job *jobs, size_t n);
 
-/* The parent as `leash run` would use it (NULL: the default), without
- * creating it. *ret_fd is -1 (and 0 returned) when the default parent does
- * not exist yet: there are no jobs. */
-int monitor_open_parent(const char *requested, int *ret_fd, char *ret_path, size_t size, struct leash_error *err);
+/* The parent as `leash run` would use it (NULL: the placement chain),
+ * without creating or moving anything; the decision into *p. *ret_fd is -1
+ * (and 0 returned) when the default parent does not exist yet, or there is
+ * no cgroup (PLACEMENT_NONE): there are no jobs to list. */
+int monitor_open_parent(const char *requested, int *ret_fd, struct placement *p, struct leash_error *err);
 /* Every job under the parent, sampled now, sorted by directory name. */
 int monitor_list(int parent_fd, const char *parent_path, int proc_fd, struct monitor_job **ret, size_t *ret_n);
 /* One job: a directory name under the parent, or a cgroup path under the

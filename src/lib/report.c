@@ -21,6 +21,7 @@
 #include "caps.h"
 #include "history.h"
 #include "leash.h"
+#include "placement.h"
 #include "monitor.h"
 #include "sample.h"
 #include "slurm.h"
@@ -284,6 +285,23 @@ static json_object *sampling_json(const struct leash_result *r) {
         return o;
 }
 
+/* Where the job cgroup came from: {kind, path (its parent; null without a
+ * cgroup), why}. */
+static json_object *placement_json(const struct leash_result *r) {
+        json_object *o = json_object_new_object();
+        const char *slash = strrchr(r->cgroup, '/');
+        char parent[4096];
+
+        json_object_object_add(o, "kind", jstr(placement_kind_to_string(r->placement)));
+        if (r->placement != PLACEMENT_NONE && slash) {
+                snprintf(parent, sizeof parent, "%.*s", (int) (slash - r->cgroup), r->cgroup);
+                json_object_object_add(o, "path", jstr(parent));
+        } else
+                json_object_object_add(o, "path", NULL);
+        json_object_object_add(o, "why", jstr(r->placement_why));
+        return o;
+}
+
 static json_object *build(const struct leash_spec *c, const struct leash_result *r) {
         json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
         const struct leash_usage *x = &r->usage;
@@ -306,6 +324,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_object_add(root, "command_base64", a);
         }
         json_object_object_add(root, "cgroup", jstr(r->cgroup));
+        json_object_object_add(root, "placement", placement_json(r));
         json_object_object_add(root, "profile", jstr(c->profile));
         json_object_object_add(root, "profile_source", jstr(c->profile_source));
         format_iso8601(r->started_realtime_ns, buf, sizeof buf);

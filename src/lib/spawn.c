@@ -101,7 +101,7 @@ static _Noreturn void child_fail(int errfd, enum spawn_step step, int error) {
 
 /* In the child: async-signal-safe calls only. Returns when set up. */
 static void child_setup(const struct spawn_params *p, int errfd, pid_t parent, bool migrate) {
-        if (migrate) {
+        if (migrate && p->cgroup_fd >= 0) {
                 int fd = openat(p->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
                 if (fd < 0 || write(fd, "0", 1) != 1)
                         child_fail(errfd, SPAWN_STEP_CGROUP, errno);
@@ -293,10 +293,11 @@ static size_t child_stack_size(char *const *argv) {
  * returns from here. */
 static pid_t do_clone3(const struct spawn_params *p, int errfd, pid_t parent, int *ret_pidfd) {
         struct clone_args args = {
-                .flags = CLONE_PIDFD | CLONE_INTO_CGROUP,
+                /* no cgroup (placement none): a plain clone, leash's own cgroup */
+                .flags = CLONE_PIDFD | (p->cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
                 .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
                 .exit_signal = 0,
-                .cgroup = (uint64_t) p->cgroup_fd,
+                .cgroup = p->cgroup_fd >= 0 ? (uint64_t) p->cgroup_fd : 0,
         };
 #if SPAWN_VFORK
         struct child_args a = {.p = p, .errfd = errfd, .parent = parent};
@@ -436,17 +437,17 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
         wfd = fds[1];
         if (!p->force_fallback) {
                 struct clone_args args = {
-                        .flags = CLONE_PIDFD | CLONE_INTO_CGROUP,
+                        .flags = CLONE_PIDFD | (p->cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
                         .pidfd = (uint64_t) (uintptr_t) &pidfd,
                         .exit_signal = 0,
-                        .cgroup = (uint64_t) p->cgroup_fd,
+                        .cgroup = p->cgroup_fd >= 0 ? (uint64_t) p->cgroup_fd : 0,
                 };
                 pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
                 if (pid < 0 && errno != ENOSYS && errno != E2BIG && errno != EINVAL)
                         return negative_errno();
         }
         if (pid < 0) {
-                migrate = true;
+                migrate = p->cgroup_fd >= 0;
                 pid = fork_fallback(&pidfd);
                 if (pid < 0)
                         return negative_errno();

@@ -46,6 +46,7 @@
 #include "cgroupfs.h"
 #include "escape.h"
 #include "sample.h"
+#include "tree.h"
 
 #define CPU_CHECK_MIN_NS (250 * NSEC_PER_USEC)
 
@@ -73,6 +74,9 @@ static void signal_main(struct leash_job *j, int sig) {
 static int signal_cgroup(struct leash_job *j, int sig) {
         pid_t skip[3] = {j->pidfd >= 0 ? j->r.pid : 0, getpid(), watchdog_pid(&j->wd)};
 
+        if (j->no_cgroup)
+                return tree_signal(j, sig); /* the main process among them */
+
         if (escape_guard(j) == 0)
                 return cgroupfs_signal_all(j->job_fd, sig, skip[0]);
         return cgroupfs_signal_each(j->job_fd, sig, skip, ELEMENTSOF(skip));
@@ -81,6 +85,10 @@ static int signal_cgroup(struct leash_job *j, int sig) {
 void supervise_kill_tree(struct leash_job *j) {
         pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
 
+        if (j->no_cgroup) {
+                (void) tree_signal(j, SIGKILL);
+                return;
+        }
         if (escape_guard(j) == 0)
                 (void) cgroupfs_kill(j->job_fd);
         else /* never cgroup.kill with leash inside: each process, a few rounds */
@@ -94,7 +102,7 @@ void supervise_kill_now(struct leash_job *j, const char *why) {
                 return;
         supervise_kill_tree(j);
         signal_main(j, SIGKILL); /* wherever it went */
-        if (!j->iso.on)
+        if (!j->iso.on && !j->no_cgroup)
                 (void) escape_scan(j, SIGKILL); /* and whatever of it left the cgroup */
         j->killed = true;
         j->deadline[DEADLINE_GRACE] = DEADLINE_NEVER;
@@ -125,11 +133,14 @@ static void escalate(struct leash_job *j, enum leash_reason cause, uint64_t now)
         j->soft_sent = true;
         j->cause = cause;
         j->deadline[DEADLINE_WALL] = j->deadline[DEADLINE_CPU] = DEADLINE_NEVER;
-        if (!j->iso.on) { /* isolated: the init forwards to its whole namespace */
+        if (j->no_cgroup) /* the tree, the main process in it */
+                (void) tree_signal(j, sig);
+        else if (!j->iso.on) { /* isolated: the init forwards to its whole namespace */
                 (void) signal_cgroup(j, sig);
                 (void) escape_scan(j, sig);
         }
-        signal_main(j, sig);
+        if (!j->no_cgroup)
+                signal_main(j, sig);
         supervise_log_signal(j, sig,
                              cause == LEASH_REASON_MEASURED && j->r.sampling.limit_reached >= 0
                                      ? leash_fig_name((enum leash_fig) j->r.sampling.limit_reached)
@@ -144,7 +155,11 @@ static void check_cpu(struct leash_job *j, uint64_t now) {
         uint64_t used_us, limit = j->spec.limit[LEASH_LIMIT_CPU_TIME], used, step;
         double d;
 
-        if (account_cpu_usage_us(j->job_fd, &used_us) < 0) {
+        if (j->no_cgroup) {
+                uint64_t user, system;
+                tree_cpu_us(j, &user, &system);
+                used_us = user + system;
+        } else if (account_cpu_usage_us(j->job_fd, &used_us) < 0) {
                 j->deadline[DEADLINE_CPU] = DEADLINE_NEVER; /* no cpu.stat: reported as not enforced */
                 return;
         }
@@ -375,6 +390,8 @@ int leash_job_signal(struct leash_job *j, int sig) {
                 return -EINVAL;
         if (j->state != JOB_RUNNING)
                 return 0;
+        if (j->no_cgroup)
+                return tree_signal(j, sig); /* the main process among them */
         n = j->iso.on ? 0 : signal_cgroup(j, sig);
         if (!j->iso.on)
                 n = n < 0 ? escape_scan(j, sig) : n + escape_scan(j, sig);

@@ -9,8 +9,8 @@
  * later) and by PIDs otherwise, and by waiting for the start job's JobRemoved
  * before it uses the scope: until then the process may not be in it yet.
  *
- * Which manager: the system manager for euid 0, the user manager otherwise,
- * each first over its private socket (/run/systemd/private,
+ * Which manager: the caller says (placement: the system manager for root, the
+ * user manager otherwise), each first over its private socket (/run/systemd/private,
  * $XDG_RUNTIME_DIR/systemd/private, as systemctl does: one hop less than the
  * bus, and no dbus-daemon needed) and then over the bus
  * (/run/dbus/system_bus_socket, $XDG_RUNTIME_DIR/bus). XDG_RUNTIME_DIR unset
@@ -40,8 +40,40 @@
 #include "../basic/macro.h"
 #include "../basic/time-util.h"
 
-bool systemd_booted(void) {
-        return access("/run/systemd/system", F_OK) == 0;
+/* The manager's sockets, private first: ret[0], ret[1] as "unix:path=...". */
+static int manager_addresses(bool user, char ret[2][4200]) {
+        char dir[64];
+        const char *rt;
+
+        if (!user) {
+                snprintf(ret[0], sizeof ret[0], "unix:path=/run/systemd/private");
+                snprintf(ret[1], sizeof ret[1], "unix:path=/run/dbus/system_bus_socket");
+                return 0;
+        }
+        rt = getenv("XDG_RUNTIME_DIR");
+        if (!rt || rt[0] != '/') {
+                snprintf(dir, sizeof dir, "/run/user/%u", (unsigned) geteuid());
+                rt = dir;
+        }
+        /* sd-bus's address syntax escapes with %: a runtime dir with one is not ours */
+        if (strlen(rt) > 4000 || strpbrk(rt, "%,;="))
+                return -EINVAL;
+        snprintf(ret[0], sizeof ret[0], "unix:path=%s/systemd/private", rt);
+        snprintf(ret[1], sizeof ret[1], "unix:path=%s/bus", rt);
+        return 0;
+}
+
+int systemd_manager_reachable(bool user) {
+        char addr[2][4200];
+        int r = manager_addresses(user, addr);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < 2; i++) {
+                if (access(addr[i] + strlen("unix:path="), W_OK) == 0)
+                        return 0;
+                r = negative_errno();
+        }
+        return r;
 }
 
 #if HAVE_SYSTEMD_SD_BUS_H
@@ -125,32 +157,16 @@ static int bus_connect(const char *address, bool client, sd_bus **ret) {
         return 0;
 }
 
-/* The manager of this user: its private socket first, then the bus. */
-static int manager_connect(sd_bus **ret, bool *ret_client) {
-        char dir[64], addr[4200];
-        const char *rt;
-        int r;
-
-        if (geteuid() == 0) {
-                r = bus_connect("unix:path=/run/systemd/private", false, ret);
-                *ret_client = r < 0;
-                return r < 0 ? bus_connect("unix:path=/run/dbus/system_bus_socket", true, ret) : r;
-        }
-        rt = getenv("XDG_RUNTIME_DIR");
-        if (!rt || rt[0] != '/') {
-                snprintf(dir, sizeof dir, "/run/user/%u", (unsigned) geteuid());
-                rt = dir;
-        }
-        if (strlen(rt) > 4000)
-                return -ENAMETOOLONG;
-        /* sd-bus's address syntax escapes with %: a runtime dir is plain */
-        snprintf(addr, sizeof addr, "unix:path=%s/systemd/private", rt);
-        r = bus_connect(addr, false, ret);
-        *ret_client = r < 0;
-        if (r >= 0)
+/* The manager: its private socket first (no Hello: a direct connection),
+ * then the bus. */
+static int manager_connect(bool user, sd_bus **ret, bool *ret_client) {
+        char addr[2][4200];
+        int r = manager_addresses(user, addr);
+        if (r < 0)
                 return r;
-        snprintf(addr, sizeof addr, "unix:path=%s/bus", rt);
-        return bus_connect(addr, true, ret);
+        r = bus_connect(addr[0], false, ret);
+        *ret_client = r < 0;
+        return r < 0 ? bus_connect(addr[1], true, ret) : r;
 }
 
 struct job_wait {
@@ -257,7 +273,7 @@ static int wait_job(sd_bus *b, struct job_wait *w) {
         return strcmp(w->result, "done") == 0 ? 0 : -EIO;
 }
 
-int systemd_start_scope(const char *unit, const char *slice, pid_t pid, char *what, size_t what_size) {
+int systemd_start_scope(bool user, const char *unit, const char *slice, pid_t pid, char *what, size_t what_size) {
         _cleanup_(bus_closep) sd_bus *b = NULL;
         _cleanup_(slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_(closep) int pidfd = -1;
@@ -270,7 +286,7 @@ int systemd_start_scope(const char *unit, const char *slice, pid_t pid, char *wh
         pthread_once(&sd_once, sd_load);
         if (sd_loaded < 0)
                 return sd_loaded;
-        r = manager_connect(&b, &client);
+        r = manager_connect(user, &b, &client);
         if (r < 0)
                 return r;
         /* before the call, so that a JobRemoved that comes first is not lost */
@@ -295,8 +311,8 @@ int systemd_start_scope(const char *unit, const char *slice, pid_t pid, char *wh
 
 #else /* no <systemd/sd-bus.h> at build time */
 
-int systemd_start_scope(const char *unit, const char *slice, pid_t pid, char *what, size_t what_size) {
-        (void) unit, (void) slice, (void) pid;
+int systemd_start_scope(bool user, const char *unit, const char *slice, pid_t pid, char *what, size_t what_size) {
+        (void) user, (void) unit, (void) slice, (void) pid;
         if (what && what_size)
                 what[0] = '\0';
         return -ENOPKG;

@@ -133,6 +133,10 @@ delegate() {
 			chown $user_uid:$user_uid "$f" || return 1
 		done
 	done
+	# and marks it the way systemd marks a Delegate=yes unit: leash's placement
+	# takes a subtree only where it is delegated (placement.c)
+	/usr/bin/python3 -c 'import os, sys; [os.setxattr(sys.argv[1], n, b"1") for n in ("trusted.delegate", "user.delegate")]' \
+		"$delegated" || return 1
 	mkdir -p /tmp/home-$user_uid && chown $user_uid:$user_uid /tmp/home-$user_uid
 }
 

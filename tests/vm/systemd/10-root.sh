@@ -4,7 +4,7 @@
 # Root under systemd as PID 1, started from a system service that delegates nothing
 # (leash-vm.service): leash asks the system manager for leash-run-PID.scope in
 # leash.slice (Delegate=yes), waits for the start job, moves itself into the scope's
-# "supervisor" leaf and makes the job's cgroup beside it; never at the top of systemd's
+# leaf (leash-leaf) and makes the job's cgroup beside it; never at the top of systemd's
 # tree (the busybox flavour's <cgroup2>/leash).  A daemon-reload while a job runs leaves
 # its limits in place and its report true; `systemctl stop leash.slice` ends leash and
 # its job, and the report says it was a signal.
@@ -20,6 +20,7 @@ tap_check "its cgroup is in leash.slice/leash-run-PID.scope ($cg)" \
 tap_check "the job itself was there (/proc/self/cgroup: $OUT)" grep -Eq '^0::/leash.slice/leash-run-[0-9]+\.scope/' <<<"$OUT"
 tap_check "nothing at the top of systemd's tree ($CG/leash)" test ! -e "$CG/leash"
 tap_is "$(jget "$TMP/where.json" limits.memory.enforced_by)" cgroup "memory is enforced by the cgroup"
+tap_is "$(jget "$TMP/where.json" placement.kind)" systemd "the report's placement is systemd ($(jget "$TMP/where.json" placement.why))"
 scope=$(sed -n 's|^0::/leash.slice/\(leash-run-[0-9]*\.scope\)/.*|\1|p' <<<"$OUT")
 for _ in $(seq 50); do
 	systemctl is-active -q "$scope" || break
@@ -47,7 +48,7 @@ tap_is "$(jget "$TMP/reload.json" limits.cpus.enforced_by)" cgroup "and the repo
 "$LEASH" run -w 60s -o "$TMP/stop.json" -- sleep 50 >/dev/null 2>&1 &
 lpid=$!
 for _ in $(seq 100); do
-	[[ -s /proc/$lpid/cgroup ]] && grep -q 'supervisor$' "/proc/$lpid/cgroup" && break
+	[[ -s /proc/$lpid/cgroup ]] && grep -q 'leash-leaf$' "/proc/$lpid/cgroup" && break
 	sleep 0.1
 done
 sleep 0.5

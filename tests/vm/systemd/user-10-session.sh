@@ -25,7 +25,11 @@ tap_is "$(jget "$TMP/oom.json" limits.memory.enforced_by)" cgroup "-m 32M: enfor
 cg=$(jget "$TMP/oom.json" cgroup)
 tap_check "the job was in the user manager's leash.slice ($cg)" \
 	grep -Eq "^$CG/user.slice/user-1000.slice/user@1000.service/leash.slice/leash-run-[0-9]+\.scope/[^/]+$" <<<"$cg"
+tap_is "$(jget "$TMP/oom.json" placement.kind)" systemd "the report's placement is systemd ($(jget "$TMP/oom.json" placement.why))"
 "$LEASH" check >"$TMP/check.txt" 2>&1
+tap_check "leash check: placement systemd, through the user manager" grep -q '^placement: *systemd .*user@1000.service' "$TMP/check.txt"
+tap_check "leash check: the user manager delegates memory, pids, cpu and io (the packaged drop-in adds io)" \
+	grep -q 'memory=yes pids=yes cpu=yes io=yes' "$TMP/check.txt"
 keep user-leash-check.txt "$TMP/check.txt"
 tap_diag "$(cat "$TMP/check.txt")"
 
@@ -85,8 +89,8 @@ tap_diag "python: $res"
 keep user-python.json "$TMP/py.json"
 tap_check "leash.limit(memory=\"32M\") raises MemoryLimitExceeded, reason memory, enforced by cgroup" \
 	"$PY" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["oom"] != ["MemoryLimitExceeded", "memory", "cgroup"])' "$TMP/py.json"
-tap_check "the Python process sat in its scope's supervisor leaf, the same after 1,000 calls" \
-	"$PY" -c 'import json,re,sys; r=json.load(open(sys.argv[1])); sys.exit(not (re.match(r"0::/user.slice/user-1000.slice/user@1000.service/leash.slice/leash-python3-\d+\.scope/supervisor$", r["cgroup"]) and r["after"] == r["cgroup"]))' "$TMP/py.json"
+tap_check "the Python process sat in its scope's leaf, the same after 1,000 calls" \
+	"$PY" -c 'import json,re,sys; r=json.load(open(sys.argv[1])); sys.exit(not (re.match(r"0::/user.slice/user-1000.slice/user@1000.service/leash.slice/leash-python3-\d+\.scope/leash-leaf$", r["cgroup"]) and r["after"] == r["cgroup"]))' "$TMP/py.json"
 
 # Nothing of the process is left once it is gone: its scope, cgroups, processes.
 for _ in $(seq 50); do

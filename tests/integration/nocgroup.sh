@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Issue 23: where no cgroup can be had (here: uid 65534 on a host that
+# delegates it nothing), leash runs the job anyway as its process tree: the
+# report says placement none and what enforced each limit; time limits hold
+# over the whole tree; nothing of the job outlives it (double fork + setsid,
+# ignored signals, a fork bomb), checked by pid. --strict refuses, with the
+# remedy. On the code before issue 23 every run here exited 125 ("find a
+# delegated cgroup ... Permission denied").
+. "$(dirname "$0")/lib.sh"
+
+NB=65534
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+        skip_all "needs root and setpriv to run leash as uid $NB"
+fi
+as_nobody() { setpriv --reuid=$NB --regid=$NB --clear-groups "$@"; }
+# uid 65534 must reach the binaries (the build tree may be private) and a
+# directory of its own for pid files and reports
+chmod 0711 "$TMP"
+W=$TMP/w
+mkdir -m 0755 "$TMP/bin" "$W" && chown $NB:$NB "$W"
+cp "$LEASH" "$HELPERS/lh-escape" "$HELPERS/lh-ignore" "$HELPERS/lh-alloc" "$HELPERS/lh-spin" "$TMP/bin/"
+BOMB=fb$$ # a name no other process has: the check below is by name and uid
+cp "$HELPERS/lh-forkbomb" "$TMP/bin/$BOMB"
+chmod 0755 "$TMP/bin"/*
+L=$TMP/bin/leash
+# what decides this test: uid 65534 has no cgroup here
+as_nobody "$L" check >"$TMP/check" 2>&1
+if grep -q '^placement:' "$TMP/check" && ! grep -q '^placement: *none' "$TMP/check"; then
+        skip_all "uid $NB has a cgroup on this host ($(grep '^placement' "$TMP/check"))"
+fi
+
+# nb_run ARGS...: leash run as uid 65534, report to $W/r.json
+nb_run() {
+        rm -f "$W/r.json"
+        as_nobody "$L" run -o "$W/r.json" "$@" >"$TMP/out" 2>"$TMP/err"
+        RC=$?
+}
+
+nb_run -m 32M -t 1s -- /bin/true
+check "runs without a cgroup: exit 0 (was 125)" test "$RC" = 0
+check "report: placement kind none" test "$(jget "$W/r.json" placement.kind)" = none
+check "report: placement says why" test -n "$(jget "$W/r.json" placement.why | grep 'no delegated unit')"
+check "memory enforced by rlimit, cpu_time by leash" \
+        test "$(jget "$W/r.json" limits.memory.enforced_by) $(jget "$W/r.json" limits.cpu_time.enforced_by)" = "rlimit leash"
+
+nb_run -m 32M -- "$TMP/bin/lh-alloc" 100
+check "memory: RLIMIT_AS refuses 100 MiB under -m 32M (exit $RC)" test "$RC" != 0 -a "$RC" != 125
+
+# CPU time over the tree: the main process only waits, two children spin
+nb_run -t 1s -g 0.2 -- sh -c "'$TMP/bin/lh-spin' inf 2"
+check "cpu_time over the whole tree: 124" test "$RC" = 124
+check "cpu_time: reason cpu_time" test "$(jget "$W/r.json" reason)" = cpu_time
+check "cpu_time: the tree's CPU is counted (>= 1 s, $(jget "$W/r.json" usage.cpu_time_s))" \
+        fcmp "$(jget "$W/r.json" usage.cpu_time_s) >= 1.0"
+
+# double fork + setsid + every signal ignored: found through the subreaper
+nb_run -- "$TMP/bin/lh-escape" "$W/pid"
+esc=$(cat "$W/pid" 2>/dev/null)
+check "escapee started (pid ${esc:-none})" test -n "$esc"
+check "escapee (double fork, setsid, signals ignored) is gone" pid_gone "${esc:-0}" 2000
+check "main exit status kept" test "$RC" = 0
+check "report counts the leftover" fcmp "$(jget "$W/r.json" usage.leftovers_killed) >= 1"
+
+nb_run -w 0.5 -g 0.2 -- sh -c "'$TMP/bin/lh-escape' '$W/pid2'; exec '$TMP/bin/lh-ignore'"
+esc=$(cat "$W/pid2" 2>/dev/null)
+check "time limit: 124" test "$RC" = 124
+check "time limit: the escapee is gone" pid_gone "${esc:-0}" 2000
+check "time limit: KILL after the grace logged" \
+        bash -c "grep -q '\"why\": \"grace\"' '$W/r.json' || grep -q '\"why\":\"grace\"' '$W/r.json'"
+
+# a fork bomb, held by RLIMIT_NPROC of uid 65534: stopped, then killed
+(ulimit -u 300 && as_nobody "$L" run -o "$W/r.json" -w 3s -g 0.1 -- "$TMP/bin/$BOMB" >"$TMP/out" 2>"$TMP/err")
+left=$(pgrep -u $NB -x "$BOMB" | tr '\n' ' ')
+check "fork bomb: nothing left running (${left:-none})" test -z "$left"
+check "fork bomb: leftovers counted ($(jget "$W/r.json" usage.leftovers_killed))" \
+        fcmp "$(jget "$W/r.json" usage.leftovers_killed) >= 2"
+
+nb_run --strict -m 32M -- /bin/true
+check "--strict refuses without a cgroup: 125" test "$RC" = 125
+check "--strict names the remedy" grep -q 'cgroup-parent' "$TMP/err"
+
+check "check: placement none with the remedy" grep -q '^  remedy: ' "$TMP/check"
+check "check: verdict DEGRADED, not NOTHING CAN RUN" grep -q '^verdict: *DEGRADED' "$TMP/check"
+finish
