@@ -4,7 +4,8 @@
 # What the systemd step of placement costs, measured where it runs: in the systemd VM
 # (Debian's systemd 252 as PID 1, one emulated CPU under TCG):
 #
-#   flock /tmp/leash-vm.lock tests/vm/run --systemd --builddir $PWD/build --script bench/systemd-vm.sh
+#   LEASH_VM_SCRIPT_TIMEOUT=900 flock /tmp/leash-vm.lock \
+#     tests/vm/run --systemd --builddir $PWD/build --script bench/systemd-vm.sh
 #
 # Not a test: it prints figures (as TAP diagnostics, and into
 # $builddir/tests/vm/systemd-keep/bench.txt for the host) and passes if it could measure.
@@ -27,8 +28,8 @@
 
 . "$(dirname "$0")/../tests/vm/tap.sh"
 
-N=${N:-40}
-M=${M:-200}
+N=${N:-10}
+M=${M:-60}
 user=$(getent passwd 1000 | cut -d: -f1)
 keep=${LEASH_VM_KEEP:-/tmp}/bench.txt
 work=$(mktemp -d)

@@ -75,17 +75,17 @@ int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgrou
 }
 
 int systemd_scope_plan(bool user_manager, const char *mount, char *ret, size_t size) {
-        char dir[4200], slice[4300];
         unsigned uid = (unsigned) geteuid();
         int r = systemd_manager_reachable(user_manager);
 
         if (r < 0)
                 return r;
+        /* the manager's own cgroup: leash.slice's controllers follow the units
+         * in it at the moment (none, io not yet enabled), the manager's are
+         * what a Delegate=yes scope gets */
         if (user_manager)
-                snprintf(dir, sizeof dir, "%s/user.slice/user-%u.slice/user@%u.service", mount, uid, uid);
+                r = snprintf(ret, size, "%s/user.slice/user-%u.slice/user@%u.service", mount, uid, uid);
         else
-                snprintf(dir, sizeof dir, "%s", mount);
-        snprintf(slice, sizeof slice, "%s/leash.slice", dir);
-        r = snprintf(ret, size, "%s", access(slice, F_OK) == 0 ? slice : dir);
+                r = snprintf(ret, size, "%s", mount);
         return r < 0 || (size_t) r >= size ? -ENAMETOOLONG : 0;
 }

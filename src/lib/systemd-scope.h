@@ -18,8 +18,7 @@
 int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgroup_path, char *what,
                           size_t what_size);
 
-/* Where a run's scope would go, for a decision that makes nothing (check,
- * ps): the manager's leash.slice cgroup where it exists, else the manager's
- * own cgroup (what it can delegate is offered there). 0, or -errno when no
- * manager is reachable. */
+/* For a decision that makes nothing (check, ps): the manager's own cgroup,
+ * whose controllers are what its Delegate=yes scope would get. 0, or -errno
+ * when no manager is reachable. */
 int systemd_scope_plan(bool user_manager, const char *mount, char *ret, size_t size);
