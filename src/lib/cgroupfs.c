@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../basic/dirread.h"
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/time-util.h"
@@ -331,7 +332,7 @@ int cgroupfs_apply_limits(int fd, const struct leash_spec *c, const enum leash_e
 }
 
 /* sig to each pid of cgroup.procs but those in skip. */
-static int for_each_pid(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
+static int for_each_pid_here(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
         char stackbuf[4096], *text = stackbuf;
         _cleanup_free_ char *big = NULL;
         size_t len;
@@ -361,6 +362,44 @@ static int for_each_pid(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
                         p++;
         }
         return n;
+}
+
+#define CGROUP_DEPTH_MAX 16
+
+/* The same through the cgroups below too: a job may hold cgroups of its own,
+ * and a leash run inside a job (a nested job, placement.c) moves the outer
+ * job's processes into its leash-leaf and makes its job cgroups beside it.
+ * The freeze of the top cgroup holds the whole subtree. */
+static int for_each_pid_below(int fd, int sig, const pid_t *skip, size_t n_skip, unsigned depth) {
+        struct dirread d;
+        unsigned char type;
+        const char *name;
+        int n = for_each_pid_here(fd, sig, skip, n_skip), dup_fd;
+
+        if (n < 0 || depth >= CGROUP_DEPTH_MAX)
+                return n;
+        dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dup_fd < 0)
+                return n;
+        dirread_init(&d, dup_fd);
+        while ((name = dirread_next(&d, &type))) {
+                int sub, k;
+                if (type != DT_DIR || name[0] == '.')
+                        continue;
+                sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                k = for_each_pid_below(sub, sig, skip, n_skip, depth + 1);
+                close(sub);
+                if (k > 0)
+                        n += k;
+        }
+        close(dup_fd);
+        return n;
+}
+
+static int for_each_pid(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
+        return for_each_pid_below(job_fd, sig, skip, n_skip, 0);
 }
 
 /* Waits (bounded) for "frozen 1" in cgroup.events: a freeze is asynchronous. */

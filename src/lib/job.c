@@ -84,6 +84,7 @@ static struct leash_job *job_alloc(const struct leash_spec *spec) {
         for (unsigned i = 0; i < LEASH_ESCAPED_MAX; i++)
                 j->esc_fd[i] = -1;
         j->iso = (struct isolate_plan) ISOLATE_PLAN_INIT;
+        j->holder = (struct holder) HOLDER_INIT;
         j->r.status_code = -1;
         j->r.reason = LEASH_REASON_OK;
         account_usage_init(&j->r.usage);
@@ -106,6 +107,10 @@ static void job_destroy(struct leash_job *j) {
         if (!j)
                 return;
         watchdog_stop(&j->wd);
+        if (j->holder.pid > 0) { /* never finished: the tree goes with it */
+                (void) tree_kill_all(j);
+                holder_release(&j->holder, NULL);
+        }
         job_close(j);
         escape_close(j);
         sampler_free(j->sampler);
@@ -188,6 +193,9 @@ static int job_place(struct leash_job *j, struct placement_cache *cache, struct 
                 return leash_error_set(err, "find a cgroup (--strict refuses to run without one)", p->remedy,
                                        p->error ? -p->error : -EOPNOTSUPP);
         j->no_cgroup = p->kind == PLACEMENT_NONE;
+        if (j->no_cgroup && j->r.isolation && strncmp(j->r.isolation, "none:", 5) == 0)
+                j->r.isolation = "none: the job shares leash's uid and can stop leash (no cgroup: the job is leash's "
+                                 "process tree)";
         return 0;
 }
 
@@ -396,7 +404,7 @@ static void add_rlimit(struct spawn_params *sp, int resource, const struct leash
         sp->n_rlimits++;
 }
 
-static void spawn_params_fill(const struct leash_job *j, struct spawn_params *sp) {
+static void spawn_params_fill(struct leash_job *j, struct spawn_params *sp) {
         const struct leash_spec *c = &j->spec;
 
         memset(sp, 0, sizeof *sp);
@@ -407,6 +415,8 @@ static void spawn_params_fill(const struct leash_job *j, struct spawn_params *sp
         sp->sigchld_ignored = c->child_sigchld_ignore;
         sp->sandbox = &j->plan;
         sp->isolate = j->iso.on ? &j->iso : NULL;
+        /* no cgroup, and a caller that is no subreaper: the tree needs a holder */
+        sp->holder = j->no_cgroup && !c->reaper && !j->iso.on ? &j->holder : NULL;
         if (j->r.enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT)
                 add_rlimit(sp, RLIMIT_AS, c, LEASH_LIMIT_MEMORY);
         add_rlimit(sp, RLIMIT_NOFILE, c, LEASH_LIMIT_NOFILE);
@@ -650,7 +660,14 @@ static void finish_treeonly(struct leash_job *j, bool ran) {
         if (!ran)
                 return;
         (void) tree_kill_all(j); /* nothing of the job outlives it; the orphans are reaped */
-        tree_cpu_us(j, &user, &system);
+        if (j->holder.pid > 0) {
+                /* it has no child left: it exits, and its rusage holds all it reaped */
+                struct rusage ru;
+                holder_release(&j->holder, &ru);
+                user = (uint64_t) ru.ru_utime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_utime.tv_usec;
+                system = (uint64_t) ru.ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_stime.tv_usec;
+        } else
+                tree_cpu_us(j, &user, &system);
         u->cpu_user_us = user;
         u->cpu_system_us = system;
         u->cpu_usage_us = user + system;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
+#include "holder.h"
 #include "isolate.h"
 #include "leash.h"
 #include "sandbox.h"
@@ -67,6 +68,7 @@ struct leash_job {
         bool stuck;            /* leash is in the job cgroup and could not leave it */
         unsigned controllers;  /* the job cgroup's, as it was made or adopted (CTL_* bits) */
         bool no_cgroup;        /* placement none: the job is its process tree (tree.c) */
+        struct holder holder;  /* no cgroup and a caller that is no subreaper: the tree's holder */
         uint64_t tree_reaped_user_us, tree_reaped_system_us; /* CPU of the orphans tree.c reaped */
         struct leash_result r; /* last: its own tail is not zeroed (job_alloc) */
 };

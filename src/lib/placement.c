@@ -10,7 +10,8 @@
  *                walking up from leash's own cgroup, the first cgroup that is
  *                  - marked by systemd as a Delegate=yes unit (the xattr
  *                    trusted.delegate or user.delegate = "1"): kind delegated;
- *                  - a leash job (the trusted.leash/user.leash mark): kind job,
+ *                  - a leash job (the trusted.leash/user.leash mark, or the
+ *                    NAME@PID name of one): kind job,
  *                    a job inside a job nests, so the outer limits hold;
  *                and the walk stops, with no delegation, at the first cgroup
  *                named like a systemd unit (.scope/.service/.slice) without
@@ -62,6 +63,7 @@
 #include "../basic/macro.h"
 #include "host.h"
 #include "jobstate.h"
+#include "sweep.h"
 #include "systemd-scope.h"
 
 /* the inode of the initial cgroup namespace (the kernel's PROC_CGROUP_INIT_INO) */
@@ -154,8 +156,16 @@ static bool delegated_by_systemd(const char *dir) {
         return xattr_is(dir, "trusted.delegate", "1") || xattr_is(dir, "user.delegate", "1");
 }
 
-static bool leash_job_mark(const char *dir) {
-        return xattr_is(dir, JOBSTATE_XATTR_TRUSTED, NULL) || xattr_is(dir, JOBSTATE_XATTR_USER, NULL);
+/* A leash job's cgroup: its mark, or (for a job that cannot read
+ * trusted.leash: a root job without CAP_SYS_ADMIN, the default) its name,
+ * NAME@PID[.N] as cgroupfs_create_job makes it and the sweep reads it. */
+static bool is_leash_job(const char *dir) {
+        const char *base = strrchr(dir, '/');
+        pid_t pid;
+
+        if (xattr_is(dir, JOBSTATE_XATTR_TRUSTED, NULL) || xattr_is(dir, JOBSTATE_XATTR_USER, NULL))
+                return true;
+        return base && !placement_is_unit_name(base + 1) && sweep_name_parse(base + 1, &pid);
 }
 
 /* Is the process in the cgroup the path names? In a cgroup namespace the
@@ -188,7 +198,7 @@ static void walk_up(struct ctx *c) {
                         c->top_kind = PLACEMENT_DELEGATED;
                         break;
                 }
-                if (leash_job_mark(cur) && strlen(cur) > ml) {
+                if (strlen(cur) > ml && is_leash_job(cur)) {
                         c->top_kind = PLACEMENT_JOB;
                         break;
                 }

@@ -22,6 +22,7 @@
  * neither redirect nor stall it for long.
  */
 #include "sample.h"
+#include "tree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -442,6 +443,30 @@ int sample_disk_usage(int dir_fd, uint64_t *ret_bytes, uint64_t *ret_files) {
         return w.bounded ? 1 : 0;
 }
 
+static void sample_disk(int disk_fd, struct leash_sample *s) {
+        uint64_t bytes, files;
+        int r;
+
+        if (disk_fd < 0)
+                return;
+        r = sample_disk_usage(disk_fd, &bytes, &files);
+        if (r >= 0) {
+                set(s, LEASH_FIG_DISK_BYTES, bytes, r ? "walk_bounded" : "walk");
+                set(s, LEASH_FIG_DISK_FILES, files, r ? "walk_bounded" : "walk");
+        }
+}
+
+/* Without a cgroup: the figures of the processes themselves (PSS, io),
+ * summed over the job's tree; the disk as with a cgroup. */
+static void sample_read_tree(int proc_fd, int disk_fd, const pid_t *pids, size_t n, struct leash_sample *s) {
+        set(s, LEASH_FIG_PROCS, (uint64_t) n, "process_tree");
+        if (proc_fd >= 0)
+                sample_fallback(proc_fd, pids, n, true, true, s);
+        if (s->v[LEASH_FIG_MEM_PSS] != LEASH_NULL)
+                set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_PSS], "sampled_pss");
+        sample_disk(disk_fd, s);
+}
+
 int sample_read(int job_fd, int proc_fd, int disk_fd, struct leash_sample *s, pid_t **ret_pids, size_t *ret_n) {
         char buf[8192];
         _cleanup_free_ char *big = NULL;
@@ -503,14 +528,7 @@ int sample_read(int job_fd, int proc_fd, int disk_fd, struct leash_sample *s, pi
         else if (s->v[LEASH_FIG_MEM_PSS] != LEASH_NULL)
                 set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_PSS], "sampled_pss");
 
-        if (disk_fd >= 0) {
-                uint64_t bytes, files;
-                int r = sample_disk_usage(disk_fd, &bytes, &files);
-                if (r >= 0) {
-                        set(s, LEASH_FIG_DISK_BYTES, bytes, r ? "walk_bounded" : "walk");
-                        set(s, LEASH_FIG_DISK_FILES, files, r ? "walk_bounded" : "walk");
-                }
-        }
+        sample_disk(disk_fd, s);
         if (ret_pids && s->v[LEASH_FIG_PROCS] != LEASH_NULL) {
                 *ret_n = s->v[LEASH_FIG_PROCS];
                 *ret_pids = TAKE_PTR(pids);
@@ -776,7 +794,11 @@ int sampler_step(struct sampler *s, uint64_t now, bool last, struct leash_job *j
         smp.last = last;
         t_us = (now - s->start_ns) / NSEC_PER_USEC;
         set(&smp, LEASH_FIG_T, t_us, "clock");
-        (void) sample_read(s->job_fd, s->proc_fd, s->disk_fd, &smp, &pids, &n);
+        if (s->job_fd < 0 && job) { /* no cgroup: the job's process tree (tree.c) */
+                if (tree_pids(job, &pids, &n) == 0)
+                        sample_read_tree(s->proc_fd, s->disk_fd, pids, n, &smp);
+        } else
+                (void) sample_read(s->job_fd, s->proc_fd, s->disk_fd, &smp, &pids, &n);
 
         if (smp.v[LEASH_FIG_CPU_TOTAL] != LEASH_NULL && t_us > 0) {
                 uint64_t cpu = smp.v[LEASH_FIG_CPU_TOTAL];

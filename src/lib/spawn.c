@@ -34,6 +34,7 @@
  * executable) and 127 (not found) are told apart.
  */
 #include "spawn.h"
+#include "holder.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -392,7 +393,14 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
         rfd = fds[0];
         wfd = fds[1];
 
-        if (p->isolate) {
+        if (p->holder) {
+                pid_t holder;
+                int r = holder_fork(p->holder, &pid, &pidfd, &holder);
+                if (r < 0)
+                        return r;
+                if (r == 1)
+                        child_main(p, wfd, holder, false);
+        } else if (p->isolate) {
                 /* fork-like: the init never execs, a vfork would never return */
                 pid = isolate_clone(p->cgroup_fd, &pidfd);
                 if (pid < 0)
@@ -411,7 +419,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
                 else if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
                         return negative_errno(); /* EAGAIN, ENOMEM, EBUSY: a real failure */
         }
-        if (!used_clone3) {
+        if (!used_clone3 && !p->holder) {
                 pid = fork_fallback(&pidfd);
                 if (pid < 0)
                         return negative_errno();
@@ -435,7 +443,13 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
                 return negative_errno();
         rfd = fds[0];
         wfd = fds[1];
-        if (!p->force_fallback) {
+        if (p->holder) {
+                int r = holder_fork(p->holder, &pid, &pidfd, &parent);
+                if (r < 0)
+                        return r;
+                if (r == 1)
+                        pid = 0; /* the main process, whose parent is the holder */
+        } else if (!p->force_fallback) {
                 struct clone_args args = {
                         .flags = CLONE_PIDFD | (p->cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
                         .pidfd = (uint64_t) (uintptr_t) &pidfd,

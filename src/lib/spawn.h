@@ -13,6 +13,7 @@
 
 struct sandbox_plan;
 struct isolate_plan;
+struct holder;
 
 struct spawn_rlimit {
         int resource;
@@ -29,6 +30,7 @@ struct spawn_params {
         bool sigchld_ignored;               /* give the job SIGCHLD=SIG_IGN */
         const struct sandbox_plan *sandbox; /* NULL: nothing to apply */
         const struct isolate_plan *isolate; /* NULL: no --isolate */
+        struct holder *holder;              /* NULL: none; else made, and the job forked from it (holder.c) */
 };
 
 struct spawn_failure {

@@ -236,11 +236,30 @@ int supervise_begin(struct leash_job *j) {
         return arm_timer(j);
 }
 
+/* A main process below a holder (holder.c): the holder reaped it and sends
+ * its status. 1 ended, 0 not yet. */
+static int reap_held(struct leash_job *j) {
+        struct pollfd pfd = {.fd = j->pidfd, .events = POLLIN};
+        struct leash_result *r = &j->r;
+        int status, got;
+
+        if (poll(&pfd, 1, 0) != 1)
+                return 0;
+        got = holder_main_status(&j->holder, 2000, &status, &j->ru);
+        r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
+        r->status_code = got > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        r->term_signal = got > 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        job_setup_collect(j);
+        return 1;
+}
+
 /* The main process: reaped when it has exited. 1 reaped, 0 not yet. */
 static int reap(struct leash_job *j) {
         siginfo_t si;
         struct leash_result *r = &j->r;
 
+        if (j->holder.sock >= 0)
+                return reap_held(j);
         memset(&si, 0, sizeof si);
         /* first without reaping: where did it end? */
         if (syscall(SYS_waitid, P_PIDFD, j->pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL, NULL) == 0) {

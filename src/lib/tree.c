@@ -133,7 +133,9 @@ static void tree_walk(struct leash_job *j, tree_visit_fn fn, void *ud) {
 
         if (!list || !parent)
                 return;
-        if (j->spec.reaper)
+        if (j->holder.pid > 0) /* below it, every process of the job (holder.c) */
+                proctree_children(j->holder.pid, list, parent, &n, TREE_MAX);
+        else if (j->spec.reaper)
                 proctree_children(0, list, parent, &n, TREE_MAX);
         else if (main_alive) {
                 struct proctree_stat ps;
@@ -147,7 +149,7 @@ static void tree_walk(struct leash_job *j, tree_visit_fn fn, void *ud) {
                 if (descend) /* after the checks: its pid is its own */
                         proctree_children(list[i], list, parent, &n, TREE_MAX);
         }
-        if (!j->spec.reaper && j->r.pid > 0)
+        if (!j->spec.reaper && j->holder.pid <= 0 && j->r.pid > 0)
                 scan_session(j, list, n, fn, ud);
 }
 
@@ -262,7 +264,13 @@ void tree_cpu_us(struct leash_job *j, uint64_t *ret_user, uint64_t *ret_system) 
                 hz = 100;
         user = (uint64_t) c.user * USEC_PER_SEC / (uint64_t) hz + j->tree_reaped_user_us;
         system = (uint64_t) c.system * USEC_PER_SEC / (uint64_t) hz + j->tree_reaped_system_us;
-        if (j->has_main && j->state >= JOB_ENDED) { /* the main process's rusage, its reaped children in it */
+        if (j->holder.pid > 0) { /* what the holder reaped, the main process among it */
+                struct proctree_stat hs;
+                if (proctree_stat(j->holder.pid, &hs) == 0) {
+                        user += (uint64_t) (hs.utime + hs.cutime) * USEC_PER_SEC / (uint64_t) hz;
+                        system += (uint64_t) (hs.stime + hs.cstime) * USEC_PER_SEC / (uint64_t) hz;
+                }
+        } else if (j->has_main && j->state >= JOB_ENDED) { /* the main process's rusage, its reaped children in it */
                 user += tv_us(&j->ru.ru_utime);
                 system += tv_us(&j->ru.ru_stime);
         }

@@ -47,6 +47,14 @@ check "memory enforced by rlimit, cpu_time by leash" \
 nb_run -m 32M -- "$TMP/bin/lh-alloc" 100
 check "memory: RLIMIT_AS refuses 100 MiB under -m 32M (exit $RC)" test "$RC" != 0 -a "$RC" != 125
 
+# --limit memory: the sampled figure of the whole tree (two processes of 30
+# and 40 MiB, each under the limit, together over it)
+nb_run --limit memory=50M -w 20s -- sh -c "'$TMP/bin/lh-alloc' 30 5000 & '$TMP/bin/lh-alloc' 40 5000; wait"
+check "--limit memory over the tree's sampled PSS: reason memory ($(jget "$W/r.json" reason))" \
+        test "$(jget "$W/r.json" reason)" = memory
+check "--limit memory: the peak is the tree's, sampled ($(jget "$W/r.json" usage.memory_peak_basis))" \
+        fcmp "$(jget "$W/r.json" usage.memory_peak_bytes) > 50 * 2**20"
+
 # CPU time over the tree: the main process only waits, two children spin
 nb_run -t 1s -g 0.2 -- sh -c "'$TMP/bin/lh-spin' inf 2"
 check "cpu_time over the whole tree: 124" test "$RC" = 124
@@ -79,6 +87,54 @@ check "fork bomb: leftovers counted ($(jget "$W/r.json" usage.leftovers_killed))
 nb_run --strict -m 32M -- /bin/true
 check "--strict refuses without a cgroup: 125" test "$RC" = 125
 check "--strict names the remedy" grep -q 'cgroup-parent' "$TMP/err"
+
+# leash.limit as uid 65534: a library caller that is no subreaper; the job's
+# holder keeps the tree whole (holder.c)
+if [ -n "${LEASH_PYTHONPATH:-}" ] && [ -x /usr/bin/python3 ]; then
+        cat >"$TMP/bin/nb.py" <<'PY'
+import os, subprocess, sys, time
+import leash
+esc_bin, pidfile = sys.argv[1], sys.argv[2]
+def value():
+    return 42
+def spin():
+    while True:
+        pass
+def escape():
+    subprocess.run([esc_bin, pidfile])
+    time.sleep(100)
+def hog():
+    return len(bytearray(200 << 20))
+def outcome(f, **limits):
+    try:
+        return repr(leash.limit(**limits)(f)())
+    except BaseException as e:
+        return type(e).__name__
+print("value", outcome(value, memory="64M", wall_time=2))
+print("cpu", outcome(spin, cpu_time=1, grace=0.2))
+print("escape", outcome(escape, wall_time=1, grace=0.2))
+print("memory", outcome(hog, memory="64M"))
+for _ in range(20):
+    outcome(value, wall_time=2)
+kids = [c for t in os.listdir("/proc/self/task") for c in open("/proc/self/task/%s/children" % t).read().split()]
+print("children", len(kids))
+PY
+        chmod 0644 "$TMP/bin/nb.py"
+        as_nobody env PYTHONPATH="$LEASH_PYTHONPATH" /usr/bin/python3 "$TMP/bin/nb.py" "$TMP/bin/lh-escape" "$W/pypid" \
+                >"$TMP/py" 2>&1
+        diag "$(tr '\n' ' ' <"$TMP/py")"
+        check "leash.limit without a cgroup: the value" grep -qx 'value 42' "$TMP/py"
+        check "leash.limit: cpu_time over the tree" grep -qx 'cpu CpuTimeLimitExceeded' "$TMP/py"
+        check "leash.limit: wall_time" grep -qx 'escape WallTimeLimitExceeded' "$TMP/py"
+        esc=$(cat "$W/pypid" 2>/dev/null)
+        check "leash.limit: the escapee (double fork, setsid) is gone (pid ${esc:-none})" \
+                bash -c "[ -n '$esc' ] && $(declare -f pid_gone); pid_gone '${esc:-0}' 2000"
+        check "leash.limit: memory by RLIMIT_AS (MemoryLimitExceeded)" grep -qx 'memory MemoryLimitExceeded' "$TMP/py"
+        check "leash.limit: 20 calls leave no child (holder or job) behind" grep -qx 'children 0' "$TMP/py"
+else
+        SKIP_WHY="configured without Python"
+        skip "leash.limit as uid $NB"
+fi
 
 check "check: placement none with the remedy" grep -q '^  remedy: ' "$TMP/check"
 check "check: verdict DEGRADED, not NOTHING CAN RUN" grep -q '^verdict: *DEGRADED' "$TMP/check"

@@ -3,6 +3,8 @@
 #include <stdbool.h>
 
 #include "lib/host.h"
+#include "lib/placement.h"
+#include "lib/proctree.h"
 #include "tap.h"
 
 /* this development machine: hybrid */
@@ -53,5 +55,29 @@ int main(void) {
         is_u64(cgroupfs_parse_controllers("hugetlb\n"), 0, "none of ours");
         is_u64(cgroupfs_parse_controllers("cpuset\n"), 0, "cpuset is not cpu");
         is_u64(cgroupfs_parse_controllers(""), 0, "empty");
+
+        /* placement: where the walk up stops (a unit systemd made) */
+        ok(placement_is_unit_name("session-2.scope"), "a login session's scope is a unit");
+        ok(placement_is_unit_name("app.slice"), "the user manager's app.slice is a unit");
+        ok(placement_is_unit_name("user@1000.service"), "user@1000.service is a unit");
+        ok(!placement_is_unit_name("sh@123"), "a leash job is not a unit");
+        ok(!placement_is_unit_name(".scope"), "a bare suffix is not a unit");
+        ok(!placement_is_unit_name("leash-leaf"), "leash-leaf is not a unit");
+        is_str(placement_kind_to_string(PLACEMENT_NONE), "none", "kind none");
+        is_str(placement_kind_to_string(PLACEMENT_JOB), "job", "kind job");
+
+        /* /proc/PID/stat as the kernel writes it (a comm with ") (" in it) */
+        {
+                struct proctree_stat ps;
+                const char *stat = "4242 (a) (b) S 4200 4242 4242 0 -1 4194560 120 0 0 0 150 30 7 9 20 0 1 0 "
+                                   "987654 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+                ok(proctree_parse_stat(stat, &ps) == 0, "stat parses");
+                is_str(ps.comm, "a) (b", "comm with parentheses");
+                ok(ps.state == 'S' && ps.ppid == 4200 && ps.pgrp == 4242 && ps.session == 4242,
+                   "state, ppid, pgrp, session");
+                ok(ps.utime == 150 && ps.stime == 30 && ps.cutime == 7 && ps.cstime == 9, "utime stime cutime cstime");
+                is_u64(ps.start, 987654, "start time");
+                ok(proctree_parse_stat("4242 (x S 1", &ps) == -EINVAL, "truncated: EINVAL");
+        }
         return tap_done();
 }
