@@ -3,7 +3,8 @@
 # Quick start, step 2 (and CI): the full test suite.
 #   1. build with gcc (warnings are errors) in build/, unit + integration suites
 #   2. build with clang + ASan + UBSan in build-asan/, the same suites
-#   3. the VM tier: the suite again on a real pure cgroup-v2 kernel (make check-vm)
+#   3. the VM tier: the suite again on a real pure cgroup-v2 kernel (make check-vm), and its
+#      systemd flavour: Debian's systemd as PID 1 (make check-vm-systemd)
 #   4. the slurm tier: a real single-node Slurm (tests/slurm/run, ~1 min)
 #   5. make distcheck
 #   6. any extra tiers the tree provides (fuzz replay runs in make check)
@@ -80,6 +81,15 @@ tier "clang ASan+UBSan build + make check" build build-asan CC=clang --enable-as
 if grep -q '^check-vm:' "$top/build/Makefile" 2>/dev/null; then
         vmlog=$(mktemp)
         tier "VM tier (make check-vm)" bash -c "make -C \"$top/build\" check-vm 2>&1 | tee '$vmlog'; exit \${PIPESTATUS[0]}"
+        line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$vmlog" | tail -1)
+        if [ -n "$line" ]; then
+                read -r p f s <<<"$(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")"
+                pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+        fi
+        rm -f "$vmlog"
+        # the systemd flavour (issue 23): Debian's systemd as PID 1, ~2.5 min
+        vmlog=$(mktemp)
+        tier "VM tier, systemd flavour (make check-vm-systemd)" bash -c "make -C \"$top/build\" check-vm-systemd 2>&1 | tee '$vmlog'; exit \${PIPESTATUS[0]}"
         line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$vmlog" | tail -1)
         if [ -n "$line" ]; then
                 read -r p f s <<<"$(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")"

@@ -18,7 +18,14 @@
  *                that mark: the user manager's app.slice or a login session's
  *                scope is systemd's, not ours (the walk up into app.slice that
  *                enabled cpu there was undone by the next daemon-reload).
- *   3 systemd    [hook point: see placement.h; no step until it is built]
+ *   3 systemd    systemd is PID 1 and leash is in no cgroup namespace: a
+ *                scope of this process's own, leash-NAME-PID.scope in
+ *                leash.slice with Delegate=yes, from the user manager for an
+ *                ordinary user and from the system manager for root
+ *                (systemd-scope.c over the sd-bus adapter systemd.c), entered
+ *                as in 2. A decision that makes nothing (check, ps) asks for
+ *                no scope: it checks that the manager can be reached and
+ *                names where the scope would go.
  *   4 namespace  in a cgroup namespace (a container) whose root the walk
  *                reached: writable, it is used as in 2; read-only (Docker's
  *                default), on to 6.
@@ -57,6 +64,7 @@
 #include "host.h"
 #include "jobstate.h"
 #include "sweep.h"
+#include "systemd-scope.h"
 
 /* the inode of the initial cgroup namespace (the kernel's PROC_CGROUP_INIT_INO) */
 #define CGROUP_NS_INIT_INO 0xEFFFFFFBU
@@ -354,6 +362,49 @@ static bool systemd_booted(void) {
         return access("/run/systemd/system", F_OK) == 0;
 }
 
+/* Step 3: a scope the manager delegates (systemd-scope.c). */
+static int step_systemd(struct ctx *c, struct placement *p) {
+        _cleanup_free_ char *scope = NULL;
+        const char *who = geteuid() != 0 ? "user" : "system";
+        char what[256] = "", own[4096];
+        int r;
+
+        if (!systemd_booted() || c->in_ns || !c->own[0])
+                return 0;
+        if (!c->apply) {
+                r = systemd_scope_plan(geteuid() != 0, c->mount, p->parent, sizeof p->parent);
+                if (r < 0) {
+                        why_add(p, "systemd's %s manager cannot be reached (%s)", who, strerror(-r));
+                        p->error = -r;
+                        return 0;
+                }
+                p->kind = PLACEMENT_SYSTEMD;
+                why_add(p, "a run asks the %s manager for leash-NAME-PID.scope in leash.slice (Delegate=yes)", who);
+                return 1;
+        }
+        r = systemd_scope_acquire(geteuid() != 0, "leash.slice", &scope, what, sizeof what);
+        if (r < 0) {
+                why_add(p, "systemd's %s manager gave no delegated scope (%s%s%s)", who, strerror(-r),
+                        what[0] ? ": " : "", what);
+                p->error = -r;
+                return 0;
+        }
+        r = host_own_cgroup(own, sizeof own);
+        if (r >= 0)
+                snprintf(c->own, sizeof c->own, "%s%s", c->mount, own);
+        if (r >= 0)
+                r = placement_enter_subtree(scope, c->own, true, p);
+        if (r < 0) {
+                why_add(p, "no leaf for leash's processes in the scope %s (%s)", scope + strlen(c->mount),
+                        strerror(-r));
+                p->error = -r;
+                return 0;
+        }
+        p->kind = PLACEMENT_SYSTEMD;
+        why_add(p, "the scope %s, which the %s manager delegates", scope + strlen(c->mount), who);
+        return 1;
+}
+
 static int step_host(struct ctx *c, struct placement *p, struct leash_error *err) {
         if (geteuid() != 0 || c->in_ns)
                 return 0;
@@ -453,7 +504,8 @@ static __attribute__((noinline)) int decide(const char *requested, bool apply, s
                 return r < 0 ? r : (p->kind = PLACEMENT_CONFIG, 0);
         if (step_subtree(c, p, PLACEMENT_DELEGATED) > 0)
                 return 0;
-        /* step 3, systemd: hooked in here (placement.h) */
+        if (step_systemd(c, p) > 0)
+                return 0;
         if (step_subtree(c, p, PLACEMENT_NAMESPACE) > 0)
                 return 0;
         if (c->in_ns && c->top_kind == PLACEMENT_NAMESPACE && p->error == EROFS)

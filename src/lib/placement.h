@@ -6,22 +6,10 @@
  * adds why to the decision's text, so that the report and `leash check` can
  * say what was tried. See placement.c for the order and the rules.
  *
- * Hook point for the systemd step (step 3, src/lib/systemd-scope.c, built
- * when configure finds libsystemd): it is expected to provide
- *
- *     int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgroup_path);
- *
- * which asks the user manager (user_manager true: an ordinary user) or the
- * system manager (root) for a transient scope with Delegate=yes in slice
- * ("leash.slice"), moves the calling process into it (by PIDFDs, else PIDs),
- * waits for the start job (JobRemoved), and returns in *ret_cgroup_path
- * (malloc'd) the scope's cgroup, absolute under the cgroup2 mount. It returns
- * -ENOENT or -EOPNOTSUPP when no manager is reachable (no bus, PID 1 is not
- * systemd, the user manager is not running), another -errno when the manager
- * refused. placement.c then treats the scope like any delegated subtree
- * (placement_enter_subtree: leash moves itself into a leaf, job cgroups are
- * made beside it) and reports kind "systemd". Until that file exists the
- * chain has no step 3.
+ * The systemd step (step 3) is src/lib/systemd-scope.c over the sd-bus
+ * adapter src/lib/systemd.c: a scope with Delegate=yes in leash.slice from the
+ * user manager (an ordinary user) or the system manager (root), entered with
+ * placement_enter_subtree like any delegated subtree; kind "systemd".
  */
 #pragma once
 

@@ -68,24 +68,14 @@ export TMPDIR=/tmp
 export CI=${CI:-}
 unset LEASH_TEST_PARENT
 
-n=0
-pass=0
-fail=0
-skip=0
-
-# tap_escape TEXT: a description with every '#' escaped, so that only our directives count.
-tap_escape() { local d=${1//\\#/#}; d=${d//#/\\#}; echo "${d%%+([[:space:]])}"; }
-emit_ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $(tap_escape "$1")"; }
-emit_not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $(tap_escape "$1")"; }
-emit_skip() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $(tap_escape "$1") # SKIP $2"; }
+. "$(dirname "${BASH_SOURCE[0]}")/tap-merge.sh"
 
 # run_script LABEL SCRIPT CGROUP [UID]: run one TAP script as a member of CGROUP (a leaf
 # of its own), as root or as UID, and merge its results.  Whatever the script leaves in
 # its cgroup is a failure, and is killed so that it cannot disturb the next script.
 run_script() {
 	local label=$1 script=$2 cg=$3 uid=${4:-0}
-	local rel=${script#"$srcdir"/} out rc t0 t1 line planned=-1 plan_why= ran=0 sfail=0
-	local desc num notok directive why left i
+	local rel=${script#"$srcdir"/} out rc t0 t1 left i
 	local cmd=(bash -c 'echo $$ >"$0/cgroup.procs" || exit 125; exec "$@"' "$cg")
 	if [[ $uid != 0 ]]; then
 		# Moved as root (the user may not write the root cgroup's cgroup.procs), then
@@ -108,54 +98,9 @@ run_script() {
 		done
 	fi
 	echo "# [$label] $rel (exit $rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
-	while IFS= read -r line; do
-		if [[ $line =~ ^1\.\.([0-9]+)(.*)$ ]]; then
-			planned=${BASH_REMATCH[1]}
-			plan_why=${BASH_REMATCH[2]##*([[:space:]])\#*([[:space:]])@([Ss][Kk][Ii][Pp])}
-		elif [[ $line =~ ^(not\ )?ok([[:space:]]+[0-9]+)?[[:space:]]*(-[[:space:]]*)?(.*)$ ]]; then
-			ran=$((ran + 1))
-			notok=${BASH_REMATCH[1]}
-			num=${BASH_REMATCH[2]}
-			num=${num##*[[:space:]]}
-			desc=${BASH_REMATCH[4]}
-			directive=
-			if [[ $desc =~ ^(.*[^\\])?\#[[:space:]]*([Ss][Kk][Ii][Pp]|[Tt][Oo][Dd][Oo])([^[:alnum:]].*)?$ ]]; then
-				desc=${BASH_REMATCH[1]%%+([[:space:]])}
-				directive=${BASH_REMATCH[2]^^}
-				why=${BASH_REMATCH[3]##+([[:space:]])}
-			fi
-			# "not ok # SKIP" is counted as the failure it says it is; a TODO is
-			# neither a pass nor a failure.
-			if [[ -n $notok && $directive != TODO ]]; then
-				sfail=$((sfail + 1))
-				emit_not_ok "[$label] $rel: ${num:-?} $desc${directive:+ ($directive ${why})}"
-			elif [[ -n $directive ]]; then
-				emit_skip "[$label] $rel: ${num:-?} $desc" "${why:-$directive}"
-			else
-				emit_ok "[$label] $rel: ${num:-?} $desc"
-			fi
-		elif [[ $line =~ ^Bail\ out! ]]; then
-			sfail=$((sfail + 1))
-			emit_not_ok "[$label] $rel: $line"
-		elif [[ $line =~ ^# ]]; then
-			echo "$line"
-		elif [[ -n $line ]]; then
-			echo "# $line"
-		fi
-	done <"$out"
+	merge_tap "$label" "$rel" "$out" "$rc" "$script_timeout"
 	rm -f -- "$out"
 	[[ -z $left ]] || emit_not_ok "[$label] $rel: no process left behind (left: $left)"
-	if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-		emit_not_ok "[$label] $rel: timed out after ${script_timeout} s"
-	elif [[ $rc -eq 77 && $sfail -eq 0 ]]; then
-		[[ $ran -gt 0 ]] || emit_skip "[$label] $rel" "exit 77${plan_why:+:$plan_why}"
-	elif [[ $rc -ne 0 && $sfail -eq 0 ]]; then
-		emit_not_ok "[$label] $rel: exited $rc without a failing test"
-	elif [[ $planned -lt 0 ]]; then
-		emit_not_ok "[$label] $rel: printed no TAP plan"
-	elif [[ $planned -ne $ran ]]; then
-		emit_not_ok "[$label] $rel: planned $planned tests, ran $ran"
-	fi
 }
 
 cgroups_now() { find "$cgroot" -mindepth 1 -type d | sort; }

@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# What the systemd step of placement costs, measured where it runs: in the systemd VM
+# (Debian's systemd 252 as PID 1, one emulated CPU under TCG):
+#
+#   LEASH_VM_SCRIPT_TIMEOUT=900 flock /tmp/leash-vm.lock \
+#     tests/vm/run --systemd --builddir $PWD/build --script bench/systemd-vm.sh
+#
+# Not a test: it prints figures (as TAP diagnostics, and into
+# $builddir/tests/vm/systemd-keep/bench.txt for the host) and passes if it could measure.
+#
+# CLI launch, `leash run -- /bin/true`, as root (system manager) and as uid 1000 in a
+# runuser -l login session (user manager):
+#   A  systemd placement: no --cgroup-parent, from a cgroup nothing delegates (root: this
+#      service; the user: the session scope), so each launch asks for its scope, waits for
+#      the start job, moves into a leaf of it;
+#   B  the floor: the same launch with --cgroup-parent naming a scope that is already
+#      delegated (systemd-run --scope -p Delegate=yes, the launching shell in a leaf of
+#      it): everything but the request for the scope.
+# Blocks A B A B of N launches each (the medians of all A and all B; the blocks catch
+# drift), timed by one Python harness with time.perf_counter around subprocess.run.
+#
+# Library call, leash.limit(wall_time=30)(f)() with f returning 1, as uid 1000: the first
+# call of a fresh process (which asks for the scope), then the median of the next M; the
+# floor is the same M calls in a process that leash.configure()s an already delegated
+# scope as its cgroup_parent.
+
+. "$(dirname "$0")/../tests/vm/tap.sh"
+
+N=${N:-10}
+M=${M:-60}
+user=$(getent passwd 1000 | cut -d: -f1)
+keep=${LEASH_VM_KEEP:-/tmp}/bench.txt
+work=$(mktemp -d)
+chmod 0755 "$work"
+trap 'rm -rf -- "$work"' EXIT
+
+cat >"$work/launch.py" <<'PYEOF'
+import os, statistics, subprocess, sys, time
+leash, n, parent = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+if parent != "-":
+    # the launching process into a leaf, so that the scope holds no process itself
+    os.makedirs(parent + "/h", exist_ok=True)
+    with open(parent + "/h/cgroup.procs", "w") as f:
+        f.write("0")
+cmd = [leash, "run", "-q"] + (["--cgroup-parent", parent] if parent != "-" else []) + ["--", "/bin/true"]
+ts = []
+for _ in range(n):
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    ts.append(time.perf_counter() - t)
+print(" ".join("%.6f" % x for x in ts))
+PYEOF
+
+cat >"$work/calls.py" <<'PYEOF'
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import leash
+m, parent = int(sys.argv[2]), sys.argv[3]
+if parent != "-":
+    os.makedirs(parent + "/h", exist_ok=True)
+    with open(parent + "/h/cgroup.procs", "w") as f:
+        f.write("0")
+    leash.configure(cgroup_parent=parent)
+def one():
+    return 1
+t = time.perf_counter()
+assert leash.limit(wall_time=30)(one)() == 1
+first = time.perf_counter() - t
+ts = []
+for _ in range(m):
+    t = time.perf_counter()
+    assert leash.limit(wall_time=30)(one)() == 1
+    ts.append(time.perf_counter() - t)
+print("%.6f %s" % (first, " ".join("%.6f" % x for x in ts)))
+PYEOF
+
+# as WHO CMD...: run CMD as root or as the user in a login session.
+as() {
+	local who=$1
+	shift
+	if [[ $who == root ]]; then
+		"$@"
+	else
+		runuser -l "$user" -c "$(printf '%q ' "$@")"
+	fi
+}
+
+# in_scope WHO CMD...: CMD inside a fresh delegated scope; its cgroup path as the last arg.
+in_scope() {
+	local who=$1 flag=
+	shift
+	[[ $who == root ]] || flag=--user
+	as "$who" systemd-run $flag --scope -q -p Delegate=yes --slice=leash.slice -- \
+		bash -c 'exec "$@" "/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)"' bash "$@"
+}
+
+median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) * 1000 }'; }
+
+: >"$keep"
+report() { echo "$*" >>"$keep"; tap_diag "$*"; }
+report "systemd $(systemctl --version | head -n 1 | cut -d' ' -f2-), kernel $(uname -r), $(nproc) emulated CPU (TCG), N=$N launches per block, M=$M calls"
+
+for who in root user; do
+	a=
+	b=
+	for round in 1 2; do
+		a+=" $(as "$who" /usr/bin/python3 "$work/launch.py" "$LEASH" "$N" -)"
+		b+=" $(in_scope "$who" /usr/bin/python3 "$work/launch.py" "$LEASH" "$N")"
+	done
+	ma=$(median <<<"${a# }")
+	mb=$(median <<<"${b# }")
+	if [[ -n $ma && -n $mb ]]; then
+		tap_ok "launch as $who measured"
+		report "launch as $who: systemd placement $ma ms, floor (an already delegated scope) $mb ms, the scope costs $(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f ms (%.2fx floor)", a - b, a / b }') per launch"
+	else
+		tap_fail "launch as $who measured"
+	fi
+done
+
+py=$LEASH_VM_BUILDDIR/python
+a=$(as user /usr/bin/python3 "$work/calls.py" "$py" "$M" -)
+b=$(in_scope user /usr/bin/python3 "$work/calls.py" "$py" "$M")
+if [[ -n $a && -n $b ]]; then
+	tap_ok "leash.limit calls measured"
+	first=$(awk '{ printf "%.2f", $1 * 1000 }' <<<"$a")
+	ma=$(cut -d' ' -f2- <<<"$a" | median)
+	mb=$(cut -d' ' -f2- <<<"$b" | median)
+	fb=$(awk '{ printf "%.2f", $1 * 1000 }' <<<"$b")
+	report "leash.limit as uid 1000: first call of a process $first ms (asks for the scope), then $ma ms per call; floor (an already delegated scope): first $fb ms, then $mb ms per call; the scope costs $(awk -v f="$first" -v fb="$fb" 'BEGIN { printf "%.2f ms", f - fb }') once per process and $(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f ms (%.3fx floor)", a - b, a / b }') per later call"
+else
+	tap_fail "leash.limit calls measured"
+fi
+tap_plan "$_tap_n"
+tap_done

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sd-bus adapter: asks systemd's service manager for a transient scope
+ * with Delegate=yes. The only file that includes <systemd/sd-bus.h>; it knows
+ * no job and no cgroup layout.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Whether the manager (user: this euid's user manager; else the system
+ * manager) has a socket this process may connect to: its private socket or
+ * the bus. 0, or -errno of the last one tried. Connects to nothing. */
+int systemd_manager_reachable(bool user);
+
+/* Asks the service manager (user: this euid's user manager; else the system
+ * manager) to start the transient scope `unit` (e.g.
+ * "leash-run-42.scope") in `slice` with Delegate=yes holding `pid`, and waits
+ * until its start job is done. 0 on success; -errno: -ENOPKG libsystemd
+ * cannot be loaded, -ENOENT/-ECONNREFUSED/-EACCES no manager to talk to,
+ * -EEXIST the unit exists, -ETIMEDOUT the job did not end in time, -EIO the
+ * job ended otherwise than "done". what, when given, gets the manager's own
+ * words on failure (an empty string when there are none). */
+int systemd_start_scope(bool user, const char *unit, const char *slice, pid_t pid, char *what, size_t what_size);

@@ -1,0 +1,131 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# systemd-suite.sh --builddir DIR --srcdir DIR [--mode suite|script] [--script FILE]
+#
+# The guest side of the systemd flavour (tests/vm/run --systemd): started by systemd as
+# leash-vm.service (tests/vm/init-systemd) once dbus and logind are up.  Runs, with no
+# setup beyond what tests/vm/init-systemd installed the packaged way:
+#
+# - tests/vm/systemd/[0-9]*.sh as root, from this service's own cgroup (a system service
+#   that delegates nothing: leash must ask the system manager for its scope);
+# - tests/vm/systemd/user-*.sh as uid 1000 in a real login session: `runuser -l`, whose
+#   PAM stack (pam_systemd) registers a logind session, puts the shell in the root-owned
+#   session-N.scope and starts user@1000.service, the user manager.
+#
+# and prints their TAP merged (tests/vm/tap-merge.sh), the line the host trusts
+# (leash-vm: status pass=N fail=N skip=N) on ttyS1, and powers the machine off.  After
+# the scripts: no leash scope, no cgroup under either leash.slice and no process of uid
+# 1000 may be left (the user manager and its session excepted), and the journal since
+# the first script holds no warning from systemd about leash's units.
+
+set -u
+export LC_ALL=C
+exec </dev/null >/dev/ttyS1 2>&1
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+echo "leash-vm: ready"
+
+builddir=
+srcdir=
+mode=suite
+script=
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--builddir) builddir=$2; shift 2 ;;
+	--srcdir) srcdir=$2; shift 2 ;;
+	--mode) mode=$2; shift 2 ;;
+	--script) script=$2; shift 2 ;;
+	*) echo "systemd-suite: unknown argument: $1"; shift ;;
+	esac
+done
+
+. "$srcdir/tests/vm/tap-merge.sh"
+
+# 1,000 leash.limit calls took 45 s here on a quiet host and 262 s at load 26
+script_timeout=${LEASH_VM_SCRIPT_TIMEOUT:-600}
+[[ $script_timeout =~ ^[0-9]+$ ]] || script_timeout=600
+user=$(getent passwd 1000 | cut -d: -f1)
+export LEASH=$builddir/src/cli/leash LEASH_VM_HOG=$builddir/tests/vm/vm-hog
+export LEASH_VM_BUILDDIR=$builddir LEASH_VM_SRCDIR=$srcdir
+export LEASH_CONFIG_DIR=$builddir/tests/no-such-config
+# The guest writes what the host keeps (the verbatim reports of the closing note) here.
+export LEASH_VM_KEEP=$builddir/tests/vm/systemd-keep
+rm -rf -- "$LEASH_VM_KEEP"
+mkdir -p "$LEASH_VM_KEEP" && chmod 0777 "$LEASH_VM_KEEP"
+
+echo "# leash-vm: systemd $(systemctl --version | head -n 1), kernel $(uname -r), $(nproc) CPU"
+echo "# leash-vm: system state $(systemctl is-system-running), uid 1000 is '$user'"
+
+run_one() {
+	local label=$1 t=$2 rel=${2#"$srcdir"/} out rc t0
+	local envs="LEASH=$LEASH LEASH_VM_HOG=$LEASH_VM_HOG LEASH_VM_BUILDDIR=$builddir LEASH_VM_SRCDIR=$srcdir LEASH_CONFIG_DIR=$LEASH_CONFIG_DIR LEASH_VM_KEEP=$LEASH_VM_KEEP"
+	out=$(mktemp)
+	chmod 0644 "$out"
+	t0=$EPOCHREALTIME
+	if [[ $label == root ]]; then
+		timeout -k 10 "$script_timeout" bash "$t" >"$out" 2>&1
+	else
+		# A login shell of its own: the session and its scope are logind's.
+		timeout -k 10 "$script_timeout" runuser -l "$user" -c "env $envs bash '$t'" >"$out" 2>&1
+	fi
+	rc=$?
+	echo "# [$label] $rel (exit $rc, $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
+	merge_tap "$label" "$rel" "$out" "$rc" "$script_timeout"
+	rm -f -- "$out"
+}
+
+# leftovers: leash's scopes, cgroups below either leash.slice, and processes of uid 1000
+# outside its user manager's init.scope.
+leftovers() {
+	local u
+	u=$(systemctl list-units --all --plain --no-legend 'leash-*.scope' 2>/dev/null)
+	u+=$(runuser -l "$user" -c 'systemctl --user list-units --all --plain --no-legend "leash-*.scope"' 2>/dev/null)
+	u+=$(find /sys/fs/cgroup/leash.slice "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/leash.slice" \
+		-mindepth 1 -type d 2>/dev/null)
+	u+=$(ps -u 1000 -o pid=,args= | while read -r pid args; do
+		grep -q 'user@1000.service/init.scope$' "/proc/$pid/cgroup" 2>/dev/null || echo "$pid $args"
+	done)
+	echo "$u"
+}
+
+tests=()
+if [[ $mode == script ]]; then
+	tests=("$script")
+else
+	tests=("$srcdir"/tests/vm/systemd/[0-9]*.sh "$srcdir"/tests/vm/systemd/user-*.sh)
+fi
+since=$(date +%s)
+sleep 1
+for t in "${tests[@]}"; do
+	if [[ ,${LEASH_VM_EXCLUDE:-}, == *,"${t##*/}",* ]]; then
+		emit_skip "${t#"$srcdir"/}" "excluded by LEASH_VM_EXCLUDE"
+	elif [[ ${t##*/} == user-* ]]; then
+		run_one uid1000 "$t"
+	else
+		run_one root "$t"
+	fi
+done
+
+# Scopes go when their last process does; the user's go with the session.
+for _ in $(seq 50); do
+	[[ -z $(leftovers) ]] && break
+	sleep 0.2
+done
+left=$(leftovers)
+if [[ -z $left ]]; then
+	emit_ok "no leash scope, cgroup or uid-1000 process left behind"
+else
+	emit_not_ok "no leash scope, cgroup or uid-1000 process left behind"
+	echo "$left" | sed 's/^/# left: /'
+fi
+complaints=$(journalctl -q --no-pager -p warning --since "@$since" | grep -v ' kernel: ' | grep -i 'leash')
+if [[ -z $complaints ]]; then
+	emit_ok "the journal holds no warning about leash's units"
+else
+	emit_not_ok "the journal holds no warning about leash's units"
+	echo "$complaints" | sed 's/^/# journal: /'
+fi
+echo "1..$n"
+echo "leash-vm: status pass=$pass fail=$fail skip=$skip"
+sync
+systemctl poweroff -ff
