@@ -324,6 +324,28 @@ class _Limiter:
             raise wrapped from None
 
 
+class _EndedProcess:
+    """``Pynisher._process`` after a call, which pynisher's own tests read:
+    the function's process, ended and waited for by leash (psutil's
+    answers for a process that is gone)."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def is_running(self):
+        return False
+
+    def status(self):
+        return "dead"
+
+    def children(self, recursive=False):
+        try:
+            import psutil
+        except ImportError:
+            return []
+        raise psutil.NoSuchProcess(self.pid)
+
+
 class Pynisher:
     """Restrict a function's resources: each call runs it in a leash job.
 
@@ -433,6 +455,11 @@ class Pynisher:
     def report(self):
         """leash's report (a dict) of this thread's last call."""
         return None if self._limited is None else self._limited.last_report
+
+    @property
+    def _process(self):
+        report = self.report
+        return None if not report or report.get("pid") is None else _EndedProcess(report["pid"])
 
     def run(self, *args, **kwargs):
         """The same as calling."""
