@@ -387,6 +387,6 @@ def test_an_sklearn_fit_over_its_limit(context):
         pytest.skip("scikit-learn is not installed (Debian: python3-sklearn)")
     assert "sklearn" not in sys.modules
     with pytest.raises(lp.MemoryLimitException):
-        lp.limit(fit_polynomial, memory=(1, "GB"), wall_time=60, context=context)(20000, 3)
+        lp.limit(fit_polynomial, memory=(400, "MB"), wall_time=60, context=context)(20000, 3)
     assert "sklearn" not in sys.modules
-    assert lp.limit(fit_polynomial, memory=(1, "GB"), wall_time=60, context=context)(200, 1) is True
+    assert lp.limit(fit_polynomial, memory=(400, "MB"), wall_time=60, context=context)(200, 1) is True
