@@ -45,6 +45,7 @@ from functools import wraps
 import leash as _leash
 import leash._call  # noqa: F401  (the probe's job)
 from leash import _errors
+from leash.compat import pynisher_util as _util
 from leash.compat.pynisher_util import callstring, memconvert, timeconvert
 
 __all__ = [
@@ -298,10 +299,11 @@ class _Limiter:
     exception wrapped before it crosses back. A class, so it pickles for
     spawn."""
 
-    def __init__(self, func, memory, rlimit_memory, warnings, wrap_errors, cpu_time, wall_time):
+    def __init__(self, func, memory, rlimit_memory, warnings, wrap_errors, cpu_time, wall_time, end_children):
         self.func = func
         self.memory, self.rlimit_memory, self.warnings = memory, rlimit_memory, warnings
         self.wrap_errors, self.cpu_time, self.wall_time = wrap_errors, cpu_time, wall_time
+        self.end_children = end_children
         self.__name__ = getattr(func, "__name__", "function")
 
     def __call__(self, *args, **kwargs):
@@ -322,6 +324,26 @@ class _Limiter:
             if wrapped is e:
                 raise
             raise wrapped from None
+        finally:
+            if self.end_children:
+                _end_children()
+
+
+def _end_children():
+    """pynisher's terminate_child_processes=True, in the function's
+    process: its descendants get SIGTERM (SIGKILL 2 s later) and its own
+    children are reaped here, so none is left a zombie for init to reap
+    (leash's kill of the job would orphan them first)."""
+    if not _util._children(os.getpid()):
+        return
+    _util.terminate_process_tree(os.getpid(), include_parent=False, timeout=2)
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
 
 
 class _EndedProcess:
@@ -431,7 +453,14 @@ class Pynisher:
         if self._limited is None:
             rlimit_memory = self.memory is not None and _memory_enforced_by() != "cgroup"
             target = _Limiter(
-                self.func, self.memory, rlimit_memory, self.warnings, self.wrap_errors, self.cpu_time, self.wall_time
+                self.func,
+                self.memory,
+                rlimit_memory,
+                self.warnings,
+                self.wrap_errors,
+                self.cpu_time,
+                self.wall_time,
+                self.terminate_child_processes,
             )
             self._limited = _leash.limit(
                 target,
