@@ -40,6 +40,7 @@ import signal as _signal
 import sys
 import tempfile
 import time
+import traceback as _traceback
 from functools import wraps
 
 import leash as _leash
@@ -681,6 +682,11 @@ class _Enforced:
             return (_TAG0, None, "SubprocessException", e.errno)
         except (CpuTimeoutException, TimeoutException, SignalException) as e:
             return (_TAG0, None, type(e).__name__, None)
+        except BaseException:
+            # as multiprocessing's Process did for 0.x: the traceback on
+            # stderr (captured with capture_output), then the exception
+            _traceback.print_exc()
+            raise
         finally:
             _signal.alarm(0)
 
@@ -800,6 +806,11 @@ class enforce_limits:
                     self.report = getattr(e, "report", None)
                     self.exit_status = self._status_of(e)
                     self.result = None
+                    if isinstance(e, (_errors.JobKilled, _errors.JobExited)):
+                        outer.logger.debug(
+                            "Your function call closed the pipe prematurely -> Subprocess probably got an"
+                            " uncatchable signal."
+                        )
                 finally:
                     self.resources_function = _resource.getrusage(_resource.RUSAGE_CHILDREN)
                     self.resources_pynisher = _resource.getrusage(_resource.RUSAGE_SELF)
