@@ -665,7 +665,9 @@ class _Enforced:
         if self.num_processes is not None:
             _resource.setrlimit(_resource.RLIMIT_NPROC, (self.num_processes, self.num_processes))
         if self.cpu_time is not None:
-            soft = max(1, math.ceil(self.cpu_time))
+            # from now: a spawned interpreter's start-up is not the function's
+            used = _resource.getrusage(_resource.RUSAGE_SELF)
+            soft = math.ceil(used.ru_utime + used.ru_stime) + max(1, math.ceil(self.cpu_time))
             _resource.setrlimit(_resource.RLIMIT_CPU, (soft, soft + max(0, math.ceil(self.grace))))
         if self.wall_time is not None:
             _signal.alarm(max(1, math.ceil(self.wall_time)))
@@ -749,7 +751,9 @@ class enforce_limits:
         """The call's leash.limit: leash's wall time is 0.x's parent's
         deadline (wall time + grace period) with SIGTERM as its signal (0.x's
         terminate()), SIGKILL a second later; leash's CPU time, over the
-        whole tree, a second past RLIMIT_CPU's hard limit."""
+        whole tree, a backstop at twice RLIMIT_CPU's hard limit and 5 s more
+        (the process's own limit acts first; the backstop bounds a tree of
+        processes, and a spawned interpreter's start-up)."""
         memory = None if self.mem_in_mb is None else int(self.mem_in_mb * (1 << 20))
         rlimit_memory = memory if memory is not None and _memory_enforced_by() != "cgroup" else None
         grace = self.grace_period_in_s
@@ -760,7 +764,7 @@ class enforce_limits:
             target,
             name=_job_name(None, func),
             memory=None if rlimit_memory is not None else memory,
-            cpu_time=None if self.cpu_time_in_s is None else max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace) + 1,
+            cpu_time=None if self.cpu_time_in_s is None else 2 * (max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace)) + 5,
             wall_time=None if self.wall_time_in_s is None else self.wall_time_in_s + grace,
             pids=self.num_processes,
             signal="TERM",

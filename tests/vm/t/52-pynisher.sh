@@ -38,6 +38,6 @@ while IFS= read -r line; do
 	esac
 done <"$TMP/tap"
 check "the drop-in's tests ran and passed (status $rc)" test "$rc" = 0
-[ $rc = 0 ] || tail -30 "$TMP/log" | while IFS= read -r line; do diag "$line"; done
+[ $rc = 0 ] || grep -E '^(E |>|_{5,} )' "$TMP/log" | grep -v 'Full diff' | head -60 | while IFS= read -r line; do diag "$line"; done
 
 finish
