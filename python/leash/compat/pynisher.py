@@ -798,10 +798,10 @@ class enforce_limits:
                 self._reset_attributes()
                 tmp = tempfile.mkdtemp(prefix="leash-pynisher-") if outer.capture_output else None
                 paths = (None, None) if tmp is None else (os.path.join(tmp, "std.out"), os.path.join(tmp, "std.err"))
-                limited = outer._limited(self.func, *paths)
                 outer.logger.debug("Function called with argument: {}, {}".format(args, kwargs))
                 start = time.time()
                 try:
+                    limited = outer._limited(self.func, *paths)
                     value, self.report = limited.call_with_report(*args, **kwargs)
                     self._returned(value)
                 except KeyboardInterrupt:
