@@ -752,8 +752,8 @@ class enforce_limits:
         deadline (wall time + grace period) with SIGTERM as its signal (0.x's
         terminate()), SIGKILL a second later; leash's CPU time, over the
         whole tree, a backstop at twice RLIMIT_CPU's hard limit and 5 s more
-        (the process's own limit acts first; the backstop bounds a tree of
-        processes, and a spawned interpreter's start-up)."""
+        (30 s for spawn, whose interpreter's start-up it counts too): the
+        process's own limit acts first; the backstop bounds a tree."""
         memory = None if self.mem_in_mb is None else int(self.mem_in_mb * (1 << 20))
         rlimit_memory = memory if memory is not None and _memory_enforced_by() != "cgroup" else None
         grace = self.grace_period_in_s
@@ -764,7 +764,9 @@ class enforce_limits:
             target,
             name=_job_name(None, func),
             memory=None if rlimit_memory is not None else memory,
-            cpu_time=None if self.cpu_time_in_s is None else 2 * (max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace)) + 5,
+            cpu_time=None
+            if self.cpu_time_in_s is None
+            else 2 * (max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace)) + (30 if self._context_name == "spawn" else 5),
             wall_time=None if self.wall_time_in_s is None else self.wall_time_in_s + grace,
             pids=self.num_processes,
             signal="TERM",
