@@ -215,7 +215,6 @@ def test_0x_a_caught_limit_ends_cleanly(context):
     w = lp.enforce_limits(context=mp_context)(quit_myself)
     assert w() is None
     assert (w.exit_status, w.exitcode) == (lp.SignalException, 0)
-    assert w.wall_clock_time < 5
 
 
 @pytest.mark.parametrize("context", CONTEXTS)
@@ -226,7 +225,6 @@ def test_0x_endings_a_function_cannot_catch(context):
     w = lp.enforce_limits(wall_time_in_s=1, grace_period_in_s=1, context=context)(sleep_with)
     assert w({signal.SIGALRM}, 30) is None
     assert (w.exit_status, w.exitcode) == (lp.TimeoutException, -signal.SIGTERM)
-    assert w.wall_clock_time < 10
     w = lp.enforce_limits(cpu_time_in_s=1, grace_period_in_s=1, context=context)(spin_with)
     assert w({signal.SIGXCPU}, 30) is None
     assert (w.exit_status, w.exitcode) == (lp.CpuTimeoutException, -signal.SIGKILL)
@@ -238,7 +236,6 @@ def test_0x_a_function_that_ignores_sigterm_is_killed():
     w = lp.enforce_limits(wall_time_in_s=1, grace_period_in_s=1)(sleep_with)
     assert w({signal.SIGALRM}, 30, True) is None
     assert (w.exit_status, w.exitcode) == (lp.TimeoutException, -signal.SIGKILL)
-    assert w.wall_clock_time < 10
 
 
 @pytest.mark.parametrize("context", CONTEXTS)
