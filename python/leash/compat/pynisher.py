@@ -327,7 +327,10 @@ class _Limiter:
             raise wrapped from None
         finally:
             if self.end_children:
-                _end_children()
+                try:
+                    _end_children()
+                except Exception:
+                    pass  # under a spent memory limit even /proc cannot be listed: leash ends them
 
 
 def _end_children():
