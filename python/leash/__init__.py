@@ -72,10 +72,13 @@ __all__ = [
 __version__ = "0.1.0"
 
 #: The contexts a call may run in: ``"fork"`` (a fork of this interpreter,
-#: the default: cheap, inherits everything) and ``"spawn"`` (a fresh
+#: the default: cheap, inherits everything), ``"spawn"`` (a fresh
 #: interpreter that inherits nothing but the function and its arguments,
-#: which must pickle).
-contexts = ("fork", "spawn")
+#: which must pickle) and ``"forkserver"``, the same child as ``"fork"``:
+#: leash forks the calling thread straight into the job's cgroup, in C,
+#: with nothing pickled, so code that names multiprocessing's start method
+#: (and Python 3.14's default, forkserver) gets fork's cost and semantics.
+contexts = ("fork", "spawn", "forkserver")
 
 _defaults = []
 _defaults_gen = 0  # bumped by configure(): a Limited's Config is made again
@@ -163,7 +166,7 @@ class Limited:
         return self._config
 
     def _outcome(self, args, kwargs):
-        runner = _call.run_forked if self.context == "fork" else _call.run_spawned
+        runner = _call.run_spawned if self.context == "spawn" else _call.run_forked
         # the last call's finished job is freed before this call's fork: its
         # memory is reused by this job, not written again after the fork
         self._local.report = None
@@ -179,7 +182,7 @@ class Limited:
         return out.value, out.report
 
     def __call__(self, *args, **kwargs):
-        if self.context != "fork":
+        if self.context == "spawn":
             out = self._outcome(args, kwargs)
             if out.exception is not None:
                 _raise(out.exception)
@@ -237,7 +240,8 @@ def limit(
     ``signal``: the soft signal sent at a time limit before SIGKILL after
     ``grace`` (default SIGXCPU, 5 s); ``profile``: a leash profile name
     (``"hpo-trial"``), whose settings come first; ``name``: the job name
-    (default: the function's name); ``context``: ``"fork"`` or ``"spawn"``.
+    (default: the function's name); ``context``: ``"fork"``, ``"spawn"``
+    or ``"forkserver"`` (the same as fork, see ``contexts``).
     Any other keyword is a ``leash run`` option with ``_`` for ``-``:
     ``clean_env=True``, ``seccomp="no-network"``, ``env={"K": "V"}``,
     ``nofile=64``, ``cgroup_parent=...``, ``user=...``, ``no_stdin=True``.

@@ -34,6 +34,15 @@
  * so no pool is shared: every job has its own), where the same code's few
  * libc system-call wrappers are safe. Either way its exit signal is 0 and it
  * is known by a pidfd, so an embedding program's waitpid(-1) never reaps it.
+ *
+ * Nor is it the embedding program's child (x86_64): a launcher, cloned the
+ * same way, clones the watchdog and exits at once, so init (or the nearest
+ * subreaper) adopts it and a caller that counts its children
+ * (psutil.Process().children(), pynisher's checks) finds none left after a
+ * call. The owner still ends it through its pidfd and knows it is gone when
+ * the pidfd polls readable (its memory is released before that). An owner
+ * that is itself a subreaper would adopt it back, with SIGCHLD as its exit
+ * signal: there the watchdog stays a direct child, as elsewhere.
  */
 #include "watchdog.h"
 
@@ -45,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,6 +78,7 @@ struct watchdog_pool {
         int run;     /* WD_RUN_*: the watchdog is started once, by a first job */
         pid_t owner; /* the process it watches: the one that started it */
         pid_t pid;
+        bool adopted; /* launched through a launcher: not our child, not ours to reap */
         int pidfd, owner_fd;
         void *stack; /* its own mapping, a guard page below */
         size_t stack_size;
@@ -194,6 +205,27 @@ WD_NO_TLS static int watchdog_main(void *arg) {
         return 0;
 }
 
+#define WD_STACK (16 * 1024)
+#define WD_LAUNCHER_STACK (8 * 1024)
+
+#if WD_SHARED_VM
+/* The launcher: clones the watchdog (its pid and pidfd land in the shared
+ * pool and descriptor table) and exits, leaving it to be adopted. Runs on
+ * its own small stack above the watchdog's, while the owner waits for it. */
+WD_NO_TLS static int watchdog_launch(void *arg) {
+        struct watchdog_pool *p = arg;
+        size_t page = (size_t) p->stack_size - WD_STACK - WD_LAUNCHER_STACK;
+        char *top = (char *) p->stack + page + WD_STACK;
+        /* glibc's clone() is an assembly stub; on failure it writes errno,
+         * which is the (waiting) owner thread's: the owner restores it */
+        pid_t pid = clone(watchdog_main, top, CLONE_VM | CLONE_FILES | CLONE_PIDFD, p, &p->pidfd);
+
+        __atomic_store_n(&p->pid, pid, __ATOMIC_RELEASE);
+        (void) wd_sys(SYS_exit, 0, 0, 0, 0);
+        return 0;
+}
+#endif
+
 static int pool_alloc(unsigned n_slots, struct watchdog_pool **ret) {
         struct watchdog_pool *p = calloc(1, sizeof *p + n_slots * sizeof p->slot[0]);
 
@@ -212,18 +244,51 @@ int watchdog_pool_new(struct watchdog_pool **ret) {
         return WD_SHARED_VM ? pool_alloc(WD_POOL_SLOTS, ret) : 0;
 }
 
+/* Starts the pool's watchdog directly: our child (exit signal 0) */
+static int pool_clone(struct watchdog_pool *p, int flags) {
+        p->pid = clone(watchdog_main, (char *) p->stack + p->stack_size - WD_LAUNCHER_STACK, flags, p, &p->pidfd);
+        return p->pid < 0 ? negative_errno() : 0;
+}
+
+#if WD_SHARED_VM
+/* Starts it through the launcher, which the owner reaps */
+static int pool_launch(struct watchdog_pool *p) {
+        int lfd = -1, saved = errno, r;
+        siginfo_t si;
+        pid_t l;
+
+        p->pid = 0;
+        l = clone(watchdog_launch, (char *) p->stack + p->stack_size, CLONE_VM | CLONE_FILES | CLONE_PIDFD, p, &lfd);
+        if (l < 0)
+                return negative_errno();
+        while (waitid(P_PIDFD, (id_t) lfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
+                ;
+        close(lfd);
+        r = __atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) > 0 ? 0 : -(errno ? errno : EAGAIN);
+        errno = saved;
+        if (r < 0) {
+                p->pid = 0;
+                return r;
+        }
+        p->adopted = true;
+        return 0;
+}
+#endif
+
 /* Starts the pool's watchdog, watching this process. */
 static int pool_run(struct watchdog_pool *p) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
-        int flags = CLONE_PIDFD | (WD_SHARED_VM ? CLONE_VM | CLONE_FILES : 0);
+        int flags = CLONE_PIDFD | (WD_SHARED_VM ? CLONE_VM | CLONE_FILES : 0), subreaper = 0;
         int r;
 
         p->owner = getpid();
+        p->adopted = false;
         p->owner_fd = (int) syscall(SYS_pidfd_open, p->owner, 0);
         if (p->owner_fd < 0)
                 return negative_errno();
-        /* its stack: 16 KiB for a few frames of raw calls, a guard page below */
-        p->stack_size = 16 * 1024 + page;
+        /* its stack: 16 KiB for a few frames of raw calls, a guard page below;
+         * above it, the launcher's */
+        p->stack_size = page + WD_STACK + WD_LAUNCHER_STACK;
         p->stack = mmap(NULL, p->stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
         if (p->stack == MAP_FAILED) {
                 r = negative_errno();
@@ -235,11 +300,16 @@ static int pool_run(struct watchdog_pool *p) {
                 goto fail;
         }
         /* exit signal 0 (flags carry no signal): never a SIGCHLD, never reaped by waitpid(-1) */
-        p->pid = clone(watchdog_main, (char *) p->stack + p->stack_size, flags, p, &p->pidfd);
-        if (p->pid < 0) {
-                r = negative_errno();
+        if (WD_SHARED_VM && prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && !subreaper)
+#if WD_SHARED_VM
+                r = pool_launch(p);
+#else
+                r = -EINVAL;
+#endif
+        else
+                r = pool_clone(p, flags);
+        if (r < 0)
                 goto fail;
-        }
         return 0;
 fail:
         if (p->stack)
@@ -261,8 +331,14 @@ static void pool_halt(struct watchdog_pool *p) {
                 return;
         if (p->owner == getpid()) {
                 (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
-                while (waitid(P_PIDFD, (id_t) p->pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
-                        ;
+                if (p->adopted) {
+                        /* readable once it has exited: its memory (ours) released */
+                        struct pollfd e = {.fd = p->pidfd, .events = POLLIN};
+                        while (poll(&e, 1, -1) < 0 && errno == EINTR)
+                                ;
+                } else
+                        while (waitid(P_PIDFD, (id_t) p->pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
+                                ;
         }
         close(p->pidfd);
         close(p->owner_fd);

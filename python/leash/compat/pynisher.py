@@ -33,15 +33,21 @@ import multiprocessing
 import multiprocessing.context
 import os
 import resource as _resource
+import json
+import math
 import shutil
 import signal as _signal
 import sys
 import tempfile
 import time
+import traceback as _traceback
 from functools import wraps
 
 import leash as _leash
+import leash._call  # noqa: F401  (the probe's job)
 from leash import _errors
+from leash.compat import pynisher_util as _util
+from leash.compat.pynisher_util import callstring, memconvert, timeconvert
 
 __all__ = [
     "Pynisher",
@@ -168,19 +174,16 @@ def supports(limit):
     return f()
 
 
-# --- units ---------------------------------------------------------------------
-
-_MEM_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
-_TIME_UNITS = {"s": 1, "m": 60, "h": 3600}
+# --- units and contexts --------------------------------------------------------
 
 
 def _memory_bytes(memory):
     if isinstance(memory, tuple):
         x, unit = memory
         try:
-            return round(x * _MEM_UNITS[str(unit).upper()])
+            return round(memconvert(x, frm=str(unit)))
         except KeyError:
-            raise ValueError("`memory` {}: unit must be one of {}".format(memory, list(_MEM_UNITS))) from None
+            raise ValueError("`memory` {}: unit must be one of {}".format(memory, ["B", "KB", "MB", "GB"])) from None
     return memory
 
 
@@ -188,22 +191,49 @@ def _seconds(t, what):
     if isinstance(t, tuple):
         x, unit = t
         try:
-            return round(x * _TIME_UNITS[str(unit).lower()])
+            return round(timeconvert(x, frm=str(unit)))
         except KeyError:
-            raise ValueError("`{}` {}: unit must be one of {}".format(what, t, list(_TIME_UNITS))) from None
+            raise ValueError("`{}` {}: unit must be one of {}".format(what, t, ["s", "m", "h"])) from None
     return t
 
 
 def _context_name(context):
+    """The leash context for pynisher's ``context``: a name, a
+    multiprocessing context object, or None (multiprocessing's default,
+    which is forkserver from Python 3.14 on). forkserver runs as leash's
+    fork: the library forks straight into the job's cgroup and nothing is
+    pickled (see the compatibility table in the README)."""
     if context is None:
-        context = multiprocessing.get_start_method(allow_none=True) or "fork"
-    if isinstance(context, multiprocessing.context.BaseContext):
+        context = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_context().get_start_method()
+    elif isinstance(context, multiprocessing.context.BaseContext):
         context = context.get_start_method()
     if context not in contexts:
         raise ValueError("`context` {} must be in {}".format(context, contexts))
-    # forkserver's point is a clean process that does not inherit the
-    # caller's state: leash's fresh interpreter gives that
-    return "fork" if context == "fork" else "spawn"
+    return context
+
+
+_probe = {}  # leash.configure() generation -> how a memory limit is enforced
+
+
+def _memory_enforced_by():
+    """"cgroup" where a job's memory limit is the memory controller's,
+    "rlimit" where leash falls back to RLIMIT_AS: one job made (not
+    started) and closed, once per leash.configure() state."""
+    gen = _leash._defaults_gen
+    if gen not in _probe:
+        job = _leash._call.new_job(_leash._defaults + [("memory", str(1 << 30))], "pynisher-probe")
+        try:
+            limits = json.loads(job.report("json")).get("limits") or {}
+        finally:
+            job.close()
+        _probe.clear()
+        _probe[gen] = (limits.get("memory") or {}).get("enforced_by")
+    return _probe[gen]
+
+
+def _vms():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _job_name(name, func):
@@ -213,8 +243,7 @@ def _job_name(name, func):
 
 
 def _callstring(func, args, kwargs):
-    parts = [repr(a) for a in args] + ["{}={!r}".format(k, v) for k, v in kwargs.items()]
-    text = "{}({})".format(getattr(func, "__name__", repr(func)), ", ".join(parts))
+    text = callstring(func, *args, **kwargs)
     return text if len(text) < 500 else text[:497] + "..."
 
 
@@ -230,20 +259,136 @@ def _is_err(err, err_type):
 # --- 1.x -----------------------------------------------------------------------
 
 
+def _wrap_error(err, memory, cpu_time, wall_time, wrap_errors):
+    """pynisher's wrapping of the function's own exception (``wrap_errors``,
+    and a MemoryError under a memory limit), or ``err`` itself. Done in the
+    job's process, as pynisher does, so that the caller receives only a
+    pynisher exception with a message: the function's modules (sklearn...)
+    are never imported into the caller to rebuild its exception."""
+    message = "Wrapped Exception {} - {}".format(type(err).__name__, err)
+    if memory is not None and isinstance(err, MemoryError) and not isinstance(err, MemoryLimitException):
+        return MemoryLimitException("MemoryError raised with limit {}B".format(memory))
+    w = wrap_errors
+    if w is False or w is None:
+        return err
+    if w is True:
+        return PynisherException(message)
+    mapping = {"pynisher": list(w)} if isinstance(w, (list, set, tuple)) else w
+    if cpu_time is not None and any(_is_err(err, t) for t in mapping.get("cpu_time", ())):
+        return CpuTimeoutException(message)
+    if wall_time is not None and any(_is_err(err, t) for t in mapping.get("wall_time", ())):
+        return WallTimeoutException(message)
+    if memory is not None:
+        for t in mapping.get("memory", ()):
+            if isinstance(t, tuple):
+                t_type, code = t[0], t[1]
+                if _is_err(err, t_type) and getattr(err, "errno", None) == code:
+                    if len(t) < 3 or getattr(err, "winerror", None) == t[2]:
+                        return MemoryLimitException(message)
+            elif _is_err(err, t):
+                return MemoryLimitException(message)
+    if any(_is_err(err, t) for t in mapping.get("pynisher", ())):
+        return PynisherException(message)
+    return err
+
+
+class _Limiter:
+    """What runs in the job's process for a 1.x call, as pynisher's own
+    limiter did there: the memory warning (to stderr, with ``warnings``),
+    RLIMIT_AS set here when the host has no memory controller (after the
+    interpreter has started, whatever the context), the function, and its
+    exception wrapped before it crosses back. A class, so it pickles for
+    spawn."""
+
+    def __init__(self, func, memory, rlimit_memory, warnings, wrap_errors, cpu_time, wall_time, end_children):
+        self.func = func
+        self.memory, self.rlimit_memory, self.warnings = memory, rlimit_memory, warnings
+        self.wrap_errors, self.cpu_time, self.wall_time = wrap_errors, cpu_time, wall_time
+        self.end_children = end_children
+        self.__name__ = getattr(func, "__name__", "function")
+
+    def __call__(self, *args, **kwargs):
+        if self.memory is not None and self.warnings:
+            used = _vms()
+            if self.memory <= used:
+                print(
+                    "Current memory usage in new process is {}B but  setting limit to {}B. Likely to fail, try"
+                    " increasing the memory limit".format(used, self.memory),
+                    file=sys.stderr,
+                )
+        if self.rlimit_memory:
+            _resource.setrlimit(_resource.RLIMIT_AS, (self.memory, self.memory))
+        try:
+            return self.func(*args, **kwargs)
+        except BaseException as e:
+            wrapped = _wrap_error(e, self.memory, self.cpu_time, self.wall_time, self.wrap_errors)
+            if wrapped is e:
+                raise
+            raise wrapped from None
+        finally:
+            if self.end_children:
+                try:
+                    _end_children()
+                except Exception:
+                    pass  # under a spent memory limit even /proc cannot be listed: leash ends them
+
+
+def _end_children():
+    """pynisher's terminate_child_processes=True, in the function's
+    process: its descendants get SIGTERM (SIGKILL 2 s later) and its own
+    children are reaped here, so none is left a zombie for init to reap
+    (leash's kill of the job would orphan them first)."""
+    if not _util._children(os.getpid()):
+        return
+    _util.terminate_process_tree(os.getpid(), include_parent=False, timeout=2)
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+
+
+class _EndedProcess:
+    """``Pynisher._process`` after a call, which pynisher's own tests read:
+    the function's process, ended and waited for by leash (psutil's
+    answers for a process that is gone)."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def is_running(self):
+        return False
+
+    def status(self):
+        return "dead"
+
+    def children(self, recursive=False):
+        try:
+            import psutil
+        except ImportError:
+            return []
+        raise psutil.NoSuchProcess(self.pid)
+
+
 class Pynisher:
     """Restrict a function's resources: each call runs it in a leash job.
 
     Arguments as pynisher 1.x: ``name`` (the job name), ``memory`` (bytes,
     or ``(value, "B"|"KB"|"MB"|"GB")``, 1024-based), ``cpu_time`` and
     ``wall_time`` (seconds >= 1, or ``(value, "s"|"m"|"h")``), ``context``
-    ("fork", "spawn", "forkserver" or a multiprocessing context),
-    ``raises`` (False: return ``EMPTY`` instead of raising), ``warnings``,
+    ("fork", "spawn", "forkserver", a multiprocessing context, or None:
+    multiprocessing's default), ``raises`` (False: return ``EMPTY`` instead
+    of raising), ``warnings`` (print pynisher's warnings to stderr),
     ``wrap_errors`` (True: every error of the function becomes a
     PynisherException; a list of classes or class names: those do; a dict
     with keys "memory", "cpu_time", "wall_time", "pynisher": those errors
-    become that kind of exception when that limit is set),
-    ``terminate_child_processes`` and ``forceful_keyboard_interrupt``
-    (accepted; leash always ends the whole tree).
+    become that kind of exception when that limit is set; wrapped in the
+    job's process), ``terminate_child_processes`` and
+    ``forceful_keyboard_interrupt`` (accepted; leash always ends the whole
+    tree). leash's own: ``trust_result`` (passed to ``leash.limit``: the
+    one keyword that lets the result come back by full pickle).
     """
 
     WallTimeoutException = WallTimeoutException
@@ -266,6 +411,7 @@ class Pynisher:
         wrap_errors=False,
         terminate_child_processes=True,
         forceful_keyboard_interrupt=True,
+        trust_result=None,
     ):
         _cpu = _seconds(cpu_time, "cpu_time")
         _wall = _seconds(wall_time, "wall_time")
@@ -300,15 +446,37 @@ class Pynisher:
         self.wrap_errors = wrap_errors
         self.terminate_child_processes = terminate_child_processes
         self.forceful_keyboard_interrupt = forceful_keyboard_interrupt
-        self._limited = _leash.limit(
-            func,
-            memory=_mem,
-            cpu_time=_cpu,
-            wall_time=_wall,
-            grace=1,
-            name=_job_name(name, func),
-            context=self._context_name,
-        )
+        self._limited = None
+        self._trust = {} if trust_result is None else {"trust_result": trust_result}
+
+    def _limited_call(self):
+        """The leash.limit of the call, made at the first call: where a job's
+        memory limit would be RLIMIT_AS, the job's process sets it itself
+        (as pynisher did) after its warning, and after a spawned interpreter
+        has started."""
+        if self._limited is None:
+            rlimit_memory = self.memory is not None and _memory_enforced_by() != "cgroup"
+            target = _Limiter(
+                self.func,
+                self.memory,
+                rlimit_memory,
+                self.warnings,
+                self.wrap_errors,
+                self.cpu_time,
+                self.wall_time,
+                self.terminate_child_processes,
+            )
+            self._limited = _leash.limit(
+                target,
+                memory=None if rlimit_memory else self.memory,
+                cpu_time=self.cpu_time,
+                wall_time=self.wall_time,
+                grace=1,
+                name=_job_name(self.name, self.func),
+                context=self._context_name,
+                **self._trust
+            )
+        return self._limited
 
     def __enter__(self):
         return self
@@ -319,7 +487,12 @@ class Pynisher:
     @property
     def report(self):
         """leash's report (a dict) of this thread's last call."""
-        return self._limited.last_report
+        return None if self._limited is None else self._limited.last_report
+
+    @property
+    def _process(self):
+        report = self.report
+        return None if not report or report.get("pid") is None else _EndedProcess(report["pid"])
 
     def run(self, *args, **kwargs):
         """The same as calling."""
@@ -327,7 +500,7 @@ class Pynisher:
 
     def __call__(self, *args, **kwargs):
         try:
-            value = self._limited(*args, **kwargs)
+            value = self._limited_call()(*args, **kwargs)
         except KeyboardInterrupt:
             raise
         except BaseException as e:
@@ -349,12 +522,13 @@ class Pynisher:
         if isinstance(e, _errors.WallTimeLimitExceeded):
             return WallTimeoutException("Did not finish in time ({}s)\n{}".format(self.wall_time, call))
         if isinstance(e, _errors.JobKilled):
-            memory_by = (((e.report or {}).get("limits") or {}).get("memory") or {}).get("enforced_by")
-            if e.signal == _signal.SIGSEGV and memory_by == "rlimit":
-                # RLIMIT_AS: a failed allocation in C code often ends as SIGSEGV
+            if e.signal == _signal.SIGSEGV and self.memory is not None:
+                # as pynisher: a failed allocation in C code often ends as SIGSEGV
                 return MemoryLimitException(
-                    "The function exited with SIGSEGV under a memory limit enforced by RLIMIT_AS\n{}".format(call)
+                    "The function exited with a segmentation error (SIGSEGV) and a memory limit was set.\n" + call
                 )
+            if e.signal == _signal.SIGXCPU and self.cpu_time is not None:
+                return CpuTimeoutException("Did not finish in cpu time ({}s)\n{}".format(self.cpu_time, call))
             return PynisherException("Unknown reason for exitcode -{}, no result: {}\n{}".format(e.signal, e, call))
         if isinstance(e, _errors.JobExited):
             if e.status == 0:
@@ -362,38 +536,19 @@ class Pynisher:
                     "Function ended properly but no result was recieved. Got exitcode 0 from subprocess that ran:\n"
                     + call
                 )
+            if self.memory is not None:
+                # as pynisher: nothing came back under a memory limit (the
+                # result or the error could not be sent)
+                return MemoryLimitException(
+                    "While returning the result from your function, we could not retrieve the result or any error"
+                    " about why.\n{}\n{}".format(call, e)
+                )
             return PynisherException("Unknown reason for exitcode {}, no result: {}\n{}".format(e.status, e, call))
         if isinstance(e, (_errors.LimitExceeded, _errors.LeashError)):
             return PynisherException("{}\n{}".format(e, call))
-        return self._wrap_error(e)
-
-    def _wrap_error(self, err):
-        """The function's own exception, wrapped as ``wrap_errors`` says."""
-        message = "Wrapped Exception {} - {}".format(type(err).__name__, err)
-        if self.memory is not None and isinstance(err, MemoryError):
-            return MemoryLimitException("Not enough memory to run function ({}B).\n{}".format(self.memory, message))
-        w = self.wrap_errors
-        if w is False:
-            return err
-        if w is True:
-            return PynisherException(message)
-        mapping = {"pynisher": list(w)} if isinstance(w, (list, set, tuple)) else w
-        if self.cpu_time is not None and any(_is_err(err, t) for t in mapping.get("cpu_time", ())):
-            return CpuTimeoutException(message)
-        if self.wall_time is not None and any(_is_err(err, t) for t in mapping.get("wall_time", ())):
-            return WallTimeoutException(message)
-        if self.memory is not None:
-            for t in mapping.get("memory", ()):
-                if isinstance(t, tuple):
-                    t_type, code = t[0], t[1]
-                    if _is_err(err, t_type) and getattr(err, "errno", None) == code:
-                        if len(t) < 3 or getattr(err, "winerror", None) == t[2]:
-                            return MemoryLimitException(message)
-                elif _is_err(err, t):
-                    return MemoryLimitException(message)
-        if any(_is_err(err, t) for t in mapping.get("pynisher", ())):
-            return PynisherException(message)
-        return err
+        if isinstance(e, PynisherException):
+            return e  # wrapped in the job's process already
+        return _wrap_error(e, self.memory, self.cpu_time, self.wall_time, self.wrap_errors)
 
     @staticmethod
     def supports(limit):
@@ -416,6 +571,7 @@ def restricted(
     wrap_errors=False,
     terminate_child_processes=True,
     forceful_keyboard_interrupt=True,
+    trust_result=None,
 ):
     """pynisher's decorator: ``@restricted(memory=..., wall_time=...)``
     limits every call of the function it decorates."""
@@ -440,6 +596,7 @@ def restricted(
             wrap_errors=wrap_errors,
             terminate_child_processes=terminate_child_processes,
             forceful_keyboard_interrupt=forceful_keyboard_interrupt,
+            trust_result=trust_result,
         )
 
         @wraps(func)
@@ -453,33 +610,90 @@ def restricted(
 
 # --- 0.x -----------------------------------------------------------------------
 
+_TAG0 = "leash.compat.pynisher 0.x"
+_STATUS0 = {
+    "CpuTimeoutException": CpuTimeoutException,
+    "TimeoutException": TimeoutException,
+    "SignalException": SignalException,
+    "MemorylimitException": MemorylimitException,
+    "SubprocessException": SubprocessException,
+}
 
-class _Captured:
-    """Runs the function with its stdout and stderr sent to two files (0.x
-    ``capture_output``). A class, not a closure, so it pickles for spawn."""
 
-    def __init__(self, func, out_path, err_path):
+def _raise_for_signal(signum, frame):
+    # 0.x's handler in its subprocess: the limit's signal becomes an exception
+    if signum == _signal.SIGXCPU:
+        raise CpuTimeoutException
+    if signum == _signal.SIGALRM:
+        raise TimeoutException
+    raise SignalException
+
+
+def _capture(out_path, err_path):
+    """stdout and stderr (the descriptors, for C code and subprocesses, and
+    Python's streams, which the caller may have replaced) to two files."""
+    for path, fd, stream in ((out_path, 1, sys.stdout), (err_path, 2, sys.stderr)):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+        f = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        os.dup2(f, fd)
+        os.close(f)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+
+
+class _Enforced:
+    """What runs in the job's process for a 0.x call, as 0.x's subprocess
+    did: output captured, SIGXCPU/SIGALRM/SIGQUIT turned into
+    CpuTimeoutException/TimeoutException/SignalException, RLIMIT_AS (where
+    the host has no memory controller), RLIMIT_NPROC (``num_processes``),
+    an alarm at the wall time and RLIMIT_CPU (soft: the CPU time, hard: plus
+    the grace period). A limit the function catches ends the process
+    cleanly (exit 0) with its status, as 0.x's did; the status travels as
+    data (a tuple of plain values). A class, so it pickles for spawn."""
+
+    def __init__(self, func, out_path, err_path, rlimit_memory, num_processes, wall_time, cpu_time, grace):
         self.func, self.out_path, self.err_path = func, out_path, err_path
+        self.rlimit_memory, self.num_processes = rlimit_memory, num_processes
+        self.wall_time, self.cpu_time, self.grace = wall_time, cpu_time, grace
         self.__name__ = getattr(func, "__name__", "function")
 
+    def _limit_self(self):
+        for sig in (_signal.SIGALRM, _signal.SIGXCPU, _signal.SIGQUIT):
+            _signal.signal(sig, _raise_for_signal)
+        if self.rlimit_memory is not None:
+            _resource.setrlimit(_resource.RLIMIT_AS, (self.rlimit_memory, self.rlimit_memory))
+        if self.num_processes is not None:
+            _resource.setrlimit(_resource.RLIMIT_NPROC, (self.num_processes, self.num_processes))
+        if self.cpu_time is not None:
+            # from now: a spawned interpreter's start-up is not the function's
+            used = _resource.getrusage(_resource.RUSAGE_SELF)
+            soft = math.ceil(used.ru_utime + used.ru_stime) + max(1, math.ceil(self.cpu_time))
+            _resource.setrlimit(_resource.RLIMIT_CPU, (soft, soft + max(0, math.ceil(self.grace))))
+        if self.wall_time is not None:
+            _signal.alarm(max(1, math.ceil(self.wall_time)))
+
     def __call__(self, *args, **kwargs):
-        for path, fd, stream in ((self.out_path, 1, sys.stdout), (self.err_path, 2, sys.stderr)):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-            f = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            os.dup2(f, fd)
-            os.close(f)
-        # the descriptors (C code, subprocesses) and the Python streams, which
-        # the caller may have replaced
-        sys.stdout = open(1, "w", buffering=1, closefd=False)
-        sys.stderr = open(2, "w", buffering=1, closefd=False)
-        return self.func(*args, **kwargs)
-
-
-class _ErrnoCarrier(Exception):
-    pass
+        if self.out_path is not None:
+            _capture(self.out_path, self.err_path)
+        try:
+            self._limit_self()
+            return (_TAG0, self.func(*args, **kwargs), 0, None)
+        except MemoryError:
+            return (_TAG0, None, "MemorylimitException", None)
+        except OSError as e:
+            return (_TAG0, None, "SubprocessException", e.errno)
+        except (CpuTimeoutException, TimeoutException, SignalException) as e:
+            return (_TAG0, None, type(e).__name__, None)
+        except BaseException:
+            # as multiprocessing's Process did for 0.x: the traceback on
+            # stderr (captured with capture_output), then the exception
+            _traceback.print_exc()
+            raise
+        finally:
+            _signal.alarm(0)
 
 
 class enforce_limits:
@@ -489,12 +703,18 @@ class enforce_limits:
     num_processes=..., grace_period_in_s=..., logger=..., capture_output=...,
     context=...)``: the wrapper returns the function's result, or None when
     the call failed; after each call it holds ``result``, ``exit_status``
-    (0, or the exception class saying why), ``exitcode`` (the process's,
-    negative for a signal), ``wall_clock_time``, ``stdout``/``stderr``
-    (with ``capture_output``), ``os_errno``, ``resources_function``,
+    (0, or the exception class saying why), ``exitcode`` (the process's: 0
+    when the function caught a limit's signal and ended cleanly, as 0.x's
+    subprocess did; -15 when the wall time and grace period passed and
+    SIGTERM ended it; -9 when RLIMIT_CPU's hard limit or leash's last
+    resort did), ``wall_clock_time``, ``stdout``/``stderr`` (with
+    ``capture_output``), ``os_errno``, ``resources_function``,
     ``resources_pynisher`` (getrusage of children and of this process) and
-    ``report`` (leash's report). ``num_processes`` limits the job's
-    processes and threads (pids.max), not the user's as RLIMIT_NPROC did.
+    ``report`` (leash's report). ``context``: a name or a multiprocessing
+    context object. ``num_processes``: RLIMIT_NPROC in the job's process,
+    as 0.x (it counts the user's processes, and uid 0 is exempt), and
+    pids.max of the job where a pids controller exists. leash's own:
+    ``trust_result`` (passed to ``leash.limit``).
     """
 
     def __init__(
@@ -507,8 +727,10 @@ class enforce_limits:
         logger=None,
         capture_output=False,
         context=None,
+        trust_result=None,
     ):
         self.context = multiprocessing.get_context() if context is None else context
+        self._context_name = _context_name(self.context)
         self.mem_in_mb = mem_in_mb
         self.cpu_time_in_s = cpu_time_in_s
         self.num_processes = num_processes
@@ -516,6 +738,7 @@ class enforce_limits:
         self.grace_period_in_s = 0 if grace_period_in_s is None else grace_period_in_s
         self.logger = logger if logger is not None else multiprocessing.get_logger()
         self.capture_output = capture_output
+        self._trust = {} if trust_result is None else {"trust_result": trust_result}
         if mem_in_mb is not None:
             self.logger.debug("Restricting your function to {} mb memory.".format(mem_in_mb))
         if cpu_time_in_s is not None:
@@ -524,15 +747,35 @@ class enforce_limits:
             self.logger.debug("Restricting your function to {} seconds wall time.".format(wall_time_in_s))
         if num_processes is not None:
             self.logger.debug("Restricting your function to {} threads/processes.".format(num_processes))
+        if grace_period_in_s is not None:
+            self.logger.debug("Allowing a grace period of {} seconds.".format(grace_period_in_s))
 
-    def _options(self):
-        return dict(
-            memory=None if self.mem_in_mb is None else int(self.mem_in_mb * (1 << 20)),
-            cpu_time=self.cpu_time_in_s,
-            wall_time=self.wall_time_in_s,
+    def _limited(self, func, out_path, err_path):
+        """The call's leash.limit: leash's wall time is 0.x's parent's
+        deadline (wall time + grace period) with SIGTERM as its signal (0.x's
+        terminate()), SIGKILL a second later; leash's CPU time, over the
+        whole tree, a backstop at twice RLIMIT_CPU's hard limit and 5 s more
+        (30 s for spawn, whose interpreter's start-up it counts too): the
+        process's own limit acts first; the backstop bounds a tree."""
+        memory = None if self.mem_in_mb is None else int(self.mem_in_mb * (1 << 20))
+        rlimit_memory = memory if memory is not None and _memory_enforced_by() != "cgroup" else None
+        grace = self.grace_period_in_s
+        target = _Enforced(
+            func, out_path, err_path, rlimit_memory, self.num_processes, self.wall_time_in_s, self.cpu_time_in_s, grace
+        )
+        return _leash.limit(
+            target,
+            name=_job_name(None, func),
+            memory=None if rlimit_memory is not None else memory,
+            cpu_time=None
+            if self.cpu_time_in_s is None
+            else 2 * (max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace)) + (30 if self._context_name == "spawn" else 5),
+            wall_time=None if self.wall_time_in_s is None else self.wall_time_in_s + grace,
             pids=self.num_processes,
-            grace=self.grace_period_in_s,
-            context=_context_name(self.context),
+            signal="TERM",
+            grace=1,
+            context=self._context_name,
+            **self._trust
         )
 
     def __call__(self, func):
@@ -559,31 +802,40 @@ class enforce_limits:
             def __call__(self, *args, **kwargs):
                 self._reset_attributes()
                 tmp = tempfile.mkdtemp(prefix="leash-pynisher-") if outer.capture_output else None
-                target = self.func
-                if tmp is not None:
-                    target = _Captured(self.func, os.path.join(tmp, "std.out"), os.path.join(tmp, "std.err"))
-                limited = _leash.limit(target, name=_job_name(None, self.func), **outer._options())
+                paths = (None, None) if tmp is None else (os.path.join(tmp, "std.out"), os.path.join(tmp, "std.err"))
                 outer.logger.debug("Function called with argument: {}, {}".format(args, kwargs))
                 start = time.time()
                 try:
-                    self.result, self.report = limited.call_with_report(*args, **kwargs)
-                    self.exit_status = 0
+                    limited = outer._limited(self.func, *paths)
+                    value, self.report = limited.call_with_report(*args, **kwargs)
+                    self._returned(value)
                 except KeyboardInterrupt:
                     raise
                 except BaseException as e:
                     self.report = getattr(e, "report", None)
                     self.exit_status = self._status_of(e)
                     self.result = None
+                    if isinstance(e, (_errors.JobKilled, _errors.JobExited)):
+                        outer.logger.debug(
+                            "Your function call closed the pipe prematurely -> Subprocess probably got an"
+                            " uncatchable signal."
+                        )
                 finally:
                     self.resources_function = _resource.getrusage(_resource.RUSAGE_CHILDREN)
                     self.resources_pynisher = _resource.getrusage(_resource.RUSAGE_SELF)
                     self.wall_clock_time = time.time() - start
                     self.exitcode = self._exitcode(self.report)
                     if tmp is not None:
-                        self.stdout = self._read(os.path.join(tmp, "std.out"))
-                        self.stderr = self._read(os.path.join(tmp, "std.err"))
+                        self.stdout = self._read(paths[0])
+                        self.stderr = self._read(paths[1])
                         shutil.rmtree(tmp, ignore_errors=True)
                 return self.result
+
+            def _returned(self, value):
+                if not (isinstance(value, tuple) and len(value) == 4 and value[0] == _TAG0):
+                    raise PynisherError("the job's process returned no 0.x status")
+                _, self.result, status, self.os_errno = value
+                self.exit_status = 0 if status == 0 else _STATUS0.get(status, PynisherError)
 
             def _status_of(self, e):
                 if isinstance(e, _errors.MemoryLimitExceeded) or isinstance(e, MemoryError):
@@ -592,11 +844,14 @@ class enforce_limits:
                     return CpuTimeoutException
                 if isinstance(e, _errors.WallTimeLimitExceeded):
                     return TimeoutException
-                if isinstance(e, _errors.JobKilled):
-                    return SignalException
-                if isinstance(e, OSError) and not isinstance(e, _errors.LeashError):
-                    self.os_errno = e.errno
+                if isinstance(e, _errors.PidsLimitExceeded):
                     return SubprocessException
+                if isinstance(e, _errors.JobKilled):
+                    if outer.cpu_time_in_s is not None and e.signal in (_signal.SIGKILL, _signal.SIGXCPU):
+                        return CpuTimeoutException  # RLIMIT_CPU's hard limit
+                    return AnythingException  # 0.x: the pipe closed without a word
+                if isinstance(e, PynisherError):
+                    return PynisherError
                 if isinstance(e, _errors.LeashError):
                     return AnythingException if (e.report or {}).get("reason") else PynisherError
                 return AnythingException

@@ -1,0 +1,390 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The pynisher drop-in as pynisher's users and its own suites rely on it
+(issue 24): ``pynisher.util``; no helper process left as the caller's child;
+0.x's exit codes and statuses; context objects, forkserver and the default
+start method; memory limits set inside a spawned interpreter; wrapped errors
+that import nothing into the caller; warnings on stderr; ``trust_result``.
+Each behaviour in the contexts fork, spawn and forkserver. Written from
+pynisher's documented and observed behaviour; no pynisher code or test was
+copied."""
+
+import contextlib
+import errno
+import inspect
+import multiprocessing
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import conftest
+import leash
+import leash.compat.pynisher as lp
+import pynisher
+from conftest import child_processes, skip_rlimit_as_under_asan
+
+CONTEXTS = ["fork", "spawn", "forkserver"]
+
+
+def add(a, b=0):
+    return a + b
+
+
+def my_ppid():
+    return os.getppid()
+
+
+def memlimit_inside():
+    from pynisher.util import Monitor
+
+    return Monitor().memlimit()
+
+
+def allocate(mib):
+    block = bytearray(mib << 20)
+    block[::4096] = b"y" * len(block[::4096])
+    return len(block)
+
+
+def spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return "spun"
+
+
+def spin_with(blocked, seconds):
+    """Spins with ``blocked`` signals blocked: a function busy in C code
+    never runs Python's handler either."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    return spin(seconds)
+
+
+def sleep_with(blocked, seconds, ignore_term=False):
+    signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    if ignore_term:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(seconds)
+    return "slept"
+
+
+def sleep(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+def quit_myself():
+    os.kill(os.getpid(), signal.SIGQUIT)
+    time.sleep(5)
+
+
+def start_pool(n):
+    pool = multiprocessing.get_context("fork").Pool(n)
+    pool.terminate()
+    return "started"
+
+
+def start_sleepers(n):
+    return [subprocess.Popen(["sleep", "30"]).pid for _ in range(n)]
+
+
+def raise_from_module(directory):
+    sys.path.insert(0, directory)
+    import h24_private_module
+
+    raise h24_private_module.PrivateError("from a module the caller never imported")
+
+
+@pytest.fixture
+def psutil():
+    return pytest.importorskip("psutil", reason="psutil (Debian: python3-psutil) checks what pynisher's users check")
+
+
+def alive(pid):
+    """Running: not gone, not a zombie its new parent has yet to reap."""
+    try:
+        with open("/proc/{}/stat".format(pid)) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def memory_by_rlimit():
+    return "memory" not in conftest.controllers()
+
+
+# --- pynisher.util ----------------------------------------------------------------
+
+
+def test_pynisher_util_helpers():
+    from pynisher.util import Monitor, callstring, memconvert, terminate_process, timeconvert  # noqa: F401
+
+    assert memconvert(2, frm="MB") == 2 << 20 and isinstance(memconvert(1.5, frm="kb"), int)
+    assert memconvert(3 << 30, to="GB") == 3.0
+    assert timeconvert(90, to="m") == 1.5 and timeconvert(1, frm="h") == 3600
+    with pytest.raises(KeyError):
+        memconvert(1, frm="PB")
+    assert callstring(add, 1, b=2) == "add(1, b=2)"
+    m = Monitor()
+    assert m.memory("B", kind="rss") <= m.memory("B") and m.memory("MB") == m.memory() / (1 << 20)
+    soft, hard = m.memlimit()
+    assert soft == (-1 if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY else soft)
+    with pytest.raises(ValueError):
+        m.memory(kind="swap")
+
+
+def test_terminate_process_tree_ends_descendants():
+    sleeper = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30"])
+    try:
+        time.sleep(0.2)
+        from pynisher.util import terminate_process
+
+        gone, alive = terminate_process(sleeper.pid, children=True, parent=True, timeout=2)
+        assert not alive and len(gone) == 3  # sh and its two sleeps
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+# --- the caller's children ----------------------------------------------------------
+
+CHILDREN_AFTER_CALL = """
+import ctypes, os, sys, multiprocessing
+import leash
+leash.configure(cgroup_parent=sys.argv[1])
+if sys.argv[2] == "subreaper":
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+lf = leash.limit(pow, wall_time=10)
+assert lf(2, 5) == 32
+def ppid(pid):
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[1]
+    except OSError:
+        return None
+print(len([e for e in os.listdir("/proc") if e.isdigit() and ppid(e) == str(os.getpid())]))
+"""
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_no_child_of_the_caller_outlives_a_call(context, psutil):
+    for api in (lp.limit(add, wall_time=10, context=context), lp.enforce_limits(wall_time_in_s=10, context=context)(add)):
+        assert api(1, 2) == 3
+        # the function (and its watchdog) still held: nothing is our child
+        assert child_processes() == []
+        assert psutil.Process().children(recursive=True) == []
+        assert multiprocessing.active_children() == []
+        with pytest.raises(ChildProcessError):
+            os.wait()
+
+
+def test_the_watchdog_is_a_child_only_of_a_subreaper():
+    """The control of the test above: a caller that is a subreaper adopts
+    the watchdog back, and leash keeps it a direct child there; every other
+    caller has none."""
+    out = {}
+    for mode in ("plain", "subreaper"):
+        r = subprocess.run(
+            [sys.executable, "-c", CHILDREN_AFTER_CALL, conftest.parent(), mode],
+            capture_output=True, text=True, timeout=60,
+            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+        )
+        assert r.returncode == 0, r.stderr
+        out[mode] = int(r.stdout)
+    assert out == {"plain": 0, "subreaper": 1}
+
+
+# --- 0.x ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_0x_a_caught_limit_ends_cleanly(context):
+    """0.x's subprocess caught the limit's signal and exited 0."""
+    mp_context = multiprocessing.get_context(context)  # an object, as auto-sklearn passes
+    w = lp.enforce_limits(cpu_time_in_s=1, grace_period_in_s=2, context=mp_context)(spin)
+    assert w(30) is None
+    assert (w.exit_status, w.exitcode) == (lp.CpuTimeoutException, 0)
+    # a grace period that outlasts a spawned interpreter's start-up under emulation
+    w = lp.enforce_limits(wall_time_in_s=1, grace_period_in_s=30, context=mp_context)(sleep)
+    assert w(30) is None
+    assert (w.exit_status, w.exitcode) == (lp.TimeoutException, 0)
+    w = lp.enforce_limits(context=mp_context)(quit_myself)
+    assert w() is None
+    assert (w.exit_status, w.exitcode) == (lp.SignalException, 0)
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_0x_endings_a_function_cannot_catch(context):
+    """-15: the wall time and grace period passed and SIGTERM ended a
+    function that never ran the alarm's handler; -9: RLIMIT_CPU's hard
+    limit (the grace period past the CPU time)."""
+    w = lp.enforce_limits(wall_time_in_s=1, grace_period_in_s=1, context=context)(sleep_with)
+    assert w({signal.SIGALRM}, 30) is None
+    assert (w.exit_status, w.exitcode) == (lp.TimeoutException, -signal.SIGTERM)
+    w = lp.enforce_limits(cpu_time_in_s=1, grace_period_in_s=1, context=context)(spin_with)
+    assert w({signal.SIGXCPU}, 30) is None
+    assert (w.exit_status, w.exitcode) == (lp.CpuTimeoutException, -signal.SIGKILL)
+
+
+def test_0x_a_function_that_ignores_sigterm_is_killed():
+    """A deliberate difference: 0.x would wait for it forever; leash sends
+    SIGKILL a second after SIGTERM."""
+    w = lp.enforce_limits(wall_time_in_s=1, grace_period_in_s=1)(sleep_with)
+    assert w({signal.SIGALRM}, 30, True) is None
+    assert (w.exit_status, w.exitcode) == (lp.TimeoutException, -signal.SIGKILL)
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_0x_num_processes(context):
+    if os.geteuid() == 0 and "pids" not in conftest.controllers():
+        pytest.skip("uid 0 without a pids controller: RLIMIT_NPROC exempts root, as it did for pynisher 0.x")
+    w = lp.enforce_limits(num_processes=1, context=context)(start_pool)
+    assert w(4) is None
+    assert (w.exit_status, w.exitcode, w.os_errno) == (lp.SubprocessException, 0, errno.EAGAIN)
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_0x_memory(context):
+    skip_rlimit_as_under_asan()
+    w = lp.enforce_limits(mem_in_mb=200, context=context)(allocate)
+    assert w(600) is None and w.exit_status is lp.MemorylimitException
+    assert w.exitcode == (0 if memory_by_rlimit() else -signal.SIGKILL)
+    assert w(10) == 10 << 20 and (w.exit_status, w.exitcode) == (0, 0)
+
+
+# --- 1.x ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_memory_limit_is_set_inside_the_started_interpreter(context):
+    """Without a memory controller pynisher's RLIMIT_AS is set in the
+    function's process once it runs: a spawned interpreter starts first."""
+    skip_rlimit_as_under_asan()
+    lf = lp.limit(memlimit_inside, memory=(300, "MB"), context=context)
+    limits = lf()
+    if memory_by_rlimit():
+        assert limits == (300 << 20, 300 << 20)
+    else:
+        assert limits == (-1, -1)  # the cgroup's memory.max does it
+    with pytest.raises(lp.MemoryLimitException):
+        lp.limit(allocate, memory=(300, "MB"), context=context)(900)
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_a_context_object_and_forkserver(context):
+    assert lp.Pynisher(add, context=multiprocessing.get_context(context))(2, 3) == 5
+    assert lp.enforce_limits(context=multiprocessing.get_context(context))(add)(2, 3) == 5
+
+
+def test_forkserver_and_the_default_start_method_fork_directly(monkeypatch):
+    """Python 3.14's default start method is forkserver: the default path is
+    leash's fork (the caller's own child, nothing pickled), not a slower one."""
+    monkeypatch.setattr(multiprocessing, "get_start_method", lambda allow_none=False: "forkserver")
+    local = 7
+    assert lp.limit(lambda: local * 6)() == 42  # a closure: nothing pickled
+    assert lp.limit(my_ppid)() == os.getpid()
+    assert lp.limit(my_ppid, context="forkserver")() == os.getpid()
+
+    @lp.restricted(wall_time=10, context="forkserver")
+    def decorated_pid():
+        return os.getpid()
+
+    # multiprocessing's forkserver pickles a decorated function by reference
+    # (and finds its wrapper under its name); leash's fork pickles nothing
+    assert decorated_pid() != os.getpid()
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_wrapped_errors_import_nothing_into_the_caller(context, tmp_path):
+    (tmp_path / "h24_private_module.py").write_text("class PrivateError(Exception):\n    pass\n")
+    sys.modules.pop("h24_private_module", None)
+    sys.path.append(str(tmp_path))  # importable here too, as a user's own module is
+    for wrap in (True, ["PrivateError"], {"pynisher": ["PrivateError"]}):
+        with pytest.raises(lp.PynisherException) as e:
+            lp.limit(raise_from_module, wrap_errors=wrap, context=context)(str(tmp_path))
+        assert "PrivateError" in str(e.value)
+        assert "h24_private_module" not in sys.modules
+    # the control: unwrapped, the function's own exception is rebuilt here,
+    # which imports its module
+    with pytest.raises(Exception) as e:
+        lp.limit(raise_from_module, context=context)(str(tmp_path))
+    assert type(e.value).__name__ == "PrivateError" and "h24_private_module" in sys.modules
+    sys.modules.pop("h24_private_module", None)
+    sys.path[:] = [p for p in sys.path if p != str(tmp_path)]
+
+
+@pytest.mark.parametrize("warnings", [True, False])
+def test_warnings_go_to_stderr(warnings, capfd, tmp_path):
+    """pynisher warns, on stderr (sys.stderr as the caller set it, for
+    fork), when the function's process already uses more memory than its
+    limit."""
+    skip_rlimit_as_under_asan()
+    path = tmp_path / "stderr.txt"
+    with path.open("w") as f, contextlib.redirect_stderr(f):
+        assert lp.limit(add, memory=(5, "MB"), warnings=warnings, raises=False, context="fork")(1) in (1, lp.EMPTY)
+    assert ("Current memory usage" in path.read_text()) == warnings
+    if memory_by_rlimit():  # a fresh interpreter outgrows 5 MB of memory.max before it prints
+        assert lp.limit(add, memory=(5, "MB"), warnings=warnings, raises=False, context="spawn")(1) is not None
+        assert ("Current memory usage" in capfd.readouterr().err) == warnings
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_children_end_with_the_call_whatever_terminate_child_processes_says(context):
+    """A deliberate difference (README): leash ends every process of the
+    job; terminate_child_processes=False does not keep them."""
+    pids = lp.limit(start_sleepers, wall_time=10, terminate_child_processes=False, context=context)(2)
+    for pid in pids:
+        assert not alive(pid)
+
+
+def test_trust_result_is_forwarded_only_when_given(monkeypatch):
+    seen = []
+    real = leash.limit
+
+    def recording(func, **kw):
+        seen.append(kw.get("trust_result", "absent"))
+        kw.pop("trust_result", None)
+        return real(func, **kw)
+
+    monkeypatch.setattr(leash, "limit", recording)
+    assert lp.limit(add)(1, 2) == 3
+    assert lp.limit(add, trust_result=True)(1, 2) == 3
+    assert lp.enforce_limits(trust_result=False)(add)(1, 2) == 3
+    assert seen == ["absent", True, False]
+
+
+def test_trust_result_reaches_leash_limit():
+    if "trust_result" not in inspect.signature(leash.limit).parameters:
+        pytest.skip("this leash.limit has no trust_result (issue 22's result channel)")
+    assert lp.limit(add, trust_result=True)(1, 2) == 3
+
+
+# --- sklearn ------------------------------------------------------------------------
+
+
+def fit_polynomial(n, degree):
+    import numpy as np
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, 40))
+    make_pipeline(PolynomialFeatures(degree), LinearRegression()).fit(X, X[:, 0])
+    return True
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_an_sklearn_fit_over_its_limit(context):
+    skip_rlimit_as_under_asan()
+    if subprocess.run([sys.executable, "-c", "import sklearn"], capture_output=True).returncode != 0:
+        pytest.skip("scikit-learn is not installed (Debian: python3-sklearn)")
+    assert "sklearn" not in sys.modules
+    with pytest.raises(lp.MemoryLimitException):
+        lp.limit(fit_polynomial, memory=(400, "MB"), wall_time=60, context=context)(20000, 3)
+    assert "sklearn" not in sys.modules
+    assert lp.limit(fit_polynomial, memory=(400, "MB"), wall_time=60, context=context)(200, 1) is True
