@@ -29,6 +29,7 @@ struct spawn_params {
         bool sigchld_ignored;               /* give the job SIGCHLD=SIG_IGN */
         const struct sandbox_plan *sandbox; /* NULL: nothing to apply */
         const struct isolate_plan *isolate; /* NULL: no --isolate */
+        bool close_held;                    /* spawn_fork: close the library's fds (heldfd.c) before seccomp */
 };
 
 struct spawn_failure {

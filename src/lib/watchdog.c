@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "../basic/macro.h"
+#include "heldfd.h"
 
 enum { WD_FREE, WD_FILLING, WD_ACTIVE };
 enum { WD_RUN_IDLE, WD_RUN_STARTING, WD_RUN_RUNNING };
@@ -219,7 +220,7 @@ static int pool_run(struct watchdog_pool *p) {
         int r;
 
         p->owner = getpid();
-        p->owner_fd = (int) syscall(SYS_pidfd_open, p->owner, 0);
+        p->owner_fd = HELD_FD((int) syscall(SYS_pidfd_open, p->owner, 0));
         if (p->owner_fd < 0)
                 return negative_errno();
         /* its stack: 16 KiB for a few frames of raw calls, a guard page below */
@@ -235,7 +236,17 @@ static int pool_run(struct watchdog_pool *p) {
                 goto fail;
         }
         /* exit signal 0 (flags carry no signal): never a SIGCHLD, never reaped by waitpid(-1) */
+        heldfd_lock();
         p->pid = clone(watchdog_main, (char *) p->stack + p->stack_size, flags, p, &p->pidfd);
+        if (p->pid > 0 && heldfd_mark_locked(p->pidfd) < 0) {
+                heldfd_unlock();
+                (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+                close(p->pidfd);
+                p->pidfd = -1;
+                errno = ENOMEM;
+                p->pid = -1;
+        } else
+                heldfd_unlock();
         if (p->pid < 0) {
                 r = negative_errno();
                 goto fail;
@@ -245,7 +256,7 @@ fail:
         if (p->stack)
                 munmap(p->stack, p->stack_size);
         p->stack = NULL;
-        close(p->owner_fd);
+        heldfd_close(p->owner_fd);
         p->owner_fd = p->pidfd = -1;
         p->pid = 0;
         return r;
@@ -264,8 +275,8 @@ static void pool_halt(struct watchdog_pool *p) {
                 while (waitid(P_PIDFD, (id_t) p->pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
                         ;
         }
-        close(p->pidfd);
-        close(p->owner_fd);
+        heldfd_close(p->pidfd);
+        heldfd_close(p->owner_fd);
         /* reaped: it no longer runs on its stack */
         munmap(p->stack, p->stack_size);
         p->stack = NULL;
