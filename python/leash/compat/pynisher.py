@@ -27,6 +27,17 @@ MemoryLimitException; CPU time is the whole tree's; wall time is measured by
 the supervisor; and every process the function started is gone when the
 call returns, whatever ``terminate_child_processes`` says (a cgroup leaves
 no way to keep them).
+
+The result channel differs from pynisher's: pynisher unpickles whatever the
+function's process sends back; leash decodes only plain data and the
+classes named in ``result_types`` (``ResultRefused`` otherwise), and
+rebuilds a function's exception only for a builtin type or a named one
+(``leash.RemoteError`` otherwise, which a ``wrap_errors`` name matches by
+the remote type's name; a ``wrap_errors`` class matches only when named in
+``result_types``). Code that returns
+its own objects from a function it trusts passes ``trust_result=True``
+(pynisher's behaviour) to ``Pynisher``/``limit``, ``restricted`` and
+``enforce_limits``; see ``leash.limit``.
 """
 
 import multiprocessing
@@ -221,8 +232,11 @@ def _callstring(func, args, kwargs):
 def _is_err(err, err_type):
     """pynisher's matching: a name compares with the exception's class name,
     a class matches only exactly (not subclasses: library errors often
-    derive from builtin ones)."""
+    derive from builtin ones). A leash.RemoteError (a type the caller did
+    not name) matches by the remote type's name."""
     if isinstance(err_type, str):
+        if isinstance(err, _errors.RemoteError):
+            return err.qualname.rsplit(".", 1)[-1] == err_type
         return type(err).__name__ == err_type
     return isinstance(err_type, type) and type(err) is err_type
 
@@ -266,6 +280,8 @@ class Pynisher:
         wrap_errors=False,
         terminate_child_processes=True,
         forceful_keyboard_interrupt=True,
+        trust_result=False,
+        result_types=(),
     ):
         _cpu = _seconds(cpu_time, "cpu_time")
         _wall = _seconds(wall_time, "wall_time")
@@ -308,6 +324,8 @@ class Pynisher:
             grace=1,
             name=_job_name(name, func),
             context=self._context_name,
+            trust_result=trust_result,
+            result_types=result_types,
         )
 
     def __enter__(self):
@@ -416,6 +434,8 @@ def restricted(
     wrap_errors=False,
     terminate_child_processes=True,
     forceful_keyboard_interrupt=True,
+    trust_result=False,
+    result_types=(),
 ):
     """pynisher's decorator: ``@restricted(memory=..., wall_time=...)``
     limits every call of the function it decorates."""
@@ -440,6 +460,8 @@ def restricted(
             wrap_errors=wrap_errors,
             terminate_child_processes=terminate_child_processes,
             forceful_keyboard_interrupt=forceful_keyboard_interrupt,
+            trust_result=trust_result,
+            result_types=result_types,
         )
 
         @wraps(func)
@@ -507,8 +529,12 @@ class enforce_limits:
         logger=None,
         capture_output=False,
         context=None,
+        trust_result=False,
+        result_types=(),
     ):
         self.context = multiprocessing.get_context() if context is None else context
+        self.trust_result = trust_result
+        self.result_types = result_types
         self.mem_in_mb = mem_in_mb
         self.cpu_time_in_s = cpu_time_in_s
         self.num_processes = num_processes
@@ -533,6 +559,8 @@ class enforce_limits:
             pids=self.num_processes,
             grace=self.grace_period_in_s,
             context=_context_name(self.context),
+            trust_result=self.trust_result,
+            result_types=self.result_types,
         )
 
     def __call__(self, func):
