@@ -101,11 +101,11 @@ def _named(cls):
 
 
 class _Unpickler(pickle.Unpickler):
-    """pickle's VM with find_class limited to a table."""
+    """pickle's VM with find_class limited to a table, ``_allowed``: a class
+    attribute of a subclass per codec (no __init__ of its own: a result
+    decodes without a Python-level frame more than pickle.loads)."""
 
-    def __init__(self, data, allowed):
-        super().__init__(io.BytesIO(data))
-        self._allowed = allowed
+    _allowed = _PLAIN_GLOBALS
 
     def find_class(self, module, name):
         try:
@@ -189,6 +189,7 @@ class SafeCodec:
         self.result_types = types
         self._allowed = None
         self._dispatch = None
+        self._unpickler = None
 
     def __reduce__(self):
         return (SafeCodec, (self.result_types,))
@@ -204,6 +205,7 @@ class SafeCodec:
                 else:
                     allowed[_named(t)] = t
             self._dispatch = dispatch
+            self._unpickler = type("_Unpickler", (_Unpickler,), {"_allowed": allowed}) if len(allowed) > 1 else _Unpickler
             self._allowed = allowed
         return self._allowed
 
@@ -238,7 +240,9 @@ class SafeCodec:
 
     # the caller's side
     def loads(self, data):
-        value = _Unpickler(data, self._tables()).load()
+        if self._unpickler is None:
+            self._tables()
+        value = self._unpickler(io.BytesIO(data)).load()
         check_depth(value)
         return value
 
