@@ -31,18 +31,18 @@ bool heldfd_forget_locked(int fd); /* true when it was marked */
 
 /* fd = expr made and marked under the lock: no fork in another thread
  * copies it unmarked. errno is expr's when it failed. */
-#define HELD_FD(expr)                                       \
-        ({                                                  \
-                int held_fd_;                               \
-                heldfd_lock();                              \
-                held_fd_ = (expr);                          \
+#define HELD_FD(expr)                                                    \
+        ({                                                               \
+                int held_fd_;                                            \
+                heldfd_lock();                                           \
+                held_fd_ = (expr);                                       \
                 if (held_fd_ >= 0 && heldfd_mark_locked(held_fd_) < 0) { \
-                        close(held_fd_);                    \
-                        held_fd_ = -1;                      \
-                        errno = ENOMEM;                     \
-                }                                           \
-                heldfd_unlock();                            \
-                held_fd_;                                   \
+                        close(held_fd_);                                 \
+                        held_fd_ = -1;                                   \
+                        errno = ENOMEM;                                  \
+                }                                                        \
+                heldfd_unlock();                                         \
+                held_fd_;                                                \
         })
 
 /* In the child of a fork made with the lock held: closes every marked fd

@@ -476,9 +476,10 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
         }
         r = spawn_job(&sp, &j->r.pid, &j->pidfd, &sf, &used_clone3);
         /* marked after the exec: a fork in another thread meanwhile may copy
-         * this pidfd (a pidfd signals with kill(2)'s permission checks) */
+         * this pidfd (a pidfd signals with kill(2)'s permission checks). On
+         * failure the child runs in the cgroup, which finish kills and removes. */
         if (r >= 0 && (j->pidfd = heldfd_take(j->pidfd)) < 0 && sf.step == SPAWN_STEP_NONE)
-                r = -ENOMEM; /* the child runs in the cgroup, which finish kills and removes */
+                r = -ENOMEM;
         if (j->iso.status_wfd >= 0) { /* the init's end */
                 close(j->iso.status_wfd);
                 j->iso.status_wfd = -1;
