@@ -452,8 +452,11 @@ def snoop(i, start, outside):
     }
 
 
-def test_eight_threads_calling_at_once_share_nothing():
-    lf = leash.limit(snoop, wall_time=30)
+@pytest.mark.parametrize("contexts", [("fork",), ("fork", "spawn")], ids=["fork", "fork-and-spawn"])
+def test_eight_threads_calling_at_once_share_nothing(contexts):
+    # with spawn beside fork: the forked children must not get the spawn
+    # calls' pipes either (the call's data going in, its result coming out)
+    lfs = [leash.limit(snoop, wall_time=30, context=c) for c in contexts]
     results, errors = {}, []
     outside = outside_pipes()
     start = time.time()
@@ -461,7 +464,7 @@ def test_eight_threads_calling_at_once_share_nothing():
     def call(i):
         time.sleep(0.1 * i)
         try:
-            results[i] = lf(i, start, outside)
+            results[i] = lfs[i % len(lfs)](i, start, outside)
         except Exception as e:  # a stolen result: the call has none
             errors.append((i, repr(e)))
 
