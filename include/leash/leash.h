@@ -142,6 +142,14 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
  * the child may only rely on async-signal-safe functions (the POSIX rule
  * after fork()) unless the caller quiesced its other threads. */
 pid_t leash_job_fork(struct leash_job *j, struct leash_error *err);
+/* The child of leash_job_fork() inherits none of the descriptors libleash
+ * holds (of this job or any other of the process), nor those marked with
+ * leash_fd_private(fd, true); every other fd of the caller it inherits as
+ * fork(2) gives it. Mark an fd before another thread may fork; close a
+ * marked fd with leash_fd_close() (unmarked and closed at once). 0 or
+ * -errno. */
+int leash_fd_private(int fd, bool on);
+int leash_fd_close(int fd);
 
 /* A file descriptor that becomes readable when the job needs
  * leash_job_dispatch() (a process exited, a deadline came). */
@@ -224,6 +232,8 @@ enum leash_usage_figure {
 };
 /* A figure after leash_job_finish(), LEASH_NULL when the kernel gave none. */
 uint64_t leash_job_usage(const struct leash_job *j, enum leash_usage_figure f);
+/* The limit the job was given (its enum's unit), LEASH_NULL when none. */
+uint64_t leash_job_limit(const struct leash_job *j, enum leash_limit l);
 
 /* ---- sampling (leash(1), SAMPLING) ---------------------------------------
  * A sample exposes every figure by its enum. leash_sample_get() returns the

@@ -11,9 +11,21 @@ limits, and get back its result and a report of what it used.
     trial(21)                      # 42, computed in a child inside its own cgroup
 
 Each call forks a child straight into a new job cgroup (never outside it),
-with the limits and the sandbox applied; the return value comes back by
-pickle, an exception raised by the function is re-raised here with its type,
-args and the child's traceback text (as ``__cause__``). A limit that ends the
+with the limits and the sandbox applied. The result channel is a boundary:
+the function's process may be hostile (``user=``, untrusted input), so its
+return value is decoded as data only (None, bool, int, float, complex, str,
+bytes, bytearray, list, tuple, dict, set, frozenset, nested at most 200
+deep) plus the classes named in ``result_types=`` (numpy arrays are carried
+as dtype, shape and bytes and rebuilt checked); nothing the child chose is
+ever called here, and anything else raises ``ResultRefused``. An exception
+raised by the function travels as data too and is re-raised here as itself
+when its type is builtin or named in ``result_types``, else as
+``RemoteError`` with its type's name and text; either way with the child's
+traceback text (as ``__cause__``). A function the caller trusts (its own
+code, no ``user=``, no untrusted input) may pass ``trust_result=True``: then
+the result and exceptions are pickled both ways, any type. The result is
+capped (``max_result``, default the memory limit, else 1 GiB): beyond it the
+job is killed and ``ResultTooLarge`` raised. A limit that ends the
 call raises a subclass of ``LimitExceeded`` (``MemoryLimitExceeded``, also a
 ``MemoryError``; ``CpuTimeLimitExceeded``; ``WallTimeLimitExceeded``;
 ``PidsLimitExceeded``); a death by a signal no limit sent raises
@@ -31,7 +43,7 @@ import json
 import os
 import threading
 
-from . import _call, _settings
+from . import _call, _result, _settings
 from ._errors import (
     CpuTimeLimitExceeded,
     JobExited,
@@ -40,8 +52,11 @@ from ._errors import (
     LimitExceeded,
     MemoryLimitExceeded,
     PidsLimitExceeded,
+    RemoteError,
     RemoteTraceback,
     ResourceExhaustion,
+    ResultRefused,
+    ResultTooLarge,
     SetupError,
     WallTimeLimitExceeded,
     WeakLimitWarning,
@@ -67,6 +82,9 @@ __all__ = [
     "ResourceExhaustion",
     "RemoteTraceback",
     "WeakLimitWarning",
+    "RemoteError",
+    "ResultRefused",
+    "ResultTooLarge",
 ]
 
 __version__ = "0.1.0"
@@ -118,7 +136,7 @@ class Limited:
     when the function is freed, or is replaced after ``leash.configure()``.
     """
 
-    def __init__(self, func, settings, name, context, memory_limited, sample=None):
+    def __init__(self, func, settings, name, context, memory_limited, sample=None, codec=None, max_result=-1):
         if not callable(func):
             raise TypeError("leash.limit: {!r} is not callable".format(func))
         if context not in contexts:
@@ -130,6 +148,8 @@ class Limited:
         self.context = context
         self.memory_limited = memory_limited
         self._sample = sample
+        self._codec = codec if codec is not None else _result.codec()
+        self._max_result = max_result
         self._local = threading.local()
         self._config = None  # made at the first fork call, again after configure()
         self._config_gen = None
@@ -170,7 +190,10 @@ class Limited:
         # the last call's finished job is freed before this call's fork: its
         # memory is reused by this job, not written again after the fork
         self._local.report = None
-        out = runner(self._job_config(), None, self.func, args, kwargs, self.memory_limited, self._sample)
+        out = runner(
+            self._job_config(), None, self.func, args, kwargs, self.memory_limited, self._sample, self._codec,
+            self._max_result,
+        )
         self._local.report = out.lazy  # parsed when asked for; the value is not kept
         return out
 
@@ -190,10 +213,12 @@ class Limited:
         # The fork context's common case, a call that returned, without the
         # Outcome: each Python object or function this path touches costs a
         # copy-on-write fault after the fork (bench/NOTES.md, row 10).
-        lazy, ok, data = _call.fork_call(self._job_config(), None, self.func, args, kwargs, self._sample, self._local)
+        lazy, ok, data = _call.fork_call(
+            self._job_config(), None, self.func, args, kwargs, self._sample, self._local, self._codec, self._max_result
+        )
         if ok:
             return data
-        out = _call.collected(lazy, ok, data, self.memory_limited)
+        out = _call.collected(lazy, ok, data, self.memory_limited, self._codec)
         if out.exception is not None:
             _raise(out.exception)
         return out.value
@@ -228,6 +253,9 @@ def limit(
     profile=None,
     name=None,
     context="fork",
+    trust_result=False,
+    result_types=(),
+    max_result=None,
     **sandbox
 ):
     """Limit a function: every call runs it in a child forked straight into
@@ -242,6 +270,17 @@ def limit(
     (``"hpo-trial"``), whose settings come first; ``name``: the job name
     (default: the function's name); ``context``: ``"fork"``, ``"spawn"``
     or ``"forkserver"`` (the same as fork, see ``contexts``).
+
+    The result channel (the function's process may be hostile):
+    ``result_types``: classes a result (or a re-raised exception) may hold
+    besides plain data, e.g. ``(numpy.ndarray, MyRecord)``: a named class is
+    rebuilt by pickle's rules through the class itself (the caller vouches
+    for it), ``numpy.ndarray`` from dtype, shape and bytes, checked;
+    ``trust_result=True``: unpickle whatever the function returns (only for
+    a function you trust: a hostile one runs code in this process through
+    it); ``max_result``: the result's cap in bytes (an int or a size string,
+    ``"64M"``), default the memory limit, else 1 GiB: beyond it the job is
+    killed and ``ResultTooLarge`` raised.
     Any other keyword is a ``leash run`` option with ``_`` for ``-``:
     ``clean_env=True``, ``seccomp="no-network"``, ``env={"K": "V"}``,
     ``nofile=64``, ``cgroup_parent=...``, ``user=...``, ``no_stdin=True``.
@@ -265,9 +304,11 @@ def limit(
     )
     settings = _settings.build_settings(named, sandbox)
     memory_limited = memory is not None and memory != "max"
+    codec = _result.codec(trust_result, result_types)
+    cap = _settings.size_bytes(max_result, "max_result")
     if func is None:
-        return lambda f: Limited(f, settings, name, context, memory_limited)
-    return Limited(func, settings, name, context, memory_limited)
+        return lambda f: Limited(f, settings, name, context, memory_limited, None, codec, cap)
+    return Limited(func, settings, name, context, memory_limited, None, codec, cap)
 
 
 def run(argv, *, check=False, name=None, **limits):

@@ -7,8 +7,9 @@ written); one C call, job.call, does the rest up to the outcome: a
 close-on-exec pipe, the fork through the library (so the child is inside the
 job cgroup from its first instruction with the sandbox applied), and in the
 child the function, its value pickled and one frame written: a tag byte (R
-result, E exception) and a pickle (an exception goes through child_failed()
-here). The parent polls two fds at once, the pipe and the job's own fd: the
+result, E exception) and the payload its codec made (_result.py: plain
+data by default, pickle with trust_result=True; an exception goes through
+child_failed() here). The parent polls two fds at once, the pipe and the job's own fd: the
 result is drained while the job runs (a 100 MiB result never blocks the child
 on a full pipe) and the job's events (deadlines, the child's exit) are
 dispatched as they come. EOF alone is not the end: a grandchild may still
@@ -16,12 +17,13 @@ hold the pipe; the job's end is. When the job has ended, leftovers have been
 killed by the library, so the pipe reaches EOF and the frame is complete or
 provably truncated. The report decides what the outcome was; the frame only
 carries what the function said. A call that simply returned (reason "ok", an
-R frame) comes back unpickled from job.call; anything else is decoded here
-with the report. All of it is in C because after the fork every page this
+R frame) comes back decoded by the codec from job.call; anything else is
+decoded here with the report. The pipe is read only while the job runs and,
+once it has ended, only what is there (non-blocking: a writer that left the
+job cannot hold the caller), and never beyond max_result bytes. All of it is in C because after the fork every page this
 process writes costs it a copy-on-write fault (bench/NOTES.md, row 10).
 """
 
-import fcntl
 import json
 import os
 import pickle
@@ -29,7 +31,8 @@ import sys
 import traceback
 import warnings
 
-from . import _errors
+from . import _errors, _result
+from ._result import TAG_ERROR, TAG_RESULT, exception_frame  # noqa: F401 (kept names)
 
 try:
     from . import _leash
@@ -37,11 +40,8 @@ except ImportError as e:  # pragma: no cover - reported when used
     _leash = None
     _import_error = e
 
-_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
-_PIPE_SIZE = 1 << 20
-
-TAG_RESULT = b"R"
-TAG_ERROR = b"E"
+#: The cap of a result when neither max_result nor a memory limit says one.
+DEFAULT_MAX_RESULT = 1 << 30
 
 
 def new_job(settings, name):
@@ -138,40 +138,15 @@ def _write_all(fd, data):
         view = view[n:]
 
 
-class _UnpicklableError(Exception):
-    """Stands in for an exception raised in the child that pickle could not
-    carry back: its type's qualified name, its str() and args' reprs."""
-
-
-def exception_frame(exc, tb_text):
-    """The E frame for exc: the exception itself when it pickles (and
-    unpickles: some exceptions pickle but cannot be rebuilt), else a
-    stand-in with its type name and message."""
-    try:
-        payload = pickle.dumps((exc, tb_text), protocol=pickle.HIGHEST_PROTOCOL)
-        pickle.loads(payload)
-        return TAG_ERROR + payload
-    except BaseException:
-        pass
-    name = "{}.{}".format(type(exc).__module__, type(exc).__qualname__)
-    try:
-        text = str(exc)
-    except BaseException:
-        text = "<str() failed>"
-    stand_in = _UnpicklableError("{}: {}".format(name, text))
-    stand_in.type_name = name
-    return TAG_ERROR + pickle.dumps((stand_in, tb_text), protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def child_run(fd, func, args, kwargs):
+def child_run(fd, func, args, kwargs, codec=_result._SAFE):
     """In the child of the spawn context: call func, write the frame to fd,
     and exit without running the parent's atexit handlers or finalisers
     (os._exit). A raise goes through child_failed, as job.call's child does."""
     try:
         value = func(*args, **kwargs)
-        frame = TAG_RESULT + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        frame = TAG_RESULT + codec.dumps(value, _result.PROTOCOL)
     except BaseException as e:  # the function's own, or pickling the value
-        child_failed(fd, e)
+        child_failed(fd, e, codec)
     status = 0
     try:
         _write_all(fd, frame)
@@ -185,14 +160,14 @@ def child_run(fd, func, args, kwargs):
         os._exit(status)
 
 
-def child_failed(fd, exc):
+def child_failed(fd, exc, codec=_result._SAFE):
     """In the child of job.call, after the function (or pickling its value)
-    raised exc: the E frame, its output flushed, exit 1 (2 when even the
-    frame cannot be written)."""
+    raised exc: the codec's E frame, its output flushed, exit 1 (2 when even
+    the frame cannot be written)."""
     status = 1
     try:
         tb_text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        _write_all(fd, exception_frame(exc, tb_text))
+        _write_all(fd, codec.error_frame(exc, tb_text))
     except BaseException:
         status = 2
     finally:
@@ -201,20 +176,39 @@ def child_failed(fd, exc):
         os._exit(status)
 
 
-# what job.call's child needs from this side, and the parent's unpickler
-_CALL_CHILD = (pickle.dumps, pickle.HIGHEST_PROTOCOL, child_failed, pickle.loads)
+def _trusted_failed(fd, exc):
+    child_failed(fd, exc, _result._TRUSTED)
+
+
+# what job.call's child needs from this side, and the parent's decoder, per
+# codec: made once for the shared codecs (each object a call makes is a
+# copy-on-write fault after the last call's fork)
+_CALL_CHILD = {
+    id(_result._SAFE): (pickle.dumps, _result.PROTOCOL, child_failed, _result._SAFE.loads),
+    id(_result._TRUSTED): (pickle.dumps, _result.PROTOCOL, _trusted_failed, pickle.loads),
+}
+
+
+def call_child_args(codec):
+    """job.call's (dumps, protocol, failed, loads) for codec."""
+    t = _CALL_CHILD.get(id(codec))
+    if t is None:
+        t = (codec.dumps, _result.PROTOCOL, lambda fd, exc: child_failed(fd, exc, codec), codec.loads)
+    return t
 
 
 # --- the parent --------------------------------------------------------------
 
 
 def _new_pipe():
-    r, w = os.pipe2(os.O_CLOEXEC)
-    try:
-        fcntl.fcntl(w, _F_SETPIPE_SZ, _PIPE_SIZE)
-    except OSError:
-        pass  # pipe-max-size lowered by the admin: the default size works too
-    return r, w
+    """A close-on-exec pipe (1 MiB where the host allows) whose ends no
+    child of another call inherits (made and marked private in C, with no
+    Python code between: no other thread forks meanwhile)."""
+    return require_extension().pipe()
+
+
+def _close(fd):
+    require_extension().close_fd(fd)
 
 
 # How often supervision wakes to run signal handlers: Python runs them in the
@@ -226,17 +220,28 @@ def _new_pipe():
 WAKE_MS = 250
 
 
-def decode(data):
-    """(tag, object) from a frame, or (None, reason) when it is missing or
-    truncated."""
+def decode(data, codec=_result._SAFE):
+    """(tag, object) from a frame (an E frame's object: (exception,
+    traceback text)), or (None, reason) when it is missing or truncated, or
+    (None, a LeashError) when the codec refused it or it was too large (data
+    is then the cap, an int)."""
+    if isinstance(data, int):
+        return None, _errors.ResultTooLarge(
+            "leash: the function's result is larger than max_result ({} bytes): the job was killed "
+            "there and nothing of the result was kept".format(data),
+            data,
+        )
     if not data:
         return None, "no result"
     tag, payload = data[:1], data[1:]
     if tag not in (TAG_RESULT, TAG_ERROR):
         return None, "garbled result"
     try:
-        return tag, pickle.loads(payload)
-    except BaseException as e:  # truncated by a kill, or a class gone
+        obj = codec.loads(payload)
+        return tag, (codec.exception(obj) if tag == TAG_ERROR else obj)
+    except _errors.ResultRefused as e:
+        return None, e.with_traceback(None)
+    except Exception as e:  # truncated by a kill, or a class gone
         return None, "the result could not be unpickled: {}: {}".format(type(e).__name__, e)
 
 
@@ -258,6 +263,11 @@ def outcome(report, tag, obj, memory_limited, lazy=None, reason=None):
             return Outcome(None, value=obj, lazy=lazy)
         report = lazy.get()
     reason = report.get("reason")
+    if tag is None and isinstance(obj, _errors.LeashError) and (
+        isinstance(obj, _errors.ResultTooLarge) or reason in ("ok", "exit")
+    ):
+        obj.report = report  # refused by the codec, or cut at the cap
+        return Outcome(report, exception=obj)
     limit_exc = _errors.limit_exception(reason, report)
     if limit_exc is not None:
         return Outcome(report, exception=limit_exc)
@@ -326,7 +336,7 @@ def outcome(report, tag, obj, memory_limited, lazy=None, reason=None):
     )
 
 
-def _run_job(settings, name, memory_limited, sample, launch):
+def _run_job(settings, name, memory_limited, sample, launch, codec=_result._SAFE, max_result=-1):
     """The spawn context's job, result pipe, supervision and outcome.
     launch(job, rfd, wfd) starts the child through the job; in this process
     it returns, and wfd is closed here. The rest is job.collect, the parent
@@ -338,29 +348,25 @@ def _run_job(settings, name, memory_limited, sample, launch):
             job.set_sampler(sample)
         rfd, wfd = _new_pipe()
         try:
-            launch(job, rfd, wfd)
-            os.close(wfd)
-            wfd = -1
-            ok, obj = job.collect(rfd, WAKE_MS, pickle.loads)
+            launch(job, rfd, wfd)  # wfd closed by then, whatever happened
+            ok, obj = job.collect(rfd, WAKE_MS, codec.loads, max_result)
         finally:
-            os.close(rfd)
-            if wfd >= 0:
-                os.close(wfd)
+            _close(rfd)
     except BaseException:
         job.close()
         raise
-    return collected(lazy, ok, obj, memory_limited)
+    return collected(lazy, ok, obj, memory_limited, codec)
 
 
-def collected(lazy, ok, obj, memory_limited):
+def collected(lazy, ok, obj, memory_limited, codec=_result._SAFE):
     """The Outcome of what job.call or job.collect returned."""
     if ok:
         return Outcome(None, value=obj, lazy=lazy)
-    tag, obj = decode(obj)
+    tag, obj = decode(obj, codec)
     return outcome(None, tag, obj, memory_limited, lazy, lazy.reason())
 
 
-def fork_call(settings, name, func, args, kwargs, sample=None, local=None):
+def fork_call(settings, name, func, args, kwargs, sample=None, local=None, codec=_result._SAFE, max_result=-1):
     """The fork context: ``(lazy, ok, obj)``. ``lazy`` is the call's
     LazyReport (its job finished); ``ok`` says the job's reason is "ok" and
     the child's frame a result, then ``obj`` is the value; else ``obj`` is all
@@ -370,7 +376,10 @@ def fork_call(settings, name, func, args, kwargs, sample=None, local=None):
     ``local``, the LazyReport replaces ``local.report`` before the fork: the
     last call's job is freed first and this one reuses its memory, and
     nothing is stored after the fork. ``sample``: a callable for
-    job.set_sampler (settings ask for sampling)."""
+    job.set_sampler (settings ask for sampling). ``codec``: how the child
+    encodes and this side decodes (_result.codec()); ``max_result``: the
+    cap in bytes, -1 for the default (the job's memory limit, else
+    DEFAULT_MAX_RESULT)."""
     if local is not None:
         local.report = None
     job = new_job(settings, name)
@@ -380,7 +389,7 @@ def fork_call(settings, name, func, args, kwargs, sample=None, local=None):
     try:
         if sample is not None:
             job.set_sampler(sample)
-        ok, obj = job.call(func, args, kwargs, WAKE_MS, _CALL_CHILD)
+        ok, obj = job.call(func, args, kwargs, WAKE_MS, call_child_args(codec), max_result)
     except BaseException:
         if local is not None:
             local.report = None
@@ -389,12 +398,13 @@ def fork_call(settings, name, func, args, kwargs, sample=None, local=None):
     return lazy, ok, obj
 
 
-def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None):
+def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1):
     """The fork context: fork_call, then the outcome."""
-    return collected(*fork_call(settings, name, func, args, kwargs, sample), memory_limited)
+    lazy, ok, obj = fork_call(settings, name, func, args, kwargs, sample, None, codec, max_result)
+    return collected(lazy, ok, obj, memory_limited, codec)
 
 
-def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None):
+def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1):
     """The spawn context: the child is a fresh interpreter (sys.executable
     -m leash._child) that inherits nothing of this one but the function,
     its arguments (pickled) and what multiprocessing's spawn would give it
@@ -406,7 +416,7 @@ def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None)
     prep.pop("authkey", None)  # the child is no multiprocessing peer
     try:
         call = pickle.dumps(prep, protocol=pickle.HIGHEST_PROTOCOL) + pickle.dumps(
-            (func, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL
+            (func, args, kwargs, codec), protocol=pickle.HIGHEST_PROTOCOL
         )
     except Exception as e:
         raise pickle.PicklingError(
@@ -417,27 +427,27 @@ def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None)
     env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in sys.path if p])
 
     def launch(job, rfd, wfd):
-        cr, cw = _new_pipe()
+        try:
+            cr, cw = _new_pipe()
+        except BaseException:
+            _close(wfd)
+            raise
         try:
             argv = [sys.executable, "-s", "-m", "leash._child", str(cr), str(wfd)]
-            if job.fork() == 0:
+            # cr and wfd reach the child and are closed here by the fork;
+            # rfd and cw, private, are closed in the child by the library
+            if job.fork(keep=(cr, wfd)) == 0:
                 try:
-                    os.close(rfd)
-                    os.close(cw)
                     os.set_inheritable(cr, True)
                     os.set_inheritable(wfd, True)
                     os.execve(argv[0], argv, env)
                 finally:
                     os._exit(127)
-            os.close(cr)
-            cr = -1
             try:
                 _write_all(cw, call)
             except BrokenPipeError:
                 pass  # the child died first: the report says how
         finally:
-            for fd in (cr, cw):
-                if fd >= 0:
-                    os.close(fd)
+            _close(cw)
 
-    return _run_job(settings, name, memory_limited, sample, launch)
+    return _run_job(settings, name, memory_limited, sample, launch, codec, max_result)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The fresh interpreter of context='spawn': ``python -m leash._child IN OUT``.
 
-Reads (preparation data, function, args, kwargs) pickled from fd IN, prepares
+Reads (preparation data, function, args, kwargs, codec) pickled from fd IN
+(the caller's own bytes: this side trusts them), prepares
 itself the way multiprocessing's spawn does (sys.path, the main module under
 the name __mp_main__, so functions defined in a script unpickle), then runs
 the call exactly as the fork context's child does and writes the frame to fd
@@ -40,11 +41,12 @@ def main():
             # sys.path, the working directory, and the caller's main module
             # as __mp_main__, so that functions defined there unpickle
             mp_spawn.prepare(prep)
-        func, args, kwargs = pickle.load(stream)
+        func, args, kwargs, codec = pickle.load(stream)
     except BaseException as e:
-        _call._write_all(outfd, _call.exception_frame(e, traceback.format_exc()))
+        # the caller's codec is not known yet: the error as plain data
+        _call._write_all(outfd, _call._result._SAFE.error_frame(e, traceback.format_exc()))
         os._exit(1)
-    _call.child_run(outfd, func, args, kwargs)
+    _call.child_run(outfd, func, args, kwargs, codec)
 
 
 if __name__ == "__main__":

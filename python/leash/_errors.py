@@ -18,6 +18,9 @@ __all__ = [
     "ResourceExhaustion",
     "RemoteTraceback",
     "WeakLimitWarning",
+    "RemoteError",
+    "ResultRefused",
+    "ResultTooLarge",
 ]
 
 
@@ -196,3 +199,46 @@ def limit_exception(reason, report):
     if cls is None:
         return None
     return cls("{} reached".format(_describe(report, reason)), reason, _limit_value(report, reason), report)
+
+
+class ResultRefused(LeashError):
+    """The function's result (or its error frame) holds something the
+    caller's decoder does not build: a callable or class other than plain
+    data and the types named in ``result_types``, containers nested deeper
+    than leash decodes, a cycle. ``what`` names it (``"os.system"``). The
+    result channel is a boundary: see ``leash.limit``'s ``trust_result``."""
+
+    def __init__(self, message, what=None, report=None):
+        super().__init__(message, report)
+        self.what = what
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.what, self.report))
+
+
+class ResultTooLarge(LeashError):
+    """The function's result was larger than ``max_result`` bytes; the job
+    was killed when it got there and nothing of it was kept. ``limit`` is
+    the cap in bytes."""
+
+    def __init__(self, message, limit=None, report=None):
+        super().__init__(message, report)
+        self.limit = limit
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.limit, self.report))
+
+
+class RemoteError(LeashError):
+    """An exception the function raised whose type the caller does not
+    rebuild (neither builtin nor named in ``result_types``): its type's
+    name (``type_name``, ``"module.Qualname"``), its ``text`` (str()), its
+    ``remote_args`` when they were plain data, and ``child_traceback``."""
+
+    def __init__(self, module, qualname, args=None, text="", report=None):
+        self.type_name = "{}.{}".format(module, qualname)
+        super().__init__("{}: {}".format(self.type_name, text), report)
+        self.module, self.qualname, self.remote_args, self.text = module, qualname, args, text
+
+    def __reduce__(self):
+        return (type(self), (self.module, self.qualname, self.remote_args, self.text, self.report))

@@ -11,7 +11,7 @@ import decimal
 import numbers
 import signal as _signal
 
-__all__ = ["build_settings", "size_text", "duration_text"]
+__all__ = ["build_settings", "size_text", "size_bytes", "duration_text"]
 
 # Python keyword -> option-table key, for the named limits of leash.limit().
 _NAMED = {
@@ -59,6 +59,22 @@ def size_text(value, what="memory"):
     if _is_number(value) and float(value).is_integer():
         return _decimal_text(int(value), what)
     raise ValueError("{}: {!r}: expected bytes (an int) or a size such as '2G'".format(what, value))
+
+
+def size_bytes(value, what):
+    """Bytes from an int or a size string ("64M"); None: -1 (the default)."""
+    if value is None:
+        return -1
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, int) and value < 0):
+        raise ValueError("{}: {!r}: expected bytes (an int) or a size such as '64M'".format(what, value))
+    if isinstance(value, int):
+        return value
+    from . import _call
+
+    try:
+        return _call.require_extension().parse_size(value)
+    except ValueError:
+        raise ValueError("{}: {!r}: expected bytes (an int) or a size such as '64M'".format(what, value)) from None
 
 
 def duration_text(value, what="wall_time"):

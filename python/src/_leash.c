@@ -26,6 +26,8 @@
 
 #include <leash/leash.h>
 
+#include "basic/parse.h"
+
 static PyObject *setup_error_type; /* leash._errors.SetupError */
 
 typedef struct {
@@ -385,18 +387,56 @@ static int need_job(JobObject *self) {
         return 0;
 }
 
-static PyObject *Job_fork(JobObject *self, PyObject *unused) {
+/* fork(keep=()): the fds in keep (made by pipe(): private) reach the child,
+ * and are closed in the parent; no Python code runs between the two, so no
+ * other thread's child gets them. */
+static int keep_list(PyObject *keep, int *fds, Py_ssize_t max, Py_ssize_t *ret_n) {
+        PyObject *seq = PySequence_Fast(keep, "keep must be a sequence of fds");
+        Py_ssize_t n;
+
+        if (!seq)
+                return -1;
+        n = PySequence_Fast_GET_SIZE(seq);
+        if (n > max) {
+                Py_DECREF(seq);
+                PyErr_SetString(PyExc_ValueError, "leash: fork: too many fds to keep");
+                return -1;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+                fds[i] = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+                if (fds[i] < 0) {
+                        Py_DECREF(seq);
+                        if (!PyErr_Occurred())
+                                PyErr_SetString(PyExc_ValueError, "leash: fork: a negative fd");
+                        return -1;
+                }
+        }
+        Py_DECREF(seq);
+        *ret_n = n;
+        return 0;
+}
+
+static PyObject *Job_fork(JobObject *self, PyObject *args, PyObject *kwds) {
+        static char *kwlist[] = {(char *) "keep", NULL};
         struct leash_error err = {0};
+        PyObject *keep = NULL;
+        Py_ssize_t n = 0;
+        int fds[8];
         pid_t pid;
 
-        if (need_job(self) < 0)
+        if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O", kwlist, &keep) || need_job(self) < 0 ||
+            (keep && keep_list(keep, fds, 8, &n) < 0))
                 return NULL;
         PyOS_BeforeFork();
+        for (Py_ssize_t i = 0; i < n; i++)
+                (void) leash_fd_private(fds[i], false);
         pid = leash_job_fork(self->job, &err);
         if (pid == 0) {
                 PyOS_AfterFork_Child();
                 return PyLong_FromLong(0);
         }
+        for (Py_ssize_t i = 0; i < n; i++)
+                close(fds[i]);
         PyOS_AfterFork_Parent();
         if (pid < 0) {
                 self->ended = leash_job_ended(self->job) > 0;
@@ -495,18 +535,30 @@ static PyObject *Job_dispatch(JobObject *self, PyObject *unused) {
 struct grow_buf {
         char *data;
         size_t len, cap;
+        size_t max;   /* the cap: more than this is not kept (max_result) */
+        bool too_big; /* more than max came: the job was killed, data freed */
 };
 
-/* reads what rfd has (it polled readable) into b; 0 at EOF, 1 read, -errno.
- * The buffer grows only when full: a small result is one 4 KiB allocation,
- * and the read that finds EOF never moves what is already there (it did,
- * 16 pages copied per call, each a copy-on-write fault after the fork). */
+enum { READ_EOF, READ_DATA, READ_AGAIN };
+
+/* reads what rfd (non-blocking) has into b: READ_EOF, READ_DATA,
+ * READ_AGAIN (nothing there now), -EFBIG (more than b->max), -errno. The
+ * buffer grows only when full, never past max + 1: a small result is one
+ * 4 KiB allocation, and the read that finds EOF never moves what is
+ * already there (it did, 16 pages copied per call, each a copy-on-write
+ * fault after the fork). */
 static int read_some(int rfd, struct grow_buf *b) {
         ssize_t n;
 
+        if (b->len > b->max)
+                return -EFBIG;
         if (b->cap == b->len) {
                 size_t cap = b->cap ? b->cap * 2 : 4096;
-                char *d = realloc(b->data, cap);
+                char *d;
+
+                if (cap > b->max + 1)
+                        cap = b->max + 1;
+                d = realloc(b->data, cap);
                 if (!d)
                         return -ENOMEM;
                 b->data = d;
@@ -516,9 +568,21 @@ static int read_some(int rfd, struct grow_buf *b) {
                 n = read(rfd, b->data + b->len, b->cap - b->len);
         while (n < 0 && errno == EINTR);
         if (n < 0)
-                return errno == EAGAIN ? 1 : -errno;
+                return errno == EAGAIN ? READ_AGAIN : -errno;
         b->len += (size_t) n;
-        return n > 0;
+        if (b->len > b->max)
+                return -EFBIG;
+        return n > 0 ? READ_DATA : READ_EOF;
+}
+
+/* The result passed its cap: nothing of it is kept, the job is killed now
+ * (supervision goes on until it has ended), the pipe no longer read. */
+static void result_too_big(JobObject *self, struct grow_buf *b) {
+        free(b->data);
+        b->data = NULL;
+        b->len = b->cap = 0;
+        b->too_big = true;
+        (void) leash_job_kill(self->job, LEASH_KILL_NOW);
 }
 
 /* poll() with the GIL released: n ready, or -errno */
@@ -560,7 +624,9 @@ static int supervise_into(JobObject *self, int rfd, int wake_ms, struct grow_buf
                 }
                 if (open_r && p[1].revents) {
                         r = read_some(rfd, b);
-                        if (r < 0) {
+                        if (r == -EFBIG)
+                                result_too_big(self, b);
+                        else if (r < 0) {
                                 errno = -r;
                                 PyErr_SetFromErrno(PyExc_OSError);
                                 return -1;
@@ -654,8 +720,18 @@ static PyObject *Job_finish(JobObject *self, PyObject *args) {
  * (bench/NOTES.md, row 10). */
 
 static int result_pipe(int fds[2]) {
+        int e;
+
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return -errno;
+        /* the parent's end never blocks (call_collect); the child's does.
+         * Marked private: no other job's child inherits it. */
+        e = fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0 ? -errno : leash_fd_private(fds[0], true);
+        if (e < 0) {
+                close(fds[0]);
+                close(fds[1]);
+                return e;
+        }
         /* a big result never blocks the child on a full pipe for long; a
          * lowered pipe-max-size leaves the default size, which works too */
         (void) fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
@@ -813,7 +889,7 @@ static PyObject *call_result(JobObject *self, const struct grow_buf *b, PyObject
 static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow_buf b, PyObject *loads) {
         struct leash_error err = {0};
         PyObject *ret = NULL;
-        int r;
+        int r = READ_EOF;
 
         if (supervise_into(self, rfd, wake_ms, &b) < 0) {
                 abort_job(self);
@@ -825,17 +901,45 @@ static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow
                 goto out;
         }
         self->finished = self->ended = 1;
-        do
-                r = read_some(rfd, &b);
-        while (r > 0);
-        if (r < 0) {
+        /* What is in the pipe now is all the job wrote: every process of it
+         * has ended. A writer that is still there left the job (or was
+         * handed the fd): its bytes are not waited for, so it cannot hold
+         * the caller (read_some never blocks: rfd is O_NONBLOCK). */
+        while (!b.too_big && (r = read_some(rfd, &b)) == READ_DATA)
+                ;
+        if (!b.too_big && r == -EFBIG)
+                result_too_big(self, &b);
+        else if (!b.too_big && r < 0) {
                 raise_errno(r);
                 goto out;
         }
-        ret = call_result(self, &b, loads);
+        if (b.too_big)
+                ret = Py_BuildValue("(OK)", Py_False, (unsigned long long) b.max);
+        else
+                ret = call_result(self, &b, loads);
 out:
         free(b.data);
         return ret;
+}
+
+/* The result's cap: max_result bytes when >= 0, else the job's memory limit
+ * (a result the job could hold at all), else DEFAULT_MAX_RESULT. */
+#define DEFAULT_MAX_RESULT (1ULL << 30)
+static size_t result_cap(JobObject *self, long long max_result) {
+        uint64_t m;
+
+        if (max_result >= 0)
+                return (size_t) max_result < SIZE_MAX ? (size_t) max_result : SIZE_MAX - 1;
+        m = leash_job_limit(self->job, LEASH_LIMIT_MEMORY);
+        return m != LEASH_NULL && m < SIZE_MAX ? (size_t) m : DEFAULT_MAX_RESULT;
+}
+
+static int set_nonblock(int fd) {
+        int fl = fcntl(fd, F_GETFL);
+
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+                return -errno;
+        return 0;
 }
 
 static PyObject *Job_call(JobObject *self, PyObject *args) {
@@ -843,41 +947,48 @@ static PyObject *Job_call(JobObject *self, PyObject *args) {
         struct leash_error err = {0};
         struct grow_buf b = {0};
         int wake_ms, fds[2], r;
+        long long max_result = -1;
         pid_t pid;
 
-        if (!PyArg_ParseTuple(args, "OO!O!i(OOOO)", &func, &PyTuple_Type, &fargs, &PyDict_Type, &fkwargs, &wake_ms,
-                              &dumps, &protocol, &failed, &loads) ||
+        if (!PyArg_ParseTuple(args, "OO!O!i(OOOO)|L", &func, &PyTuple_Type, &fargs, &PyDict_Type, &fkwargs, &wake_ms,
+                              &dumps, &protocol, &failed, &loads, &max_result) ||
             need_job(self) < 0)
                 return NULL;
+        b.max = result_cap(self, max_result);
         /* the result's first 4 KiB: allocated before the fork, so that after
          * it only the read writes the page */
         b.data = malloc(4096);
         if (!b.data)
                 return PyErr_NoMemory();
         b.cap = 4096;
+        /* the child would otherwise write the caller's buffered output again;
+         * first, as it may let other threads run */
+        flush_std();
+        PyOS_BeforeFork();
+        /* From here to the write end's close, no Python code runs (the
+         * at-fork handlers run before and after): no other thread of this
+         * interpreter forks while the write end is open, and the read end
+         * is marked private before any can, so no concurrent call's child
+         * holds either end (the library closes marked fds in its children). */
         r = result_pipe(fds);
         if (r < 0) {
+                PyOS_AfterFork_Parent();
                 free(b.data);
                 return raise_errno(r);
         }
-        /* the child would otherwise write the caller's buffered output again */
-        flush_std();
-        PyOS_BeforeFork();
         pid = leash_job_fork(self->job, &err);
-        if (pid == 0) {
-                close(fds[0]);
-                call_child(fds[1], func, fargs, fkwargs, dumps, protocol, failed);
-        }
-        PyOS_AfterFork_Parent();
+        if (pid == 0)
+                call_child(fds[1], func, fargs, fkwargs, dumps, protocol, failed); /* fds[0]: closed */
         close(fds[1]);
+        PyOS_AfterFork_Parent();
         if (pid < 0) {
-                close(fds[0]);
+                (void) leash_fd_close(fds[0]);
                 free(b.data);
                 self->ended = leash_job_ended(self->job) > 0;
                 return raise_setup(pid, &err, "fork into the job");
         }
         ret = call_collect(self, fds[0], wake_ms, b, loads); /* frees b.data */
-        close(fds[0]);
+        (void) leash_fd_close(fds[0]);
         return ret;
 }
 
@@ -886,11 +997,16 @@ static PyObject *Job_call(JobObject *self, PyObject *args) {
  * write end of rfd the caller has closed. */
 static PyObject *Job_collect(JobObject *self, PyObject *args) {
         struct grow_buf b = {0};
+        long long max_result = -1;
         PyObject *loads;
-        int rfd, wake_ms;
+        int rfd, wake_ms, r;
 
-        if (!PyArg_ParseTuple(args, "iiO", &rfd, &wake_ms, &loads) || need_job(self) < 0)
+        if (!PyArg_ParseTuple(args, "iiO|L", &rfd, &wake_ms, &loads, &max_result) || need_job(self) < 0)
                 return NULL;
+        r = set_nonblock(rfd);
+        if (r < 0)
+                return raise_errno(r);
+        b.max = result_cap(self, max_result);
         return call_collect(self, rfd, wake_ms, b, loads); /* frees b.data */
 }
 
@@ -1068,9 +1184,11 @@ static PyObject *Job_set_sampler(JobObject *self, PyObject *fn) {
 }
 
 static PyMethodDef Job_methods[] = {
-        {"fork", (PyCFunction) Job_fork, METH_NOARGS,
-         "fork() -> int\n\nFork this process into the job: 0 in the child (inside the job cgroup, "
-         "sandbox applied; it must end with os._exit), the child's pid in the parent."},
+        {"fork", (PyCFunction) (void (*)(void)) Job_fork, METH_VARARGS | METH_KEYWORDS,
+         "fork(keep=()) -> int\n\nFork this process into the job: 0 in the child (inside the job cgroup, "
+         "sandbox applied; it must end with os._exit), the child's pid in the parent. The child inherits "
+         "no fd libleash holds nor any made by pipe(), but those in keep (at most 8), which are closed in "
+         "the parent."},
         {"start", (PyCFunction) Job_start, METH_O,
          "start(argv) -> int\n\nStart a command in the job. 0, or the errno of a failed exec "
          "(the job has then ended; its report says why)."},
@@ -1082,15 +1200,17 @@ static PyMethodDef Job_methods[] = {
         {"abort", (PyCFunction) Job_abort, METH_NOARGS,
          "abort()\n\nKill the job at once and wait until it has ended (the caller was interrupted)."},
         {"collect", (PyCFunction) Job_collect, METH_VARARGS,
-         "collect(rfd, wake_ms, loads) -> (ok, obj)\n\nWhat call() does after its fork, for a main process "
-         "started otherwise: supervise while draining rfd, finish, and the same (ok, obj)."},
+         "collect(rfd, wake_ms, loads, max_result=-1) -> (ok, obj)\n\nWhat call() does after its fork, for a "
+         "main process started otherwise: supervise while draining rfd (made non-blocking), finish, and the "
+         "same (ok, obj)."},
         {"call", (PyCFunction) Job_call, METH_VARARGS,
-         "call(func, args, kwargs, wake_ms, (dumps, protocol, failed, loads)) -> (ok, obj)\n\nFlush "
+         "call(func, args, kwargs, wake_ms, (dumps, protocol, failed, loads), max_result=-1) -> (ok, obj)\n\nFlush "
          "sys.stdout and sys.stderr, fork into the job; the child runs func(*args, **kwargs) and writes b'R' + "
          "dumps(value, protocol) to a pipe, or calls failed(wfd, exception), which writes the error frame and "
          "exits. Supervise until the job has ended (waking every wake_ms to run signal handlers, -1 never) and "
-         "finish it. (True, loads(pickle)) when the job's reason is ok and the frame a result that unpickles; "
-         "else (False, all the child wrote)."},
+         "finish it. (True, loads(payload)) when the job's reason is ok and the frame a result that decodes; "
+         "(False, max) when the child wrote more than max_result bytes (-1: the job's memory limit, else 1 GiB): "
+         "the job was then killed and nothing kept; else (False, all the child wrote)."},
         {"kill", (PyCFunction) Job_kill, METH_VARARGS,
          "kill(now=False)\n\nEnd the job: the soft signal then SIGKILL after the grace, or SIGKILL now."},
         {"interrupt", (PyCFunction) Job_interrupt, METH_VARARGS,
@@ -1142,8 +1262,57 @@ static PyObject *mod_version(PyObject *m, PyObject *unused) {
         return PyUnicode_FromString(leash_version());
 }
 
+static PyObject *mod_parse_size(PyObject *m, PyObject *arg) {
+        const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+        uint64_t v;
+
+        if (!s) {
+                if (!PyErr_Occurred())
+                        PyErr_Format(PyExc_TypeError, "leash: a size must be a string, not %R", arg);
+                return NULL;
+        }
+        if (parse_size(s, &v) < 0) {
+                PyErr_Format(PyExc_ValueError, "leash: '%s' is not a size (e.g. 512M, 2G)", s);
+                return NULL;
+        }
+        return PyLong_FromUnsignedLongLong(v);
+}
+
+/* pipe() -> (r, w): a close-on-exec pipe, both ends private (no child of
+ * leash_job_fork inherits them; fork(keep=...) hands one on). */
+static PyObject *mod_pipe(PyObject *m, PyObject *unused) {
+        int fds[2];
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return PyErr_SetFromErrno(PyExc_OSError);
+        if (leash_fd_private(fds[0], true) < 0 || leash_fd_private(fds[1], true) < 0) {
+                (void) leash_fd_close(fds[0]);
+                (void) leash_fd_close(fds[1]);
+                return PyErr_NoMemory();
+        }
+        (void) fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+        return Py_BuildValue("(ii)", fds[0], fds[1]);
+}
+
+static PyObject *mod_close_fd(PyObject *m, PyObject *arg) {
+        long fd = PyLong_AsLong(arg);
+        int r;
+
+        if (fd == -1 && PyErr_Occurred())
+                return NULL;
+        r = leash_fd_close((int) fd);
+        if (r < 0)
+                return raise_errno(r);
+        Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+        {"pipe", mod_pipe, METH_NOARGS,
+         "pipe() -> (r, w): a close-on-exec pipe whose ends no child of Job.fork/Job.call inherits; close "
+         "them with close_fd()."},
+        {"close_fd", mod_close_fd, METH_O, "close_fd(fd): close an fd made by pipe()."},
         {"version", mod_version, METH_NOARGS, "version() -> str: libleash's version"},
+        {"parse_size", mod_parse_size, METH_O, "parse_size(text) -> int: bytes, as leash parses a size (\"512M\")"},
         {NULL, NULL, 0, NULL},
 };
 

@@ -51,6 +51,7 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/time-util.h"
+#include "heldfd.h"
 #include "host.h"
 #include "job.h"
 #include "proctree.h"
@@ -97,7 +98,7 @@ void escape_home_open(struct leash_job *j) {
                 path = NULL;
                 return;
         }
-        j->home_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        j->home_fd = HELD_FD(open(path, O_PATH | O_DIRECTORY | O_CLOEXEC));
 }
 
 /* Writes pid (0: leash) into dfd's cgroup.procs. */
@@ -229,7 +230,7 @@ static int entry_for(struct leash_job *j, pid_t pid, unsigned long long start, i
         i = r->n_escaped++;
         memset(&r->escaped[i], 0, sizeof r->escaped[i]);
         r->escaped[i].pid = pid;
-        j->esc_fd[i] = TAKE_FD(*pidfd);
+        j->esc_fd[i] = heldfd_take(TAKE_FD(*pidfd));
         j->esc_start[i] = start;
         j->esc_signalled[i] = false;
         *ret_new = true;
@@ -409,11 +410,11 @@ void escape_finish(struct leash_job *j) {
 void escape_close(struct leash_job *j) {
         for (unsigned i = 0; i < LEASH_ESCAPED_MAX; i++)
                 if (j->esc_fd[i] >= 0) {
-                        close(j->esc_fd[i]);
+                        heldfd_close(j->esc_fd[i]);
                         j->esc_fd[i] = -1;
                 }
         if (j->home_fd >= 0) {
-                close(j->home_fd);
+                heldfd_close(j->home_fd);
                 j->home_fd = -1;
         }
 }

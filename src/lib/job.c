@@ -43,6 +43,7 @@
 #include "cgroupfs.h"
 #include "config.h"
 #include "escape.h"
+#include "heldfd.h"
 #include "host.h"
 #include "jobstate.h"
 #include "placement.h"
@@ -98,7 +99,7 @@ static void job_close(struct leash_job *j) {
         int *fds[] = {&j->parent_fd, &j->job_fd, &j->pidfd, &j->timer_fd, &j->events_fd, &j->epoll_fd, &j->setup_fd};
         for (size_t i = 0; i < ELEMENTSOF(fds); i++)
                 if (*fds[i] >= 0) {
-                        close(*fds[i]);
+                        heldfd_close(*fds[i]);
                         *fds[i] = -1;
                 }
 }
@@ -152,7 +153,7 @@ static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leas
         int r = j->no_cgroup ? 0 : cgroupfs_apply_limits(j->job_fd, &j->spec, j->r.enforced, err);
         if (r < 0)
                 return r;
-        j->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        j->timer_fd = HELD_FD(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
         if (j->timer_fd < 0)
                 return leash_error_set(err, "create a timerfd", "", negative_errno());
         if (j->no_cgroup) /* no cgroup to remove; the main process has a parent-death signal */
@@ -259,7 +260,7 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 *ret = j;
                 return 0;
         }
-        j->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        j->parent_fd = HELD_FD(open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         if (j->parent_fd < 0) {
                 r = leash_error_set(err, "open the cgroup parent", parent, negative_errno());
                 goto fail;
@@ -280,6 +281,8 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
         else
                 default_name(spec->argv && spec->argv[0] ? spec->argv[0] : "job", name, sizeof name);
         r = cgroupfs_create_job(j->parent_fd, name, j->dirname, sizeof j->dirname, &j->job_fd);
+        if (r >= 0 && (j->job_fd = heldfd_take(j->job_fd)) < 0)
+                r = j->job_fd;
         if (r < 0) {
                 leash_error_set(err, "create the job cgroup", parent, r);
                 goto fail;
@@ -350,18 +353,18 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
         j->mount_len = strlen(mount);
         escape_home_open(j);
         *slash = '\0';
-        j->parent_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        j->parent_fd = HELD_FD(open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         *slash = '/';
         if (j->parent_fd < 0) {
                 r = leash_error_set(err, "open the adopted cgroup's parent", path, negative_errno());
                 goto fail;
         }
-        j->job_fd = openat(j->parent_fd, j->dirname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        j->job_fd = HELD_FD(openat(j->parent_fd, j->dirname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (j->job_fd < 0) {
                 r = leash_error_set(err, "open the adopted cgroup", path, negative_errno());
                 goto fail;
         }
-        j->events_fd = openat(j->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        j->events_fd = HELD_FD(openat(j->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC));
         if (j->events_fd < 0) {
                 r = leash_error_set(err, "open the adopted cgroup's cgroup.events", path, negative_errno());
                 goto fail;
@@ -545,6 +548,11 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
                 j->start_ns = now_ns(CLOCK_MONOTONIC);
         }
         r = spawn_job(&sp, &j->r.pid, &j->pidfd, &sf, &used_clone3);
+        /* marked after the exec: a fork in another thread meanwhile may copy
+         * this pidfd (a pidfd signals with kill(2)'s permission checks). On
+         * failure the child runs in the cgroup, which finish kills and removes. */
+        if (r >= 0 && (j->pidfd = heldfd_take(j->pidfd)) < 0 && sf.step == SPAWN_STEP_NONE)
+                r = -ENOMEM;
         if (j->iso.status_wfd >= 0) { /* the init's end */
                 close(j->iso.status_wfd);
                 j->iso.status_wfd = -1;
@@ -853,6 +861,12 @@ int leash_job_status(const struct leash_job *j) {
 
 int leash_job_term_signal(const struct leash_job *j) {
         return j->r.term_signal;
+}
+
+uint64_t leash_job_limit(const struct leash_job *j, enum leash_limit l) {
+        if (!j || (unsigned) l >= _LEASH_LIMIT_MAX || !leash_spec_has(&j->spec, l))
+                return LEASH_NULL;
+        return j->spec.limit[l];
 }
 
 pid_t leash_job_pid(const struct leash_job *j) {

@@ -40,6 +40,7 @@
 #include "../basic/parse.h"
 #include "../basic/time-util.h"
 #include "account.h"
+#include "heldfd.h"
 
 enum fig_unit { U_US, U_UCORES, U_BYTES, U_COUNT };
 
@@ -751,9 +752,9 @@ int sampler_new(const struct leash_sampling *cfg, struct sampler **ret, struct l
                 s->cfg.interval_ns = LEASH_SAMPLE_DEFAULT_NS;
         s->job_fd = s->disk_fd = -1;
         s->next_ns = UINT64_MAX;
-        s->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        s->proc_fd = HELD_FD(open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         if (cfg->disk_path) {
-                s->disk_fd = open(cfg->disk_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+                s->disk_fd = HELD_FD(open(cfg->disk_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY));
                 if (s->disk_fd < 0) {
                         int r = negative_errno();
                         if (err) {
@@ -924,9 +925,9 @@ void sampler_free(struct sampler *s) {
         if (!s)
                 return;
         if (s->proc_fd >= 0)
-                close(s->proc_fd);
+                heldfd_close(s->proc_fd);
         if (s->disk_fd >= 0)
-                close(s->disk_fd);
+                heldfd_close(s->disk_fd);
         free(s->seen);
         free(s);
 }

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "../basic/macro.h"
+#include "heldfd.h"
 #include "isolate.h"
 #include "sandbox.h"
 
@@ -141,6 +142,11 @@ static void child_setup(const struct spawn_params *p, int errfd, pid_t parent, b
         }
         if (p->child_mask && sigprocmask(SIG_SETMASK, p->child_mask, NULL) < 0)
                 child_fail(errfd, SPAWN_STEP_EXEC, errno);
+        /* a forked child runs the caller's code, not an exec: nothing of the
+         * library's (its own job's timer, other jobs' fds) may reach it.
+         * Before seccomp, which could refuse close(). */
+        if (p->close_held)
+                heldfd_child_close_all();
         if (p->sandbox) {
                 enum spawn_step step = SPAWN_STEP_NONE;
                 int r = sandbox_child_seccomp(p->sandbox, &step);
@@ -432,46 +438,66 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
         return 0;
 }
 
-int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
-               int *ret_setup_fd) {
-        _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
-        int fds[2];
-        pid_t parent = getpid(), pid = -1;
-        bool migrate = false;
+/* The clone of spawn_fork, the heldfd lock held (its caller's): in the
+ * child, returns 0; in the parent, the pid and its pidfd, or -1 and errno. */
+static pid_t fork_clone(const struct spawn_params *p, int *pidfd, pid_t *parent, bool *ret_migrate) {
+        pid_t pid = -1;
 
-        if (pipe2(fds, O_CLOEXEC) < 0)
-                return negative_errno();
-        rfd = fds[0];
-        wfd = fds[1];
+        *ret_migrate = false;
         if (p->holder) {
-                int r = holder_fork(p->holder, &pid, &pidfd, &parent);
-                if (r < 0)
-                        return r;
-                if (r == 1)
-                        pid = 0; /* the main process, whose parent is the holder */
-        } else if (!p->force_fallback) {
+                int r = holder_fork(p->holder, &pid, pidfd, parent);
+                if (r < 0) {
+                        errno = -r;
+                        return -1;
+                }
+                return r == 1 ? 0 : pid; /* 0: the main process, whose parent is the holder */
+        }
+        if (!p->force_fallback) {
                 struct clone_args args = {
                         .flags = CLONE_PIDFD | (p->cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
-                        .pidfd = (uint64_t) (uintptr_t) &pidfd,
+                        .pidfd = (uint64_t) (uintptr_t) pidfd,
                         .exit_signal = 0,
                         .cgroup = p->cgroup_fd >= 0 ? (uint64_t) p->cgroup_fd : 0,
                 };
                 pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
                 if (pid < 0 && errno != ENOSYS && errno != E2BIG && errno != EINVAL)
-                        return negative_errno();
+                        return -1;
         }
         if (pid < 0) {
-                migrate = p->cgroup_fd >= 0;
-                pid = fork_fallback(&pidfd);
-                if (pid < 0)
-                        return negative_errno();
+                *ret_migrate = p->cgroup_fd >= 0;
+                pid = fork_fallback(pidfd);
         }
+        return pid;
+}
+
+int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
+               int *ret_setup_fd) {
+        _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
+        struct spawn_params cp = *p;
+        int fds[2], r = 0;
+        pid_t parent = getpid(), pid;
+        bool migrate = false;
+
+        /* The pipe, the clone and the marking of what the parent keeps under
+         * the heldfd lock: the child's copy of the registry is exactly the
+         * library's fds it has, and no other thread's fork copies this
+         * pipe's ends unmarked. */
+        heldfd_lock();
+        if (pipe2(fds, O_CLOEXEC) < 0) {
+                r = negative_errno();
+                heldfd_unlock();
+                return r;
+        }
+        rfd = fds[0];
+        wfd = fds[1];
+        pid = fork_clone(p, &pidfd, &parent, &migrate);
         if (pid == 0) {
                 char done = 1;
                 ssize_t n _unused_;
 
                 close(TAKE_FD(rfd));
-                child_setup(p, wfd, parent, migrate);
+                cp.close_held = true; /* and the lock, a copy held by the parent's thread, made anew */
+                child_setup(&cp, wfd, parent, migrate);
                 if (p->sandbox && p->sandbox->envp)
                         environ = p->sandbox->envp;
                 /* one byte, then EOF: set up (a parent that did not wait tells
@@ -480,7 +506,20 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
                 close(TAKE_FD(wfd));
                 return 1;
         }
+        if (pid < 0)
+                r = negative_errno();
         close(TAKE_FD(wfd));
+        if (pid > 0 && (heldfd_mark_locked(rfd) < 0 || heldfd_mark_locked(pidfd) < 0)) {
+                /* not kept unmarked: the child goes (it is in the cgroup, which the caller removes) */
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t){0}, WEXITED | __WALL);
+                heldfd_forget_locked(rfd);
+                heldfd_forget_locked(pidfd);
+                r = -ENOMEM;
+        }
+        heldfd_unlock();
+        if (r < 0)
+                return r;
         *ret_setup_fd = -1;
         if (!migrate) {
                 /* In its cgroup from its first instruction: nothing needs the
@@ -495,6 +534,9 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
                 return 0;
         }
         collect(rfd, pid, &pidfd, ret_pid, ret_pidfd, ret_failure);
+        heldfd_forget(rfd); /* closed on return */
+        if (*ret_pidfd < 0)
+                heldfd_forget(pidfd);
         return 0;
 }
 
@@ -505,7 +547,7 @@ int spawn_setup_result(int fd, struct spawn_failure *ret_failure) {
         do
                 n = read(fd, &f, sizeof f);
         while (n < 0 && errno == EINTR);
-        close(fd);
+        heldfd_close(fd);
         ret_failure->step = SPAWN_STEP_NONE;
         ret_failure->error = 0;
         if (n == (ssize_t) sizeof f) {

@@ -31,6 +31,7 @@ struct spawn_params {
         const struct sandbox_plan *sandbox; /* NULL: nothing to apply */
         const struct isolate_plan *isolate; /* NULL: no --isolate */
         struct holder *holder;              /* NULL: none; else made, and the job forked from it (holder.c) */
+        bool close_held;                    /* spawn_fork: close the library's fds (heldfd.c) before seccomp */
 };
 
 struct spawn_failure {

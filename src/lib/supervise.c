@@ -45,6 +45,7 @@
 #include "account.h"
 #include "cgroupfs.h"
 #include "escape.h"
+#include "heldfd.h"
 #include "sample.h"
 #include "tree.h"
 
@@ -376,7 +377,7 @@ int leash_job_fd(struct leash_job *j) {
                 return -EBADF; /* its descriptors are closed */
         if (j->epoll_fd >= 0)
                 return j->epoll_fd;
-        j->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+        j->epoll_fd = HELD_FD(epoll_create1(EPOLL_CLOEXEC));
         if (j->epoll_fd < 0)
                 return negative_errno();
         r = epoll_add(j->epoll_fd, j->timer_fd, EPOLLIN);
@@ -385,7 +386,7 @@ int leash_job_fd(struct leash_job *j) {
         if (r >= 0 && j->events_fd >= 0)
                 r = epoll_add(j->epoll_fd, j->events_fd, EPOLLPRI);
         if (r < 0) {
-                close(j->epoll_fd);
+                heldfd_close(j->epoll_fd);
                 j->epoll_fd = -1;
                 return r;
         }

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "../basic/macro.h"
+#include "heldfd.h"
 
 enum { WD_FREE, WD_FILLING, WD_ACTIVE };
 enum { WD_RUN_IDLE, WD_RUN_STARTING, WD_RUN_RUNNING };
@@ -283,7 +284,7 @@ static int pool_run(struct watchdog_pool *p) {
 
         p->owner = getpid();
         p->adopted = false;
-        p->owner_fd = (int) syscall(SYS_pidfd_open, p->owner, 0);
+        p->owner_fd = HELD_FD((int) syscall(SYS_pidfd_open, p->owner, 0));
         if (p->owner_fd < 0)
                 return negative_errno();
         /* its stack: 16 KiB for a few frames of raw calls, a guard page below;
@@ -300,6 +301,7 @@ static int pool_run(struct watchdog_pool *p) {
                 goto fail;
         }
         /* exit signal 0 (flags carry no signal): never a SIGCHLD, never reaped by waitpid(-1) */
+        heldfd_lock();
         if (WD_SHARED_VM && prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && !subreaper)
 #if WD_SHARED_VM
                 r = pool_launch(p);
@@ -308,6 +310,15 @@ static int pool_run(struct watchdog_pool *p) {
 #endif
         else
                 r = pool_clone(p, flags);
+        if (r == 0 && heldfd_mark_locked(p->pidfd) < 0) {
+                heldfd_unlock();
+                (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+                close(p->pidfd);
+                p->pidfd = -1;
+                p->pid = -1;
+                r = -ENOMEM;
+        } else
+                heldfd_unlock();
         if (r < 0)
                 goto fail;
         return 0;
@@ -315,7 +326,7 @@ fail:
         if (p->stack)
                 munmap(p->stack, p->stack_size);
         p->stack = NULL;
-        close(p->owner_fd);
+        heldfd_close(p->owner_fd);
         p->owner_fd = p->pidfd = -1;
         p->pid = 0;
         return r;
@@ -340,8 +351,8 @@ static void pool_halt(struct watchdog_pool *p) {
                         while (waitid(P_PIDFD, (id_t) p->pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
                                 ;
         }
-        close(p->pidfd);
-        close(p->owner_fd);
+        heldfd_close(p->pidfd);
+        heldfd_close(p->owner_fd);
         /* reaped: it no longer runs on its stack */
         munmap(p->stack, p->stack_size);
         p->stack = NULL;

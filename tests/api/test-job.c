@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -375,6 +376,79 @@ static void test_fork(void) {
         ok(rep && json_object_get_int(get(rep, "usage.leftovers_killed")) == 1, "reported as one leftover killed");
         json_object_put(rep);
         leash_job_free(j);
+        leash_config_free(c);
+}
+
+/* The forked function as an attacker: every fd it holds, looked at by
+ * kind; each timerfd disarmed. Bits of what it found go to report_fd:
+ * 1 a timerfd it disarmed, 2 a pidfd, 4 an epoll set, 8 the caller's
+ * private fd (arg). Then 5 s of CPU. */
+static int report_fd = -1;
+static int fn_attack_fds(void *arg) {
+        struct itimerspec zero = {{0, 0}, {0, 0}};
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *e;
+        struct timespec t;
+        int found = 0;
+
+        while (d && (e = readdir(d))) {
+                char link[64], target[256];
+                int fd = atoi(e->d_name);
+                ssize_t n;
+
+                snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+                n = readlink(link, target, sizeof target - 1);
+                if (n <= 0 || fd == dirfd(d))
+                        continue;
+                target[n] = '\0';
+                if (strcmp(target, "anon_inode:[timerfd]") == 0 && timerfd_settime(fd, 0, &zero, NULL) == 0)
+                        found |= 1;
+                if (strcmp(target, "anon_inode:[pidfd]") == 0)
+                        found |= 2;
+                if (strcmp(target, "anon_inode:[eventpoll]") == 0)
+                        found |= 4;
+                if (fd == (int) (intptr_t) arg)
+                        found |= 8;
+        }
+        if (d)
+                closedir(d);
+        if (write(report_fd, &found, sizeof found) != sizeof found)
+                return 1;
+        do
+                clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        while (t.tv_sec < 5);
+        return 0;
+}
+
+/* Issue 22: nothing the library holds reaches a forked function, of its
+ * own job or another's; a fd marked private neither. Control: against
+ * 8148d8f the function disarmed its timerfd and found the pidfds. */
+static void test_fork_holds_no_library_fd(void) {
+        struct leash_config *c = config("api-fds", "cpu-time", "1", "wall-time", "2", "grace", "1", NULL);
+        struct leash_job *other = job(c), *j;
+        int rep[2], priv[2], found = -1;
+
+        if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(priv, O_CLOEXEC) < 0)
+                abort();
+        ok(leash_job_fd(other) >= 0, "another job with its epoll set");
+        ok(leash_fd_private(priv[0], true) == 0, "an fd of the caller marked private");
+        report_fd = rep[1];
+        j = run_fn(c, fn_attack_fds, (void *) (intptr_t) priv[0]);
+        ok(read(rep[0], &found, sizeof found) == sizeof found, "the function reported what it found");
+        ok(found == 0, "it found none: timerfd disarmed %d, pidfd %d, epoll %d, private fd %d", !!(found & 1),
+           !!(found & 2), !!(found & 4), !!(found & 8));
+        /* on a loaded host its 2 s of wall time may come first: either way a limit it could not disarm */
+        ok(leash_job_reason(j) == LEASH_REASON_CPU_TIME || leash_job_reason(j) == LEASH_REASON_WALL_TIME,
+           "its limits ended the 5 s spinner: %s", leash_reason_to_string(leash_job_reason(j)));
+        ok(leash_job_usage(j, LEASH_USAGE_CPU_US) < 4500000, "after %.3f s of CPU",
+           (double) leash_job_usage(j, LEASH_USAGE_CPU_US) / 1e6);
+        ok(leash_fd_close(priv[0]) == 0 && fcntl(priv[0], F_GETFD) < 0, "leash_fd_close closes it");
+        ok(leash_fd_private(-1, true) == -EBADF, "a negative fd: -EBADF");
+        close(priv[1]);
+        close(rep[0]);
+        close(rep[1]);
+        leash_job_free(j);
+        leash_job_free(other);
         leash_config_free(c);
 }
 
@@ -883,6 +957,7 @@ int main(int argc, char **argv) {
         test_config();
         test_start();
         test_fork();
+        test_fork_holds_no_library_fd();
         test_kill();
         test_fd_dispatch();
         test_threads();

@@ -341,10 +341,18 @@ def test_an_unpicklable_result_raises_the_pickling_error():
 
 
 def test_a_result_that_does_not_unpickle_here_is_an_exit_without_a_result():
-    lf = leash.limit(result_that_does_not_unpickle)
+    lf = leash.limit(result_that_does_not_unpickle, trust_result=True)
     with pytest.raises(leash.JobExited) as e:
         lf()
     assert "could not be unpickled: ValueError: not on this side" in str(e.value)
+    assert e.value.report["reason"] == "ok" and lf.last_report["reason"] == "ok"
+
+
+def test_a_result_naming_a_callable_is_refused_by_default():
+    lf = leash.limit(result_that_does_not_unpickle)
+    with pytest.raises(leash.ResultRefused) as e:
+        lf()
+    assert e.value.what == "test_limit._refuse_to_unpickle" and "trust_result=True" in str(e.value)
     assert e.value.report["reason"] == "ok" and lf.last_report["reason"] == "ok"
 
 

@@ -308,10 +308,11 @@ def test_wrapped_errors_import_nothing_into_the_caller(context, tmp_path):
             lp.limit(raise_from_module, wrap_errors=wrap, context=context)(str(tmp_path))
         assert "PrivateError" in str(e.value)
         assert "h24_private_module" not in sys.modules
-    # the control: unwrapped, the function's own exception is rebuilt here,
-    # which imports its module
+    # the control: unwrapped, from a function the caller trusts, the
+    # function's own exception is rebuilt here, which imports its module
+    # (untrusted, the result channel rebuilds no class it was not given)
     with pytest.raises(Exception) as e:
-        lp.limit(raise_from_module, context=context)(str(tmp_path))
+        lp.limit(raise_from_module, context=context, trust_result=True)(str(tmp_path))
     assert type(e.value).__name__ == "PrivateError" and "h24_private_module" in sys.modules
     sys.modules.pop("h24_private_module", None)
     sys.path[:] = [p for p in sys.path if p != str(tmp_path)]
@@ -354,7 +355,27 @@ def test_trust_result_is_forwarded_only_when_given(monkeypatch):
     assert lp.limit(add)(1, 2) == 3
     assert lp.limit(add, trust_result=True)(1, 2) == 3
     assert lp.enforce_limits(trust_result=False)(add)(1, 2) == 3
-    assert seen == ["absent", True, False]
+    # untrusted (the default, and False) asks for the safe decoder: no
+    # trust_result passed, the drop-in's own exceptions named as result types
+    assert seen == ["absent", True, "absent"]
+
+
+class Opaque:
+    def __init__(self, v):
+        self.v = v
+
+
+def make_opaque():
+    return Opaque(7)
+
+
+def test_a_custom_result_needs_trust_result_or_result_types():
+    # the result channel's boundary (issue 22) holds through the drop-in
+    with pytest.raises(Exception) as e:
+        lp.limit(make_opaque, wrap_errors=False)()
+    assert "trust_result" in str(e.value) or "result_types" in str(e.value), e.value
+    assert lp.limit(make_opaque, trust_result=True)().v == 7
+    assert lp.limit(make_opaque, result_types=(Opaque,))().v == 7
 
 
 def test_trust_result_reaches_leash_limit():
@@ -384,7 +405,16 @@ def test_an_sklearn_fit_over_its_limit(context):
     if subprocess.run([sys.executable, "-c", "import sklearn"], capture_output=True).returncode != 0:
         pytest.skip("scikit-learn is not installed (Debian: python3-sklearn)")
     assert "sklearn" not in sys.modules
+    # a forked function starts with the caller's address space (pytest's, and
+    # whatever earlier tests imported): under RLIMIT_AS the limit must leave
+    # room above it for sklearn's imports, or they fail to map ("ImportError")
+    # before the fit ever runs
+    mb = 400
+    if context != "spawn":
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) for line in f if line.startswith("VmSize:"))
+        mb = max(mb, vm // 1024 + 400)
     with pytest.raises(lp.MemoryLimitException):
-        lp.limit(fit_polynomial, memory=(400, "MB"), wall_time=60, context=context)(20000, 3)
+        lp.limit(fit_polynomial, memory=(mb, "MB"), wall_time=60, context=context)(20000, 3)
     assert "sklearn" not in sys.modules
-    assert lp.limit(fit_polynomial, memory=(400, "MB"), wall_time=60, context=context)(200, 1) is True
+    assert lp.limit(fit_polynomial, memory=(mb, "MB"), wall_time=60, context=context)(200, 1) is True

@@ -27,6 +27,17 @@ MemoryLimitException; CPU time is the whole tree's; wall time is measured by
 the supervisor; and every process the function started is gone when the
 call returns, whatever ``terminate_child_processes`` says (a cgroup leaves
 no way to keep them).
+
+The result channel differs from pynisher's: pynisher unpickles whatever the
+function's process sends back; leash decodes only plain data and the
+classes named in ``result_types`` (``ResultRefused`` otherwise), and
+rebuilds a function's exception only for a builtin type or a named one
+(``leash.RemoteError`` otherwise, which a ``wrap_errors`` name matches by
+the remote type's name; a ``wrap_errors`` class matches only when named in
+``result_types``). Code that returns
+its own objects from a function it trusts passes ``trust_result=True``
+(pynisher's behaviour) to ``Pynisher``/``limit``, ``restricted`` and
+``enforce_limits``; see ``leash.limit``.
 """
 
 import multiprocessing
@@ -119,6 +130,29 @@ class AnythingException(PynisherException):
 
 class PynisherError(PynisherException):
     """0.x: an internal error."""
+
+
+# The drop-in's own exceptions travel back from the function's process (it
+# wraps errors there, as pynisher did): the result channel rebuilds them as
+# named types, with whatever else the caller names (leash.limit's result_types).
+_OWN_TYPES = (
+    PynisherException,
+    TimeoutException,
+    CpuTimeoutException,
+    WallTimeoutException,
+    MemoryLimitException,
+    SubprocessException,
+    SignalException,
+    AnythingException,
+    PynisherError,
+)
+
+
+def _channel(trust_result, result_types):
+    """leash.limit's result-channel keywords for the drop-in."""
+    if trust_result:
+        return {"trust_result": True}
+    return {"result_types": tuple(result_types or ()) + _OWN_TYPES}
 
 
 # --- support -------------------------------------------------------------------
@@ -250,8 +284,11 @@ def _callstring(func, args, kwargs):
 def _is_err(err, err_type):
     """pynisher's matching: a name compares with the exception's class name,
     a class matches only exactly (not subclasses: library errors often
-    derive from builtin ones)."""
+    derive from builtin ones). A leash.RemoteError (a type the caller did
+    not name) matches by the remote type's name."""
     if isinstance(err_type, str):
+        if isinstance(err, _errors.RemoteError):
+            return err.qualname.rsplit(".", 1)[-1] == err_type
         return type(err).__name__ == err_type
     return isinstance(err_type, type) and type(err) is err_type
 
@@ -411,7 +448,8 @@ class Pynisher:
         wrap_errors=False,
         terminate_child_processes=True,
         forceful_keyboard_interrupt=True,
-        trust_result=None,
+        trust_result=False,
+        result_types=(),
     ):
         _cpu = _seconds(cpu_time, "cpu_time")
         _wall = _seconds(wall_time, "wall_time")
@@ -447,7 +485,7 @@ class Pynisher:
         self.terminate_child_processes = terminate_child_processes
         self.forceful_keyboard_interrupt = forceful_keyboard_interrupt
         self._limited = None
-        self._trust = {} if trust_result is None else {"trust_result": trust_result}
+        self._trust = _channel(trust_result, result_types)
 
     def _limited_call(self):
         """The leash.limit of the call, made at the first call: where a job's
@@ -571,7 +609,8 @@ def restricted(
     wrap_errors=False,
     terminate_child_processes=True,
     forceful_keyboard_interrupt=True,
-    trust_result=None,
+    trust_result=False,
+    result_types=(),
 ):
     """pynisher's decorator: ``@restricted(memory=..., wall_time=...)``
     limits every call of the function it decorates."""
@@ -597,6 +636,7 @@ def restricted(
             terminate_child_processes=terminate_child_processes,
             forceful_keyboard_interrupt=forceful_keyboard_interrupt,
             trust_result=trust_result,
+            result_types=result_types,
         )
 
         @wraps(func)
@@ -727,7 +767,8 @@ class enforce_limits:
         logger=None,
         capture_output=False,
         context=None,
-        trust_result=None,
+        trust_result=False,
+        result_types=(),
     ):
         self.context = multiprocessing.get_context() if context is None else context
         self._context_name = _context_name(self.context)
@@ -738,7 +779,7 @@ class enforce_limits:
         self.grace_period_in_s = 0 if grace_period_in_s is None else grace_period_in_s
         self.logger = logger if logger is not None else multiprocessing.get_logger()
         self.capture_output = capture_output
-        self._trust = {} if trust_result is None else {"trust_result": trust_result}
+        self._trust = _channel(trust_result, result_types)
         if mem_in_mb is not None:
             self.logger.debug("Restricting your function to {} mb memory.".format(mem_in_mb))
         if cpu_time_in_s is not None:

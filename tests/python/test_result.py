@@ -1,0 +1,554 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The result channel is a boundary, and nothing of the supervisor reaches
+the function (issue 22, items 1, 2, 4, 5, 6). Each attack runs from inside
+the function, as a hostile one would; each defence has its control: the
+same attack with ``trust_result=True`` (item 1), or the figure that shows
+the measurement sees what it looks for (item 5). For items 2, 4 and 6 the
+control is the unfixed code: run this file against commit 8148d8f's build
+and the fd tests find the timerfd, epoll and pidfds and the spinner runs its
+5 s, the threads steal each other's results, and the held pipe freezes the
+caller (the commit messages say how that was seen)."""
+
+import array
+import ctypes
+import fcntl
+import json
+import os
+import pickle
+import pwd
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import leash
+from conftest import interrupted, parent
+
+_F_GETPIPE_SZ = 1032
+
+
+# --- what a hostile function uses ----------------------------------------------
+
+
+def result_fd():
+    """The write end of this call's result pipe, as a hostile function
+    finds it: a write-only pipe of 1 MiB (the size leash gives it), else the
+    last write-only pipe above stderr."""
+    found = None
+    for fd in range(3, 1024):
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                continue
+            if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_WRONLY:
+                continue
+            if fcntl.fcntl(fd, _F_GETPIPE_SZ) == 1 << 20:
+                return fd
+            found = fd
+        except OSError:
+            continue
+    return found
+
+
+def write_frame_and_exit(frame):
+    fd = result_fd()
+    view = memoryview(frame)
+    while view:
+        view = view[os.write(fd, view):]
+    os._exit(0)
+
+
+def fd_kinds():
+    """{fd: what it is} for this process's fds above stderr (a pipe's end
+    as "pipe-read pipe:[inode]" or "pipe-write pipe:[inode]")."""
+    out = {}
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd < 3:
+            continue
+        try:
+            target = os.readlink("/proc/self/fd/" + name)
+            acc = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+        except OSError:
+            continue  # the listing's own fd
+        if target.startswith("pipe:"):
+            target = ("pipe-read " if acc == os.O_RDONLY else "pipe-write ") + target
+        out[fd] = target
+    return out
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_SYS_pidfd_send_signal = 424
+
+
+class _itimerspec(ctypes.Structure):
+    _fields_ = [("interval", ctypes.c_long * 2), ("value", ctypes.c_long * 2)]
+
+
+def attack_held_fds():
+    """Every library fd this process can reach, used as an attacker would:
+    each timerfd disarmed, each pidfd signalled (signal 0), each epoll set
+    emptied of what it watches. Returns what worked."""
+    worked = []
+    zero = _itimerspec()
+    for fd, kind in fd_kinds().items():
+        if kind == "anon_inode:[timerfd]" and _libc.timerfd_settime(fd, 0, ctypes.byref(zero), None) == 0:
+            worked.append("disarmed a timerfd")
+        elif kind == "anon_inode:[pidfd]" and _libc.syscall(_SYS_pidfd_send_signal, fd, 0, None, 0) == 0:
+            worked.append("signalled through a pidfd")
+        elif kind == "anon_inode:[eventpoll]":
+            worked.append("holds an epoll set")
+    return worked
+
+
+def outside_pipes():
+    """The pipes this test process holds from outside (make's jobserver,
+    the terminal's): not leash's, and not for a function to read."""
+    return sorted(k.split(" ", 1)[1] for k in fd_kinds().values() if k.startswith("pipe-"))
+
+
+def leaked(kinds, outside):
+    """What of the library's or another call's a function held: library fds
+    by kind, pipe read ends that did not come from outside."""
+    return [
+        k
+        for k in kinds
+        if k in ("anon_inode:[timerfd]", "anon_inode:[pidfd]", "anon_inode:[eventpoll]")
+        or (k.startswith("pipe-read ") and k.split(" ", 1)[1] not in outside)
+    ]
+
+
+def spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+# --- item 1: nothing the child chose runs in the caller --------------------------
+
+
+def nobody():
+    try:
+        return pwd.getpwnam("nobody")
+    except KeyError:
+        return None
+
+
+def hostile_frame(marker):
+    # GLOBAL os.system, MARK, STRING, TUPLE, REDUCE, STOP: pickle protocol 0
+    return b"R" + b"cos\nsystem\n(S'touch " + marker.encode() + b"'\ntR."
+
+
+def send_hostile_pickle(marker):
+    write_frame_and_exit(hostile_frame(marker))
+
+
+@pytest.mark.parametrize("trust", [False, True], ids=["defended", "control-trust_result"])
+def test_a_hostile_pickle_from_a_function_run_as_nobody_runs_nothing_here(tmp_path, trust):
+    if os.geteuid() != 0:
+        pytest.skip("user= needs root")
+    if nobody() is None:
+        pytest.skip("no user 'nobody' on this host")
+    os.chmod(str(tmp_path), 0o700)  # nobody cannot make the marker itself
+    marker = str(tmp_path / "marker")
+    lf = leash.limit(send_hostile_pickle, user="nobody", wall_time=30, trust_result=trust)
+    if trust:
+        # the control: without the defence, the caller (root) runs the
+        # command the child chose
+        assert lf(marker) == 0
+        assert os.path.exists(marker), "the control did not run the attack: the test proves nothing"
+    else:
+        with pytest.raises(leash.ResultRefused) as e:
+            lf(marker)
+        assert e.value.what == "posix.system" or e.value.what == "os.system"
+        assert "trust_result=True" in str(e.value) and e.value.report["reason"] == "ok"
+        assert not os.path.exists(marker)
+
+
+def plain_data():
+    return {
+        "none": None,
+        "bools": (True, False),
+        "ints": [0, -1, 1 << 200],
+        "floats": [1.5, float("inf")],
+        "complex": 3 - 4j,
+        "text": "é",
+        "bytes": b"\x00\xff",
+        "bytearray": bytearray(b"ab"),
+        "set": {1, 2},
+        "frozenset": frozenset({"a"}),
+        "nested": [[[(1,)]]],
+        "shared": [[1]] * 3,
+    }
+
+
+def test_plain_data_comes_back_as_it_was():
+    assert leash.limit(plain_data)() == plain_data()
+    assert leash.limit(plain_data, context="spawn")() == plain_data()
+
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __eq__(self, other):
+        return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+
+
+def a_point():
+    return [Point(1, 2)]
+
+
+def test_a_class_the_caller_names_comes_back_and_one_it_does_not_is_refused():
+    assert leash.limit(a_point, result_types=(Point,))() == [Point(1, 2)]
+    with pytest.raises(leash.ResultRefused) as e:
+        leash.limit(a_point)()
+    assert e.value.what == "test_result.Point"
+    assert leash.limit(a_point, trust_result=True)() == [Point(1, 2)]
+
+
+def an_array():
+    import numpy
+
+    return {"a": numpy.arange(12, dtype="<f4").reshape(3, 4), "s": numpy.zeros(2, dtype=[("x", "<i2"), ("y", "u1")])}
+
+
+def forged_array(n):
+    write_frame_and_exit(b"R" + pickle.dumps(_Forged(n), protocol=5))
+
+
+class _Forged:
+    """Pickles as a call of leash's array rebuilder with a shape that does
+    not match the bytes."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __reduce__(self):
+        from leash import _result
+
+        return (_result._ndarray, ("<f8", (self.n,), b"\0" * 8))
+
+
+def test_numpy_arrays_come_back_through_leash_checked_rebuilder():
+    numpy = pytest.importorskip("numpy")
+    out = leash.limit(an_array, result_types=(numpy.ndarray,))()
+    assert out["a"].dtype == numpy.dtype("<f4") and out["a"].shape == (3, 4) and out["a"][2, 3] == 11
+    assert out["a"].flags.writeable and out["s"].dtype.names == ("x", "y")
+    with pytest.raises(leash.ResultRefused) as e:
+        leash.limit(an_array)()  # not named: numpy's own reducer is refused by name
+    assert "numpy" in e.value.what
+    with pytest.raises(leash.ResultRefused) as e:
+        leash.limit(forged_array, result_types=(numpy.ndarray,))(1 << 40)
+    assert "needs" in str(e.value)
+
+
+def cyclic():
+    x = []
+    x.append(x)
+    return x
+
+
+def nested(depth):
+    x = 0
+    for _ in range(depth):
+        x = [x]
+    return x
+
+
+def test_cycles_and_deep_nesting_are_refused():
+    with pytest.raises(leash.ResultRefused) as e:
+        leash.limit(cyclic)()
+    assert e.value.what == "cycle"
+    assert leash.limit(nested)(150) == nested(150)
+    with pytest.raises(leash.ResultRefused) as e:
+        leash.limit(nested)(300)
+    assert e.value.what == "depth" and "200" in str(e.value)
+
+
+class NamedError(Exception):
+    pass
+
+
+def raise_named():
+    raise NamedError("named", 7)
+
+
+def raise_builtin():
+    raise KeyError("k")
+
+
+def test_exceptions_travel_as_data():
+    with pytest.raises(KeyError) as e:
+        leash.limit(raise_builtin)()
+    assert e.value.args == ("k",) and "in raise_builtin" in e.value.child_traceback
+    with pytest.raises(leash.RemoteError) as e:
+        leash.limit(raise_named)()
+    assert e.value.type_name == "test_result.NamedError" and e.value.remote_args == ("named", 7)
+    assert "in raise_named" in str(e.value.__cause__)
+    with pytest.raises(NamedError) as e:
+        leash.limit(raise_named, result_types=(NamedError,))()
+    assert e.value.args == ("named", 7)
+    with pytest.raises(NamedError):
+        leash.limit(raise_named, trust_result=True)()
+
+
+def hostile_error_frame(marker):
+    write_frame_and_exit(b"E" + hostile_frame(marker)[1:])
+
+
+def test_a_hostile_error_frame_runs_nothing_here(tmp_path):
+    marker = str(tmp_path / "marker")
+    with pytest.raises(leash.ResultRefused):
+        leash.limit(hostile_error_frame)(marker)
+    assert not os.path.exists(marker)
+
+
+def test_bad_options_of_the_channel_are_refused():
+    with pytest.raises(ValueError, match="max_result"):
+        leash.limit(plain_data, max_result="lots")
+    with pytest.raises(ValueError, match="result_types"):
+        leash.limit(plain_data, trust_result=True, result_types=(Point,))
+    with pytest.raises(TypeError, match="not a class"):
+        leash.limit(plain_data, result_types=(1,))
+
+
+# --- item 5: the result's size is capped ----------------------------------------
+
+
+def big(n):
+    return b"x" * n
+
+
+def test_a_result_past_max_result_is_refused_naming_the_cap():
+    with pytest.raises(leash.ResultTooLarge) as e:
+        leash.limit(big, max_result="1M")(2 << 20)
+    assert e.value.limit == 1 << 20 and "1048576 bytes" in str(e.value)
+    assert len(leash.limit(big, max_result="3M")(2 << 20)) == 2 << 20
+
+
+_RSS_SCRIPT = r"""
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import leash
+from test_result import endless_stream, finite_stream
+leash.configure(cgroup_parent=sys.argv[2])
+kind = sys.argv[3]
+def peak_kib():
+    # VmHWM, the peak RSS of this process's memory: getrusage's ru_maxrss
+    # starts from the parent's at fork (a test process's hundreds of MiB)
+    with open("/proc/self/status") as f:
+        return int([l.split()[1] for l in f if l.startswith("VmHWM:")][0])
+before = peak_kib()
+try:
+    if kind == "endless":
+        leash.limit(endless_stream, memory="64M", wall_time=60)()
+    else:
+        leash.limit(finite_stream, max_result="1G", wall_time=60)(200 << 20)
+    out = "returned"
+except leash.ResultTooLarge as e:
+    out = "too large: {}".format(e.limit)
+except Exception as e:
+    out = "{}: {}".format(type(e).__name__, e)
+print(json.dumps({"out": out, "growth_mib": (peak_kib() - before) / 1024}))
+"""
+
+
+def endless_stream():
+    fd = result_fd()
+    chunk = b"x" * (1 << 20)
+    os.write(fd, b"R")
+    while True:
+        os.write(fd, chunk)
+
+
+def finite_stream(n):
+    fd = result_fd()
+    chunk = b"x" * (1 << 20)
+    os.write(fd, b"R")
+    for _ in range(n >> 20):
+        os.write(fd, chunk)
+    os._exit(0)
+
+
+def _rss_run(kind):
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run(
+        [sys.executable, "-c", _RSS_SCRIPT, here, parent(), kind], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_an_endless_result_leaves_the_caller_bounded():
+    got = _rss_run("endless")
+    # the default cap of a 64M-limited function is its memory limit
+    assert got["out"] == "too large: {}".format(64 << 20), got
+    assert got["growth_mib"] < 100, got
+    # the control: the same measurement sees a caller that does keep 200 MiB
+    control = _rss_run("finite")
+    assert control["out"].startswith("JobExited") or control["out"] == "returned" or "unpickled" in control["out"]
+    assert control["growth_mib"] > 150, control  # 400 MiB kept: 200 read, 200 copied
+
+
+# --- item 2: nothing of the library reaches the function ------------------------
+
+
+def disarm_then_spin(path):
+    with open(path, "w") as f:
+        json.dump({"kinds": sorted(set(fd_kinds().values())), "worked": attack_held_fds()}, f)
+    spin(5)
+    return "spun 5 s"
+
+
+def test_the_function_cannot_reach_its_own_deadline_or_any_library_fd(tmp_path):
+    path = str(tmp_path / "seen.json")
+    lf = leash.limit(disarm_then_spin, cpu_time=1, wall_time=2, grace=1)
+    outside = outside_pipes()
+    with pytest.raises(leash.LimitExceeded) as e:
+        lf(path)
+    with open(path) as f:
+        seen = json.load(f)
+    assert seen["worked"] == [], seen
+    assert leaked(seen["kinds"], outside) == [], seen
+    assert e.value.report["usage"]["cpu_time_s"] < 4.5, e.value.report["usage"]
+
+
+# --- item 4: threads calling at once --------------------------------------------
+
+
+def snoop(i, start, outside):
+    """Reads every pipe read end it inherited (one blocking reader thread
+    each, so that it races the caller for another call's result) while the
+    other calls end, then returns its own secret and what it stole."""
+    stolen = []
+    kinds = fd_kinds()
+    readers = [fd for fd, k in kinds.items() if k.startswith("pipe-read ") and k.split(" ", 1)[1] not in outside]
+
+    def read(fd):
+        try:
+            os.set_blocking(fd, True)
+            while True:
+                data = os.read(fd, 1 << 16)
+                if not data:
+                    return
+                stolen.append(data)
+        except OSError:
+            return
+
+    for fd in readers:
+        threading.Thread(target=read, args=(fd,), daemon=True).start()
+    worked = attack_held_fds()
+    time.sleep(max(0.0, start + 2.5 - time.time()))
+    return {
+        "i": i,
+        "secret": "api_key-{}".format(i),
+        "stolen": b"".join(stolen).count(b"api_key-"),
+        "kinds": sorted(set(kinds.values())),
+        "worked": worked,
+    }
+
+
+@pytest.mark.parametrize("contexts", [("fork",), ("fork", "spawn")], ids=["fork", "fork-and-spawn"])
+def test_eight_threads_calling_at_once_share_nothing(contexts):
+    # with spawn beside fork: the forked children must not get the spawn
+    # calls' pipes either (the call's data going in, its result coming out)
+    lfs = [leash.limit(snoop, wall_time=30, context=c) for c in contexts]
+    results, errors = {}, []
+    outside = outside_pipes()
+    start = time.time()
+
+    def call(i):
+        time.sleep(0.1 * i)
+        try:
+            results[i] = lfs[i % len(lfs)](i, start, outside)
+        except Exception as e:  # a stolen result: the call has none
+            errors.append((i, repr(e)))
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for i in range(8):
+        r = results[i]
+        assert r["secret"] == "api_key-{}".format(i)
+        assert r["stolen"] == 0 and r["worked"] == [] and leaked(r["kinds"], outside) == [], r
+
+
+# --- item 6: a pipe held from outside the job cannot hold the caller -----------
+
+_HOLDER = r"""
+import array, os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(1)
+print("ready", flush=True)
+c, _ = s.accept()
+msg, anc, _, _ = c.recvmsg(1, socket.CMSG_SPACE(4))
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def hand_the_pipe_out(path, then_sleep):
+    fd = result_fd()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    s.close()
+    time.sleep(then_sleep)
+    return 42
+
+
+class _Holder:
+    """A process outside the job that keeps what it is sent for a while."""
+
+    def __init__(self, tmp_path, hold):
+        self.path = str(tmp_path / "holder.sock")
+        self.proc = subprocess.Popen([sys.executable, "-c", _HOLDER, self.path, str(hold)], stdout=subprocess.PIPE)
+        assert self.proc.stdout.readline().strip() == b"ready"
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()
+
+
+def test_a_pipe_held_outside_the_job_neither_blocks_nor_freezes_the_caller(tmp_path):
+    holder = _Holder(tmp_path, 30)
+    ticks = [time.monotonic()]
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    try:
+        t0 = time.monotonic()
+        assert leash.limit(hand_the_pipe_out, wall_time=2, grace=1)(holder.path, 0) == 42
+        elapsed = time.monotonic() - t0
+    finally:
+        stop.set()
+        t.join()
+        holder.close()
+    # the holder keeps the pipe 30 s: the call did not wait for it ...
+    assert elapsed < 15, elapsed
+    # ... and the other thread ran all along (the old code read with the GIL held)
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert max(gaps) < 10, max(gaps)
+
+
+def test_ctrl_c_ends_a_call_whose_pipe_is_held_outside(tmp_path):
+    holder = _Holder(tmp_path, 30)
+    try:
+        with interrupted(after=1, within=10):
+            leash.limit(hand_the_pipe_out, wall_time=20, grace=1)(holder.path, 60)
+    finally:
+        holder.close()
