@@ -46,8 +46,7 @@ static void unit_name(char *ret, size_t size) {
         snprintf(ret, size, "leash-%s-%d.scope", comm, (int) getpid());
 }
 
-int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgroup_path, char *what,
-                          size_t what_size) {
+int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgroup_path, char *what, size_t what_size) {
         char unit[300], mount[4096], own[4096];
         const char *base;
         int r;

@@ -15,8 +15,7 @@
  * -ENOENT/-ECONNREFUSED/-EACCES no manager reachable, -ENOPKG no
  * libsystemd, another -errno when the manager refused; what (may be NULL)
  * gets the manager's own words. */
-int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgroup_path, char *what,
-                          size_t what_size);
+int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgroup_path, char *what, size_t what_size);
 
 /* For a decision that makes nothing (check, ps): the manager's own cgroup,
  * whose controllers are what its Delegate=yes scope would get. 0, or -errno

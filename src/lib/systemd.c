@@ -80,26 +80,26 @@ int systemd_manager_reachable(bool user) {
 #include <systemd/sd-bus.h>
 
 /* The calls used, resolved once; a table, so that adding one is one line. */
-#define SD_CALLS(X)                                                                                                    \
-        X(sd_bus_new)                                                                                                  \
-        X(sd_bus_set_address)                                                                                          \
-        X(sd_bus_set_bus_client)                                                                                       \
-        X(sd_bus_negotiate_fds)                                                                                        \
-        X(sd_bus_start)                                                                                                \
-        X(sd_bus_flush_close_unref)                                                                                    \
-        X(sd_bus_message_new_method_call)                                                                              \
-        X(sd_bus_message_append)                                                                                       \
-        X(sd_bus_message_open_container)                                                                               \
-        X(sd_bus_message_close_container)                                                                              \
-        X(sd_bus_message_read)                                                                                         \
-        X(sd_bus_message_unref)                                                                                        \
-        X(sd_bus_call)                                                                                                 \
-        X(sd_bus_add_match)                                                                                            \
-        X(sd_bus_slot_unref)                                                                                           \
-        X(sd_bus_process)                                                                                              \
-        X(sd_bus_wait)                                                                                                 \
-        X(sd_bus_error_free)                                                                                           \
-        X(sd_bus_error_has_name)                                                                                       \
+#define SD_CALLS(X)                       \
+        X(sd_bus_new)                     \
+        X(sd_bus_set_address)             \
+        X(sd_bus_set_bus_client)          \
+        X(sd_bus_negotiate_fds)           \
+        X(sd_bus_start)                   \
+        X(sd_bus_flush_close_unref)       \
+        X(sd_bus_message_new_method_call) \
+        X(sd_bus_message_append)          \
+        X(sd_bus_message_open_container)  \
+        X(sd_bus_message_close_container) \
+        X(sd_bus_message_read)            \
+        X(sd_bus_message_unref)           \
+        X(sd_bus_call)                    \
+        X(sd_bus_add_match)               \
+        X(sd_bus_slot_unref)              \
+        X(sd_bus_process)                 \
+        X(sd_bus_wait)                    \
+        X(sd_bus_error_free)              \
+        X(sd_bus_error_has_name)          \
         X(sd_bus_error_get_errno)
 
 static struct {
@@ -116,10 +116,10 @@ static void sd_load(void) {
                 sd_loaded = -ENOPKG;
                 return;
         }
-#define SD_RESOLVE(name)                                                                                               \
-        if (!(sd.name = (__typeof__(name) *) dlsym(h, #name))) {                                                       \
-                sd_loaded = -ENOPKG;                                                                                   \
-                return;                                                                                                \
+#define SD_RESOLVE(name)                                         \
+        if (!(sd.name = (__typeof__(name) *) dlsym(h, #name))) { \
+                sd_loaded = -ENOPKG;                             \
+                return;                                          \
         }
         SD_CALLS(SD_RESOLVE)
 #undef SD_RESOLVE
@@ -187,8 +187,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 }
 
 /* The method call, its properties in the order systemd-run gives them. */
-static int scope_message(sd_bus *b, const char *unit, const char *slice, pid_t pid, int pidfd,
-                         sd_bus_message **ret) {
+static int scope_message(sd_bus *b, const char *unit, const char *slice, pid_t pid, int pidfd, sd_bus_message **ret) {
         _cleanup_(msg_unrefp) sd_bus_message *m = NULL;
         int r;
 
@@ -201,8 +200,8 @@ static int scope_message(sd_bus *b, const char *unit, const char *slice, pid_t p
                 r = sd.sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
                 r = sd.sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "Description", "s",
-                                             "leash: jobs of this process and its supervisor", "Slice", "s",
-                                             slice, "Delegate", "b", 1, "CollectMode", "s", "inactive-or-failed");
+                                             "leash: jobs of this process and its supervisor", "Slice", "s", slice,
+                                             "Delegate", "b", 1, "CollectMode", "s", "inactive-or-failed");
         if (r >= 0)
                 r = pidfd >= 0 ? sd.sd_bus_message_append(m, "(sv)", "PIDFDs", "ah", 1, pidfd)
                                : sd.sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
