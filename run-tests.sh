@@ -46,14 +46,14 @@ if $hide && [ "$CI" = true ]; then
 fi
 
 # --- what the tiers need -----------------------------------------------------
-install() { # install GROUP: tools/install-deps.sh GROUP; where it cannot, only CI fails
+install_group() { # install_group GROUP: tools/install-deps.sh GROUP; where it cannot, only CI fails
         tools/install-deps.sh "$1" && return 0
         if [ "$CI" = true ]; then echo "run-tests: CI=true: the $1 packages could not be installed" >&2; return 1; fi
         echo "run-tests: going on without the $1 packages: the tests that need them skip and say why" >&2
 }
 tools/install-deps.sh build || exit 1
-install test || exit 1
-$hide || install optional || exit 1
+install_group test || exit 1
+$hide || install_group optional || exit 1
 [ -x configure ] || ./autogen.sh >/dev/null || exit 1
 
 pass=0 fail=0 skip=0 failed_tiers=()

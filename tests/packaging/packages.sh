@@ -95,34 +95,26 @@ checks_summary() {
 }
 # each test script the build skipped whole, with its reason
 whole_skips() { grep -E '^SKIP: [^ ]+ - ' "$1" | sed 's/^SKIP: /skipped: /' | sort -u | head -40; }
+# build_checked USER KIND WHAT GLOB...: build_as, a check of the build (its
+# make check's figures), one per package file (GLOB) it must have made
+build_checked() {
+        local user=$1 kind=$2 what=$3 sfx= t0=$SECONDS rc g
+        shift 3
+        [ $user = nobody ] && sfx=-nobody
+        build_as $user $kind
+        rc=$?
+        local log=$OUT/$kind$sfx.log dir=$OUT/$kind$sfx
+        check "as $user: $what, 0700 dir, HOME unset ($((SECONDS - t0)) s; $(checks_summary "$log"))" test $rc = 0
+        [ $rc = 0 ] || { grep -E '^(FAIL|ERROR):' "$log" | head -40 | diag; tail -n 30 "$log" | diag; }
+        [ $user = root ] || whole_skips "$log" | diag
+        for g in "$@"; do check "as $user: $g built" bash -c "ls '$dir'/$g >/dev/null 2>&1"; done
+}
 for user in root nobody; do
         [ $user = nobody ] && ! getent passwd nobody >/dev/null && {
                 echo "ok $((N += 1)) # SKIP builds as nobody: no user nobody here"; continue; }
-        log=$OUT/deb.log
-        [ $user = nobody ] && log=$OUT/deb-nobody.log
-        t0=$SECONDS
-        build_as $user deb
-        rc=$?
-        check "as $user: dpkg-buildpackage -us -uc -b with its checks, 0700 dir, HOME unset ($((SECONDS - t0)) s; $(checks_summary "$log"))" test $rc = 0
-        [ $rc = 0 ] || { grep -E '^(FAIL|ERROR):' "$log" | head -40 | diag; tail -n 30 "$log" | diag; }
-        [ $user = nobody ] && whole_skips "$log" | diag
-        dir=$OUT/deb
-        [ $user = nobody ] && dir=$OUT/deb-nobody
-        for p in "${PKGS[@]}"; do
-                check "as $user: package $p built" bash -c "ls '$dir'/${p}_*.deb >/dev/null 2>&1"
-        done
-        log=$OUT/rpm.log
-        [ $user = nobody ] && log=$OUT/rpm-nobody.log
-        t0=$SECONDS
-        build_as $user rpm
-        rc=$?
-        check "as $user: rpmbuild -bb packaging/rpm/leash.spec with %check, 0700 dir, HOME unset ($((SECONDS - t0)) s; $(checks_summary "$log"))" test $rc = 0
-        [ $rc = 0 ] || { grep -E '^(FAIL|ERROR):' "$log" | head -40 | diag; tail -n 30 "$log" | diag; }
-        dir=$OUT/rpm
-        [ $user = nobody ] && dir=$OUT/rpm-nobody
-        for p in leash libleash libleash-devel python3-leash; do
-                check "as $user: rpm $p built" bash -c "ls '$dir'/$p-[0-9]*.rpm >/dev/null 2>&1"
-        done
+        build_checked $user deb "dpkg-buildpackage -us -uc -b with its checks" "${PKGS[@]/%/_*.deb}"
+        build_checked $user rpm "rpmbuild -bb packaging/rpm/leash.spec with %check" \
+                'leash-[0-9]*.rpm' 'libleash-[0-9]*.rpm' 'libleash-devel-[0-9]*.rpm' 'python3-leash-[0-9]*.rpm'
 done
 
 # --- lintian: clean, or each override justified in packaging/debian --------
