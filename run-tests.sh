@@ -61,6 +61,13 @@ logdir=$(mktemp -d) || exit 1
 hidden=$(mktemp -d /tmp/leash-hidden.XXXXXX) && chmod 0755 "$hidden" || exit 1 # tools/hide-optional's: nobody uses it too
 trap 'rm -rf "$logdir" "$hidden"' EXIT
 failures=$logdir/failures ntier=0
+real_path=$PATH
+[ -z "${PYTHONPATH+x}" ] || real_pythonpath=$PYTHONPATH
+unhidden() { # unhidden CMD...: CMD with PATH and PYTHONPATH as before tools/hide-optional
+        # (configure records tools by their path: a build tree must outlive the run)
+        if [ -n "${real_pythonpath+x}" ]; then PATH=$real_path PYTHONPATH=$real_pythonpath "$@"
+        else PATH=$real_path env -u PYTHONPATH "$@"; fi
+}
 if $hide; then
         eval "$(tools/hide-optional "$hidden/run")" || exit 1
         export CI=false
@@ -133,7 +140,7 @@ build() { # build DIR CONFIGURE-ARGS...
         mkdir -p "$dir" || return 1
         (
                 cd "$dir" || exit 1
-                if [ ! -f Makefile ]; then "$top/configure" --quiet "$@" || exit 1; fi
+                if [ ! -f Makefile ]; then unhidden "$top/configure" --quiet "$@" || exit 1; fi
                 make -j"$(nproc)" --quiet >/dev/null || exit 1
                 make -j"$(nproc)" check
         )

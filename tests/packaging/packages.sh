@@ -61,6 +61,7 @@ rm -f "$BUILDDIR"/leash-*.tar.gz
 make -C "$BUILDDIR" --quiet dist-gzip >/dev/null 2>&1
 TARBALL=$(ls "$BUILDDIR"/leash-*.tar.gz 2>/dev/null | head -n 1)
 check "make dist made a tarball" test -n "$TARBALL"
+[ -n "$TARBALL" ] || { make -C "$BUILDDIR" --quiet dist-gzip 2>&1 | tail -n 20 | diag; echo "1..$N"; exit 1; }
 # --- build, checks on: as root, then as nobody; each from a 0700 directory, HOME unset
 NOBODY_ID=65534
 # build_as USER KIND: packaging/build-KIND (deb, rpm) of the tarball as USER
