@@ -2,9 +2,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs, as root on Debian 12, whatever is missing to build and test leash.
 # Only packages that are not installed yet are asked for; apt-get update runs
-# only when something must be installed. Usage: tools/install-deps.sh [build|test|slurm|packaging|chromium]
-# (chromium: the headless browser of tests/report/chromium.sh, ~300 MB, asked
-# for by that test in CI only)
+# only when something must be installed. Usage:
+#   tools/install-deps.sh [build|test|slurm|packaging|optional|chromium]
+# (optional: what some tests use where it is there and skip without, today the
+# headless browser of tests/report/chromium.sh, ~300 MB; run-tests.sh asks for
+# it as root unless --hide-optional; chromium: the same, by its old name).
+# Installs are serialized with other users of this machine's package manager
+# through flock on /tmp/leash-apt.lock (LEASH_APT_LOCK_HELD=1: the caller
+# holds it). Exit 1 with the list of what is missing where it cannot install
+# (not root, no registry): the caller decides whether that is a failure.
 set -euo pipefail
 
 build_pkgs=(gcc make autoconf automake pkg-config libcgroup-dev libseccomp-dev libcap-dev
@@ -22,7 +28,7 @@ want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}" "${slurm_pkgs[@]}")
 [ "${1:-build}" = slurm ] && want+=("${slurm_pkgs[@]}")
 [ "${1:-build}" = packaging ] && want+=("${packaging_pkgs[@]}")
-[ "${1:-build}" = chromium ] && want=(chromium)
+case ${1:-build} in optional | chromium) want=(chromium) ;; esac
 
 missing=()
 for p in "${want[@]}"; do
@@ -36,7 +42,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+if [ "${LEASH_APT_LOCK_HELD:-0}" != 1 ] && command -v flock >/dev/null; then
+        exec 9>>/tmp/leash-apt.lock && flock 9
+fi
+apt-get update -qq || { echo "install-deps: apt-get update failed: cannot install ${missing[*]}" >&2; exit 1; }
 # Installing slurmd/slurmctld/munge must not start the system's own daemons
 # (the slurm tier starts private ones, by pid): without a policy-rc.d of the
 # machine's, one that refuses every start is in place during the install.

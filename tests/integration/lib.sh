@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Shared by the integration tests (bash). TAP out; exit 0 pass, 1 fail, 77 skip.
+# Shared by the integration tests (bash). TAP out; exit 0 pass (a whole-script
+# skip is the plan "1..0 # SKIP reason" and exit 0: the automake TAP driver
+# counts exit 77 as an ERROR), 1 fail.
 # Each test runs leash on this host's cgroup2 under a private parent cgroup and
 # checks at exit that it left no cgroup and no process behind.
 set -u
@@ -15,8 +17,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/leash-test.XXXXXX")
 skip_all() {
         echo "1..0 # SKIP $*"
         [ -n "${PARENT:-}" ] && rmdir "$PARENT" 2>/dev/null && rmdir "$(dirname "$PARENT")" 2>/dev/null
-        rm -rf "$TMP"
-        exit 77
+        rm -rf "$TMP" ${NOBODY_DIR:+"$NOBODY_DIR"}
+        exit 0
 }
 
 ok() { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
@@ -98,6 +100,42 @@ PY
 # float comparison: fcmp "A < B"
 fcmp() { "$PY" -c "import sys; sys.exit(0 if ($1) else 1)"; }
 
+# A job run as nobody must reach what it runs and the directories it works
+# in; the build tree and $TMP may not do: a package build (dpkg-buildpackage,
+# rpmbuild) runs in a 0700 directory, and TMPDIR may point into one.
+# as_nobody CMD...: CMD as uid/gid 65534 without supplementary groups
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# nobody_reaches PATH: nobody can search (a directory) or execute (a file) PATH
+nobody_reaches() { command -v setpriv >/dev/null && as_nobody test -x "$1" 2>/dev/null; }
+# nobody_dir: sets NOBODY_DIR to a fresh root-owned 0755 directory that nobody
+# can enter (removed by finish); returns 1 with SKIP_WHY where none can be had
+NOBODY_DIR=
+nobody_dir() {
+        local base d
+        [ -n "$NOBODY_DIR" ] && return 0
+        command -v setpriv >/dev/null || { SKIP_WHY="no setpriv to check what nobody can reach"; return 1; }
+        for base in ${TMPDIR:-} /tmp /var/tmp /run /dev/shm; do
+                d=$(mktemp -d "$base/leash-nobody.XXXXXX" 2>/dev/null) || continue
+                chmod 0755 "$d"
+                if nobody_reaches "$d"; then NOBODY_DIR=$d; return 0; fi
+                rmdir "$d"
+        done
+        SKIP_WHY="no directory the user nobody can enter (tried ${TMPDIR:+$TMPDIR }/tmp /var/tmp /run /dev/shm)"
+        return 1
+}
+# nobody_exec FILE: sets NOBODY_EXEC to FILE, or where nobody cannot execute
+# it, to a copy (0755) in NOBODY_DIR; returns 1 with SKIP_WHY where neither
+# works (not in $(...): NOBODY_DIR must reach finish)
+nobody_exec() {
+        NOBODY_EXEC=$1
+        nobody_reaches "$1" && return 0
+        nobody_dir || return 1
+        NOBODY_EXEC=$NOBODY_DIR/${1##*/}
+        install -m 0755 "$1" "$NOBODY_EXEC" && nobody_reaches "$NOBODY_EXEC" && return 0
+        SKIP_WHY="nobody cannot execute $1, nor a copy of it in $NOBODY_DIR"
+        return 1
+}
+
 # no job cgroup may remain under the test parent
 no_leftover_cgroups() {
         local left
@@ -141,7 +179,7 @@ finish() {
         rmdir "$PARENT" 2>/dev/null
         rmdir "$(dirname "$PARENT")" 2>/dev/null || true
         echo "1..$T_N"
-        rm -rf "$TMP"
+        rm -rf "$TMP" ${NOBODY_DIR:+"$NOBODY_DIR"}
         [ "$T_FAILED" -eq 0 ] || rc=1
         exit $rc
 }

@@ -224,25 +224,36 @@ check "check reports a refused file and exits 1" bash -c "[ $? = 1 ] && grep -q 
 diag "refused: $(cat "$TMP/e")"
 
 # --- a user's own profile directory (not read for root) -------------------------------------
-U=65534
-mkdir -p "$TMP/home/.config/leash/profiles.d" "$TMP/xdg/leash/profiles.d"
-printf '[mine]\nmemory = 1G\n' >"$TMP/home/.config/leash/profiles.d/mine.ini"
-printf '[xdg-mine]\npids = 7\n' >"$TMP/xdg/leash/profiles.d/x.ini"
-chown -R "$U:$U" "$TMP/home" "$TMP/xdg"
-chmod 0755 "$TMP/home" "$TMP/xdg"
-as_user() { setpriv --reuid="$U" --regid="$U" --clear-groups env -u XDG_CONFIG_HOME HOME="$TMP/home" "$@"; }
-as_user "$LEASH" profiles list >"$TMP/ulist" 2>&1
-check "user: ~/.config/leash/profiles.d is read" grep -qE "^mine +$TMP/home/.config/leash/profiles.d/mine.ini:1\$" "$TMP/ulist"
+# nobody must reach leash, the configuration and the home directory: where
+# $TMP is out of its reach (a package build's 0700 directory), copies in a
+# directory it can enter, else a skip that names why
+U=65534 UT=$TMP ULEASH=$LEASH UCONF=$CONF
+if ! nobody_reaches "$TMP"; then
+        nobody_dir && UT=$NOBODY_DIR && UCONF=$UT/conf && cp -a "$CONF" "$UCONF"
+fi
+if nobody_reaches "$UT" && nobody_exec "$LEASH"; then
+ULEASH=$NOBODY_EXEC
+mkdir -p "$UT/home/.config/leash/profiles.d" "$UT/xdg/leash/profiles.d"
+printf '[mine]\nmemory = 1G\n' >"$UT/home/.config/leash/profiles.d/mine.ini"
+printf '[xdg-mine]\npids = 7\n' >"$UT/xdg/leash/profiles.d/x.ini"
+chown -R "$U:$U" "$UT/home" "$UT/xdg"
+chmod 0755 "$UT/home" "$UT/xdg"
+as_user() { setpriv --reuid="$U" --regid="$U" --clear-groups env -u XDG_CONFIG_HOME HOME="$UT/home" LEASH_CONFIG_DIR="$UCONF" "$@"; }
+as_user "$ULEASH" profiles list >"$TMP/ulist" 2>&1
+check "user: ~/.config/leash/profiles.d is read" grep -qE "^mine +$UT/home/.config/leash/profiles.d/mine.ini:1\$" "$TMP/ulist"
 check "user: the system profiles too" grep -qE "^trial " "$TMP/ulist"
-as_user XDG_CONFIG_HOME="$TMP/xdg" "$LEASH" profiles show xdg-mine >"$TMP/ushow" 2>&1
+as_user XDG_CONFIG_HOME="$UT/xdg" "$ULEASH" profiles show xdg-mine >"$TMP/ushow" 2>&1
 check "user: \$XDG_CONFIG_HOME/leash/profiles.d replaces ~/.config" \
-        grep -qE "^pids +7 +$TMP/xdg/leash/profiles.d/x.ini:2\$" "$TMP/ushow"
-HOME=$TMP/home "$LEASH" profiles list >"$TMP/rlist" 2>&1
+        grep -qE "^pids +7 +$UT/xdg/leash/profiles.d/x.ini:2\$" "$TMP/ushow"
+HOME=$UT/home "$LEASH" profiles list >"$TMP/rlist" 2>&1
 check "root does not read a user's directory" bash -c "! grep -q '^mine' '$TMP/rlist'"
-printf '[mine2]\n' >"$TMP/home/.config/leash/profiles.d/open.ini"
-chmod 0666 "$TMP/home/.config/leash/profiles.d/open.ini"
-as_user "$LEASH" profiles show mine2 >/dev/null 2>&1
+printf '[mine2]\n' >"$UT/home/.config/leash/profiles.d/open.ini"
+chmod 0666 "$UT/home/.config/leash/profiles.d/open.ini"
+as_user "$ULEASH" profiles show mine2 >/dev/null 2>&1
 check "user: no trust rules for a user's own files" test $? = 0
+else
+        skip "a user's profile directory"
+fi
 else
         SKIP_WHY="root's trust rules, chown and setpriv need root"
         skip "trust rules and a user's profile directory"

@@ -82,11 +82,16 @@ if ! getent passwd nobody >/dev/null || ! command -v setpriv >/dev/null; then
         skip "symlink and temporary-name attacks"
         finish
 fi
+# the job's directories in one nobody can reach ($TMP may sit in a package
+# build's 0700 directory)
+if ! nobody_dir; then
+        skip "symlink and temporary-name attacks"
+        finish
+fi
 nob=$(id -u nobody)
-chmod 755 "$TMP"
-BOX=$TMP/box # a shared, root-owned directory every job may write (like /tmp)
+BOX=$NOBODY_DIR/box # a shared, root-owned directory every job may write (like /tmp)
 mkdir -m 1777 "$BOX"
-SECRET=$TMP/secret
+SECRET=$NOBODY_DIR/secret
 reset_secret() { rm -f "$SECRET"; echo secret >"$SECRET"; chmod 600 "$SECRET"; }
 secret_intact() { [ "$(cat "$SECRET")" = secret ] && [ "$(stat -c %a "$SECRET")" = 600 ]; }
 
@@ -114,7 +119,7 @@ check "... holding the report" test "$(jget "$BOX/m2.json" reason)" = ok
 
 # a shared --report-dir: the report's name has leash's pid, which a job can
 # know in advance (here the shell that execs leash plants it as nobody)
-DIR=$TMP/reports
+DIR=$NOBODY_DIR/reports
 mkdir -m 1777 "$DIR"
 plant_and_run() { # plant_and_run CMD...: plant DIR/job-PID.json -> SECRET as nobody, then exec CMD as PID
         bash -c 'setpriv --reuid=nobody --regid=nogroup --clear-groups ln -s "$0" "$1/job-$$.json" || exit 99; shift; exec "$@"' \

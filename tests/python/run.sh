@@ -35,4 +35,8 @@ esac
 # pytest's own report goes to stderr (the log); TAP to fd 3 = stdout.
 exec 3>&1
 [ $# -gt 0 ] || set -- "$here"
-cd "$here" && exec "$py" -m pytest -p tap -p no:cacheprovider -q -rs "$@" 1>&2
+# pytest's tmp_path directories in one of this run's, removed after it
+# (pytest's own default keeps three runs' worth in /tmp/pytest-of-USER)
+base=$(mktemp -d "${TMPDIR:-/tmp}/leash-pytest.XXXXXX") || exit 1
+trap 'rm -rf "$base"' EXIT
+cd "$here" && "$py" -m pytest -p tap -p no:cacheprovider --basetemp="$base/t" -q -rs "$@" 1>&2

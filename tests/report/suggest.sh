@@ -6,7 +6,7 @@
 set -u
 : "${LEASH:?}" "${LEASH_SRCDIR:?}"
 PY=/usr/bin/python3
-[ -x $PY ] || { echo "1..0 # SKIP needs /usr/bin/python3"; exit 77; }
+[ -x $PY ] || { echo "1..0 # SKIP needs /usr/bin/python3"; exit 0; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/leash-suggest.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 n=0 failed=0

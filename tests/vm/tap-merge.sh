@@ -64,6 +64,9 @@ merge_tap() {
 		emit_not_ok "[$label] $rel: timed out after ${script_timeout} s"
 	elif [[ $rc -eq 77 && $sfail -eq 0 ]]; then
 		[[ $ran -gt 0 ]] || emit_skip "[$label] $rel" "exit 77${plan_why:+:$plan_why}"
+	elif [[ $rc -eq 0 && $planned -eq 0 && $ran -eq 0 ]]; then
+		# a whole-script skip the TAP way: "1..0 # SKIP reason", exit 0
+		emit_skip "[$label] $rel" "${plan_why:-planned no test}"
 	elif [[ $rc -ne 0 && $sfail -eq 0 ]]; then
 		emit_not_ok "[$label] $rel: exited $rc without a failing test"
 	elif [[ $planned -lt 0 ]]; then
