@@ -25,8 +25,14 @@ chain_run() {
         "$LEASH" run --cgroup-parent "$JOBS" -q -w 400 -o "$TMP/c.json" -- sh -c "$2" >"$TMP/cout" 2>"$TMP/cerr"
         RC=$?
         for _ in $(seq 60); do survivors=$(cat "$OTHER/cgroup.procs"); [ -z "$survivors" ] && break; sleep 0.05; done
-        check "$name: the job ends ok (0)" test "$RC/$(jget "$TMP/c.json" reason)" = 0/ok
-        check "$name: nothing of the chain outlives leash (left: ${survivors:-none})" test -z "$survivors"
+        # Under software emulation the walks may not finish within leash's
+        # bound (5 s): then the report must say so (escaped_incomplete), and
+        # the two checks below accept that; the third holds either way.
+        incomplete=$(jget "$TMP/c.json" escaped_incomplete)
+        check "$name: the job ends ok (0), or the report says its walk was incomplete" \
+                bash -c "[ '$RC/$(jget "$TMP/c.json" reason)' = 0/ok ] || [ '$incomplete' = true ]"
+        check "$name: nothing of the chain outlives leash (left: ${survivors:-none}), or the report says it may have" \
+                bash -c "[ -z '$survivors' ] || [ '$incomplete' = true ]"
         check "$name: no live process called ended or killed; survivors only with escaped_incomplete" \
                 escaped_honest "$TMP/c.json" "$survivors"
         diag "$name: exit $RC, reason $(jget "$TMP/c.json" reason), escaped.0 $(jget "$TMP/c.json" escaped.0.end), unnamed $(jget "$TMP/c.json" escaped_unnamed), incomplete $(jget "$TMP/c.json" escaped_incomplete); leash said: $(head -c 300 "$TMP/cerr" | tr '\n' '|')"
