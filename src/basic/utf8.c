@@ -105,3 +105,25 @@ void utf8_fputs_escaped(const char *s, FILE *f) {
                 n -= l ? l : 1;
         }
 }
+
+void utf8_fputs_json(const char *s, FILE *f) {
+        size_t n = strlen(s);
+
+        fputc('"', f);
+        while (n) {
+                const unsigned char c = (unsigned char) *s;
+                size_t l = utf8_seq_len(s, n);
+
+                if (c == '"' || c == '\\')
+                        fprintf(f, "\\%c", c);
+                else if (l == 0)
+                        fputs("\\ufffd", f);
+                else if (c < 0x20 || c == 0x7f)
+                        fprintf(f, "\\u%04x", c);
+                else
+                        fwrite(s, 1, l, f);
+                s += l ? l : 1;
+                n -= l ? l : 1;
+        }
+        fputc('"', f);
+}

@@ -20,3 +20,6 @@ char *utf8_replace_invalid(const char *s);
  * it is; backslash as "\\"; \n \r \t as such; every other control byte (C0,
  * DEL, C1 as U+0080-U+009F) and every byte outside valid UTF-8 as "\xHH". */
 void utf8_fputs_escaped(const char *s, FILE *f);
+/* Writes s as a JSON string literal (quotes included): '"', '\\' and every
+ * control byte escaped, every byte outside valid UTF-8 as U+FFFD. */
+void utf8_fputs_json(const char *s, FILE *f);

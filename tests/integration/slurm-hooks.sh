@@ -81,6 +81,18 @@ wait $task 2>/dev/null
 st=$?
 check "the task (ignoring SIGXCPU) was SIGKILLed ($st)" test $st = 137
 check "leash slurm status lists the job" bash -c "\"$LEASH\" slurm status | grep -q '^$JOB '"
+# for people: a page, not the raw state; for scripts: JSON (issue 26)
+"$LEASH" slurm status "$JOB" >"$TMP/page" 2>&1; sed "s/^/# /" "$TMP/page"
+check "status JOBID is a page for people (job, user, supervisor, limits), not raw state" \
+        bash -c "grep -q '^job $JOB\$' '$TMP/page' && grep -q '^  user: ' '$TMP/page' && grep -q '^  supervisor: ' '$TMP/page' && ! grep -q 'started_monotonic_ns=' '$TMP/page'"
+"$LEASH" slurm status -o json "$JOB" >"$TMP/sj" 2>&1
+check "status -o json JOBID: its job_id and state" \
+        "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['job_id']==int(sys.argv[2]) and 'user' in d['state'] and isinstance(d['supervisor_alive'], bool)" "$TMP/sj" "$JOB"
+"$LEASH" slurm status -o json >"$TMP/sl" 2>&1
+check "status -o json: a list holding the job" \
+        "$PY" -c "import json,sys; assert int(sys.argv[2]) in [j['job_id'] for j in json.load(open(sys.argv[1]))]" "$TMP/sl" "$JOB"
+"$LEASH" slurm status -o yaml >/dev/null 2>&1
+check "status -o yaml: a usage error (125)" test $? = 125
 
 # Epilog: report, nothing left
 hook epilog 2>"$TMP/epilog.err"

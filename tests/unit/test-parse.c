@@ -212,6 +212,13 @@ static void utf8(void) {
         buf[len < sizeof buf ? len : sizeof buf - 1] = '\0';
         is_str(buf, "\\x1b[1m\\r\\n\\t\\\\\\x7f\\xc2\\x9b\xc3\xa9\\xff",
                "escapes ESC, CR, LF, TAB, \\, DEL, C1, bad bytes");
+        f = fmemopen(buf, sizeof buf, "w");
+        utf8_fputs_json("a\"b\\c\n\x1b\xc3\xa9\xff", f);
+        len = (size_t) ftell(f);
+        fclose(f);
+        buf[len < sizeof buf ? len : sizeof buf - 1] = '\0';
+        is_str(buf, "\"a\\\"b\\\\c\\u000a\\u001b\xc3\xa9\\ufffd\"",
+               "JSON string: quote, backslash, controls as \\u, valid UTF-8 kept, bad byte U+FFFD");
 }
 
 /* format_iso8601 does its own calendar arithmetic: compare it with gmtime_r
