@@ -92,6 +92,7 @@ bool placement_is_unit_name(const char *name) {
         return false;
 }
 
+static void why_add(struct placement *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void why_add(struct placement *p, const char *fmt, ...) {
         size_t n = strlen(p->why);
         va_list ap;

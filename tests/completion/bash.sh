@@ -133,5 +133,10 @@ if [ "$HAVE_BC" = 1 ]; then
 else
         echo "ok $((N += 1)) # SKIP the command's arguments (bash-completion not installed)"
 fi
+# a packager's build runs this with HOME unset; the script must not trip
+# over the caller's set -u there (rpmbuild's %check failed every check above)
+check "completes with HOME unset under set -u" env -u HOME bash -c \
+        'set -u; . "$1/shell-completion/bash/leash"; COMP_WORDS=("$2" ru); COMP_CWORD=1; COMPREPLY=()
+         _leash leash ru "$2"; [ "${COMPREPLY[*]-}" = run ]' _ "$SRC" "$LEASH"
 echo "1..$N"
 [ "$FAILED" = 0 ]
