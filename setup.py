@@ -22,11 +22,19 @@ class MakeBuildExt(build_ext):
     def build_extension(self, ext):
         build = os.path.abspath(os.path.join(self.build_temp, "leash-build"))
         os.makedirs(build, exist_ok=True)
+        src = TOP
         if not os.path.exists(os.path.join(TOP, "configure")):
             subprocess.check_call(["./autogen.sh"], cwd=TOP)
+        if os.path.exists(os.path.join(TOP, "config.status")):
+            # configured in place (an rpm's %configure): configure refuses a
+            # second, out-of-tree build of it, so build from the tree `make
+            # dist` would ship, made by that configuration
+            src = os.path.abspath(os.path.join(self.build_temp, "leash-src"))
+            if not os.path.exists(os.path.join(src, "configure")):
+                subprocess.check_call(["make", "--quiet", "distdir", "distdir=" + src], cwd=TOP)
         if not os.path.exists(os.path.join(build, "Makefile")):
             subprocess.check_call(
-                [os.path.join(TOP, "configure"), "--quiet", "--with-python", "PYTHON=" + sys.executable], cwd=build
+                [os.path.join(src, "configure"), "--quiet", "--with-python", "PYTHON=" + sys.executable], cwd=build
             )
         jobs = str(os.cpu_count() or 1)
         subprocess.check_call(["make", "-j" + jobs, "--quiet", "python-build"], cwd=build)
