@@ -24,6 +24,7 @@
  * in between.
  */
 #include "holder.h"
+#include "heldfd.h"
 
 #include <errno.h>
 #include <linux/sched.h>
@@ -86,7 +87,7 @@ static int holder_child(int sock, pid_t caller, pid_t *ret_parent) {
         holder_main(sock, pid);
 }
 
-int holder_fork(struct holder *h, pid_t *ret_pid, int *ret_pidfd, pid_t *ret_parent) {
+int holder_fork(struct holder *h, bool lock_held, pid_t *ret_pid, int *ret_pidfd, pid_t *ret_parent) {
         _cleanup_close_ int s0 = -1, s1 = -1, hfd = -1, mfd = -1;
         pid_t caller = getpid(), hpid, mpid;
         int sv[2];
@@ -119,6 +120,15 @@ int holder_fork(struct holder *h, pid_t *ret_pid, int *ret_pidfd, pid_t *ret_par
         h->pid = hpid;
         h->pidfd = TAKE_FD(hfd);
         h->sock = TAKE_FD(s0);
+        /* the caller keeps both for the job's life: marked, so that a
+         * leash_job_fork() in another thread does not hand them to its
+         * function (heldfd.c); unmarked only where memory ran out */
+        if (!lock_held)
+                heldfd_lock();
+        (void) heldfd_mark_locked(h->pidfd);
+        (void) heldfd_mark_locked(h->sock);
+        if (!lock_held)
+                heldfd_unlock();
         *ret_pid = mpid;
         *ret_pidfd = TAKE_FD(mfd);
         return 0;
@@ -153,8 +163,11 @@ void holder_release(struct holder *h, struct rusage *ret_ru) {
         if (poll(&p, 1, 2000) <= 0) /* a child of the job it could not see go: not ours to wait for */
                 (void) syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
         reap_pidfd(h->pidfd, ret_ru);
+        heldfd_forget(h->pidfd);
         close(h->pidfd);
-        if (h->sock >= 0)
+        if (h->sock >= 0) {
+                heldfd_forget(h->sock);
                 close(h->sock);
+        }
         *h = (struct holder) HOLDER_INIT;
 }

@@ -19,8 +19,9 @@ struct holder {
 /* Makes the holder and, from it, the job's main process. Returns 0 in the
  * caller (h filled, the main process's pid and a pidfd of it in ret_*), 1 in
  * the main process (its parent is the holder: ret_parent), -errno when
- * nothing was made. The holder itself never returns. */
-int holder_fork(struct holder *h, pid_t *ret_pid, int *ret_pidfd, pid_t *ret_parent);
+ * nothing was made. The holder itself never returns. The caller's two fds of
+ * it are marked held (heldfd.c; lock_held: the caller holds the lock). */
+int holder_fork(struct holder *h, bool lock_held, pid_t *ret_pid, int *ret_pidfd, pid_t *ret_parent);
 /* The main process's wait status and rusage, as the holder reaped it: 1
  * got, 0 not (yet, within timeout_ms), -errno. */
 int holder_main_status(struct holder *h, int timeout_ms, int *ret_status, struct rusage *ret_ru);

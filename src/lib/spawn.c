@@ -401,7 +401,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
 
         if (p->holder) {
                 pid_t holder;
-                int r = holder_fork(p->holder, &pid, &pidfd, &holder);
+                int r = holder_fork(p->holder, false, &pid, &pidfd, &holder);
                 if (r < 0)
                         return r;
                 if (r == 1)
@@ -445,7 +445,7 @@ static pid_t fork_clone(const struct spawn_params *p, int *pidfd, pid_t *parent,
 
         *ret_migrate = false;
         if (p->holder) {
-                int r = holder_fork(p->holder, &pid, pidfd, parent);
+                int r = holder_fork(p->holder, true, &pid, pidfd, parent); /* spawn_fork holds the heldfd lock */
                 if (r < 0) {
                         errno = -r;
                         return -1;

@@ -118,6 +118,33 @@ for _ in range(20):
     outcome(value, wall_time=2)
 kids = [c for t in os.listdir("/proc/self/task") for c in open("/proc/self/task/%s/children" % t).read().split()]
 print("children", len(kids))
+# 4 threads calling at once: a function's process holds none of the other
+# calls' holder sockets or pidfds (heldfd.c; issue 22.4 without a cgroup)
+import threading
+def foreign():
+    time.sleep(0.15)
+    kinds = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            t = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if t.startswith("socket:") or "pidfd" in t:
+            kinds.append(t)
+    return kinds
+seen = []
+def caller():
+    for _ in range(5):
+        try:
+            seen.extend(leash.limit(wall_time=5)(foreign)())
+        except BaseException as e:
+            seen.append(type(e).__name__)
+ts = [threading.Thread(target=caller) for _ in range(4)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print("threads", len(seen), " ".join(sorted(set(seen))))
 PY
         chmod 0644 "$TMP/bin/nb.py"
         as_nobody env PYTHONPATH="$LEASH_PYTHONPATH" /usr/bin/python3 "$TMP/bin/nb.py" "$TMP/bin/lh-escape" "$W/pypid" \
@@ -131,6 +158,8 @@ PY
                 bash -c "[ -n '$esc' ] && $(declare -f pid_gone); pid_gone '${esc:-0}' 2000"
         check "leash.limit: memory by RLIMIT_AS (MemoryLimitExceeded)" grep -qx 'memory MemoryLimitExceeded' "$TMP/py"
         check "leash.limit: 20 calls leave no child (holder or job) behind" grep -qx 'children 0' "$TMP/py"
+        check "leash.limit from 4 threads: no function holds another call's holder socket or pidfd" \
+                grep -qx 'threads 0 ' "$TMP/py"
 else
         SKIP_WHY="configured without Python"
         skip "leash.limit as uid $NB"
