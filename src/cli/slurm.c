@@ -1113,6 +1113,38 @@ static void page_limits(const char *state) {
         }
 }
 
+/* The page's plain lines: a key of the state or verdict file and its label. */
+struct page_row {
+        const char *key, *label;
+};
+static const struct page_row page_who[] = {
+        {"user", "user:"},
+        {"node", "node:"},
+        {"partition", "partition:"},
+        {"account", "account:"},
+        {"profile", "profile:"},
+        {"profile_chosen_by", "  chosen by:"},
+        {"profile_source", "  from:"},
+        {NULL, NULL},
+};
+static const struct page_row page_setup[] = {
+        {"on_error", "on error:"},
+        {"cgroup", "cgroup:"},
+        {"setup_error", "setup error:"},
+        {NULL, NULL},
+};
+static const struct page_row page_verdict[] = {
+        {"reason", "verdict:"},
+        {"tasks_placed", "  tasks placed:"},
+        {"tasks_refused", "  tasks refused:"},
+        {NULL, NULL},
+};
+
+static void page_lines(const char *text, const struct page_row *rows) {
+        for (; rows->key; rows++)
+                page_line(text, rows->key, rows->label);
+}
+
 static void status_page(uint32_t id, const char *state, const char *verdict, bool alive, int procs, uint64_t cpu_us) {
         char v[64], when[64] = "?";
         uint64_t started = kv_u64(state, "started_realtime_ns", 0);
@@ -1120,13 +1152,7 @@ static void status_page(uint32_t id, const char *state, const char *verdict, boo
         struct tm tm;
 
         printf("job %" PRIu32 "\n", id);
-        page_line(state, "user", "user:");
-        page_line(state, "node", "node:");
-        page_line(state, "partition", "partition:");
-        page_line(state, "account", "account:");
-        page_line(state, "profile", "profile:");
-        page_line(state, "profile_chosen_by", "  chosen by:");
-        page_line(state, "profile_source", "  from:");
+        page_lines(state, page_who);
         if (started && gmtime_r(&t, &tm))
                 strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
         printf("  %-18s %s\n", "started:", when);
@@ -1142,13 +1168,9 @@ static void status_page(uint32_t id, const char *state, const char *verdict, boo
                 printf("  %-18s %s, then SIGKILL after %s\n",
                        "soft signal:", signal_name((int) kv_u64(state, "soft_signal", 0)) ?: "?", g);
         }
-        page_line(state, "on_error", "on error:");
-        page_line(state, "cgroup", "cgroup:");
-        page_line(state, "setup_error", "setup error:");
+        page_lines(state, page_setup);
         page_numbered(state, "error", "errors:");
-        page_line(verdict, "reason", "verdict:");
-        page_line(verdict, "tasks_placed", "  tasks placed:");
-        page_line(verdict, "tasks_refused", "  tasks refused:");
+        page_lines(verdict, page_verdict);
         page_signals(verdict);
         page_numbered(verdict, "error", "  errors:");
 }
