@@ -55,7 +55,7 @@ static int sort_pids(const pid_t *in, size_t n, pid_t *out) {
 }
 
 static bool in_job(const pid_t *sorted, size_t n, pid_t pid) {
-        return bsearch(&pid, sorted, n, sizeof pid, cmp_pid) != NULL;
+        return n > 0 && bsearch(&pid, sorted, n, sizeof pid, cmp_pid) != NULL; /* no job pid yet: sorted may be NULL */
 }
 
 static struct gpu_now *slot(struct gpu_reading *r, const char *id) {

@@ -46,7 +46,10 @@ check "attribution: two GPUs touched" test "$(jget "$TMP/r.json" usage.gpus | $P
 g1=$($PY -c "import json; print([g for g in json.load(open('$TMP/r.json'))['usage']['gpus'] if g['id'] == 'nvidia1'][0])")
 check "attribution: GPU 1 peak = 100 + 50 MiB of the two processes" bash -c "[[ \"$g1\" == *\"'memory_peak_bytes': $((150 * MIB))\"* ]]"
 check "attribution: GPU 1's UUID and name from NVML" bash -c "[[ \"$g1\" == *GPU-1111bbbb-standin* && \"$g1\" == *StandIn-B* ]]"
-check "attribution: GPU 1 utilisation averaged over the samples = 40 + 20" bash -c "[[ \"$g1\" == *\"'utilization_avg_pct': 60\"* ]]"
+# 40 + 20 on every sample that saw both processes; a slow host (the VM tier)
+# may take a sample while the job starts its second: at most a little lower
+util=$($PY -c "import json; print([g for g in json.load(open('$TMP/r.json'))['usage']['gpus'] if g['id'] == 'nvidia1'][0]['utilization_avg_pct'])")
+check "attribution: GPU 1 utilisation averaged over the samples = 40 + 20 ($util)" fcmp "50 <= $util <= 60"
 check "attribution: GPU 1 memory at the end 0 (the job left it)" bash -c "[[ \"$g1\" == *\"'memory_bytes_at_end': 0\"* ]]"
 check "attribution: the total peak is the job's 160 MiB, not pid 1's figure" \
         test "$(jget "$TMP/r.json" sampling.peaks.gpu_memory_bytes.value)" = $((160 * MIB))

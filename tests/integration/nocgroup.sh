@@ -90,7 +90,7 @@ check "--strict names the remedy" grep -q 'cgroup-parent' "$TMP/err"
 
 # leash.limit as uid 65534: a library caller that is no subreaper; the job's
 # holder keeps the tree whole (holder.c)
-if [ -n "${LEASH_PYTHONPATH:-}" ] && [ -x /usr/bin/python3 ]; then
+if [ -n "${LEASH_PYTHONPATH:-}" ] && [ -x /usr/bin/python3 ] && [ -z "${LEASH_SAN_CFLAGS:-}" ]; then
         cat >"$TMP/bin/nb.py" <<'PY'
 import os, subprocess, sys, time
 import leash
@@ -162,6 +162,10 @@ PY
                 grep -qx 'threads 0 ' "$TMP/py"
 else
         SKIP_WHY="configured without Python"
+        # an instrumented extension needs its sanitizer's runtime preloaded
+        # (tests/python/run.sh does that), and RLIMIT_AS leaves ASan no room
+        # for its shadow memory: the uninstrumented build runs these
+        [ -n "${LEASH_SAN_CFLAGS:-}" ] && SKIP_WHY="a sanitizer build (the gcc tier runs them)"
         skip "leash.limit as uid $NB"
 fi
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 import leash
-from conftest import interrupted
+from conftest import interrupted, skip_rlimit_as_under_asan
 
 
 def work(n):
@@ -232,6 +232,7 @@ def spawns(n, pause=3):
 
 
 def test_a_memory_limit_raises_resource_exhaustion_not_memory_error():
+    skip_rlimit_as_under_asan()
     with pytest.raises(leash.ResourceExhaustion) as e:
         leash.monitored(limits={"memory": 64}, interval=0.05, grace=0.5)(hog)(400)
     res = e.value.resources

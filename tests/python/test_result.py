@@ -26,7 +26,7 @@ import time
 import pytest
 
 import leash
-from conftest import interrupted, parent
+from conftest import interrupted, parent, skip_rlimit_as_under_asan
 
 _F_GETPIPE_SZ = 1032
 
@@ -384,6 +384,7 @@ def _rss_run(kind):
 
 
 def test_an_endless_result_leaves_the_caller_bounded():
+    skip_rlimit_as_under_asan()  # the function is limited to 64M
     got = _rss_run("endless")
     # the default cap of a 64M-limited function is its memory limit
     assert got["out"] == "too large: {}".format(64 << 20), got
