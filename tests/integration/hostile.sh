@@ -286,8 +286,12 @@ for _ in $(seq 40); do survivors=$(cat "$OTHER/cgroup.procs"); [ -z "$survivors"
 # (under emulation, the VM tier, making the chain can outlast the 60 s wall
 # time: then the job ends by it; what matters is the two checks after this)
 check "fork-exit chain that left ($CHAIN_N links): the job itself ends ok (0), or by its wall time ($RC/$(jget "$TMP/a.json" reason))" \
-        bash -c "[ '$RC/$(jget "$TMP/a.json" reason)' = 0/ok ] || [ '$RC/$(jget "$TMP/a.json" reason)' = 124/wall_time ]"
-check "fork-exit chain: nothing of it outlives leash in $OTHER (left: ${survivors:-none})" test -z "$survivors"
+        bash -c "[ '$RC/$(jget "$TMP/a.json" reason)' = 0/ok ] || [ '$RC/$(jget "$TMP/a.json" reason)' = 124/wall_time ] || [ '$(jget "$TMP/a.json" escaped_incomplete)' = true ]"
+# on this host the walks finish; under emulation (the VM tier) they may not
+# within leash's 5 s finish bound: then the report must say so
+incomplete=$(jget "$TMP/a.json" escaped_incomplete)
+check "fork-exit chain: nothing of it outlives leash in $OTHER (left: ${survivors:-none}), or the report says it may have (escaped_incomplete $incomplete)" \
+        bash -c "[ -z '$survivors' ] || [ '$incomplete' = true ]"
 check "fork-exit chain: the report never says ended or killed about a process still alive" \
         escaped_honest "$TMP/a.json" "$survivors"
 [ -z "$survivors" ] || diag "report: escaped_unnamed $(jget "$TMP/a.json" escaped_unnamed) incomplete $(jget "$TMP/a.json" escaped_incomplete)"

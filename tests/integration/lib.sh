@@ -15,7 +15,15 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/leash-test.XXXXXX")
 
 # skip_all REASON: the whole script cannot run here (removes what lib.sh made)
 skip_all() {
-        echo "1..0 # SKIP $*"
+        # no check yet: a plan of none; after some (lib.sh's own, in the VM
+        # tier), the rest skipped as one check and the plan of what ran
+        if [ "${T_N:-0}" -gt 0 ]; then
+                T_N=$((T_N + 1))
+                echo "ok $T_N # SKIP the rest: $*"
+                echo "1..$T_N"
+        else
+                echo "1..0 # SKIP $*"
+        fi
         [ -n "${PARENT:-}" ] && rmdir "$PARENT" 2>/dev/null && rmdir "$(dirname "$PARENT")" 2>/dev/null
         rm -rf "$TMP" ${NOBODY_DIR:+"$NOBODY_DIR"}
         exit 0
