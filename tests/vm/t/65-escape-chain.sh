@@ -22,7 +22,7 @@ mkdir "$OTHER" "$JOBS"
 chain_run() {
         local name=$1 survivors=
         rm -f "$TMP/c.json"
-        "$LEASH" run --cgroup-parent "$JOBS" -q -w 300 -o "$TMP/c.json" -- sh -c "$2" >"$TMP/cout" 2>"$TMP/cerr"
+        "$LEASH" run --cgroup-parent "$JOBS" -q -w 120 -o "$TMP/c.json" -- sh -c "$2" >"$TMP/cout" 2>"$TMP/cerr"
         RC=$?
         for _ in $(seq 60); do survivors=$(cat "$OTHER/cgroup.procs"); [ -z "$survivors" ] && break; sleep 0.05; done
         # Under software emulation the walks may not finish within leash's
