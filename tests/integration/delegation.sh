@@ -23,6 +23,10 @@ for d in "$U" "$U/app.slice" "$X"; do
 done
 chmod 0711 "$TMP"
 mkdir -m 0777 "$TMP/w"
+setpriv --reuid=$NB --regid=$NB --clear-groups test -w "$TMP/w" || {
+        rmdir "$X" "$U/app.slice" "$U" 2>/dev/null
+        skip_all "uid $NB cannot reach $TMP (a private ${TMPDIR:-/tmp} above it, as in a package build)"
+}
 cp "$LEASH" "$TMP/leash" && chmod 0755 "$TMP/leash"
 # in_x ARGS...: leash as uid 65534, from a shell in x.scope
 in_x() {
