@@ -19,7 +19,9 @@ import pwd
 import socket
 import stat
 import subprocess
+import shutil
 import sys
+import tempfile
 import threading
 import time
 
@@ -509,7 +511,10 @@ class _Holder:
     """A process outside the job that keeps what it is sent for a while."""
 
     def __init__(self, tmp_path, hold):
-        self.path = str(tmp_path / "holder.sock")
+        # a socket's path holds 107 bytes at most: tmp_path in a package
+        # build (deep below a 0700 directory) is longer
+        self.dir = tempfile.mkdtemp(prefix="lh-", dir="/tmp")
+        self.path = os.path.join(self.dir, "holder.sock")
         self.proc = subprocess.Popen([sys.executable, "-c", _HOLDER, self.path, str(hold)], stdout=subprocess.PIPE)
         assert self.proc.stdout.readline().strip() == b"ready"
 
@@ -517,6 +522,7 @@ class _Holder:
         self.proc.kill()
         self.proc.wait()
         self.proc.stdout.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def test_a_pipe_held_outside_the_job_neither_blocks_nor_freezes_the_caller(tmp_path):
