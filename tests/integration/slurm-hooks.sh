@@ -24,7 +24,9 @@ report-dir = $TMP/reports
 INI
 JOB=$((900000000 + $$))
 JOBCG=$CG2/leash/slurm/job_$JOB
-had_slurm_dir=false; [ -d "$CG2/leash/slurm" ] && had_slurm_dir=true # the Prolog makes it; left as found
+# the Prolog makes leash/slurm (and leash): both are left as found
+had_slurm_dir=false; [ -d "$CG2/leash/slurm" ] && had_slurm_dir=true
+had_leash_dir=false; [ -d "$CG2/leash" ] && had_leash_dir=true
 hook() { # NAME [ENV...]: the hook as slurmd runs it: argv[0] = its wrapper name, and
         # the admin's wrapper's --config-dir (the TaskProlog takes its configuration
         # from nothing else: its environment is the job's)
@@ -278,4 +280,5 @@ check "22.12 an admin's unknown profile: the report says which and why" \
         test "$("$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print(any('nosuch' in e and 'unknown profile' in e for e in r['errors']))" "$r")" = True
 
 $had_slurm_dir || rmdir "$CG2/leash/slurm" 2>/dev/null
+$had_leash_dir || rmdir "$CG2/leash" 2>/dev/null
 finish
