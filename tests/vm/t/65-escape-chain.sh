@@ -30,9 +30,9 @@ chain_run() {
         # the two checks below accept that; the third holds either way.
         incomplete=$(jget "$TMP/c.json" escaped_incomplete)
         check "$name: the job ends ok (0), or the report says its walk was incomplete" \
-                bash -c "[ '$RC/$(jget "$TMP/c.json" reason)' = 0/ok ] || [ '$RC/$(jget "$TMP/c.json" reason)' = 124/wall_time ] || [ '$incomplete' = true ]"
+                bash -c "[ '$RC/$(jget "$TMP/c.json" reason)' = 0/ok ] || [ '$RC/$(jget "$TMP/c.json" reason)' = 124/wall_time ] || [ '$incomplete' = True ]"
         check "$name: nothing of the chain outlives leash (left: ${survivors:-none}), or the report says it may have" \
-                bash -c "[ -z '$survivors' ] || [ '$incomplete' = true ]"
+                bash -c "[ -z '$survivors' ] || [ '$incomplete' = True ]"
         check "$name: no live process called ended or killed; survivors only with escaped_incomplete" \
                 escaped_honest "$TMP/c.json" "$survivors"
         diag "$name: exit $RC, reason $(jget "$TMP/c.json" reason), escaped.0 $(jget "$TMP/c.json" escaped.0.end), unnamed $(jget "$TMP/c.json" escaped_unnamed), incomplete $(jget "$TMP/c.json" escaped_incomplete); leash said: $(head -c 300 "$TMP/cerr" | tr '\n' '|')"
