@@ -136,24 +136,28 @@ hook epilog 2>/dev/null
 # script against that build, see the commit message).
 cat >>"$LEASH_CONFIG_DIR/profiles.d/t.ini" <<INI
 [long]
-wall-time = 60s
+wall-time = 600s
 INI
 slurm_conf() { # [EXTRA LINES]
         printf '[slurm]\nprofile = long\nstate-dir = %s\nreport-dir = %s\n%s\n' "$TMP/state" "$TMP/reports" "${1:-}" \
                 >"$LEASH_CONFIG_DIR/slurm.ini"
 }
 SPANKOPT=SPANK__SLURM_SPANK_OPTION_leash_leash_profile
-sv_req() { # [USER] REQUEST: one request to job $JOB's supervisor; its reply, or "fail ERROR"
+sv_req() { # [USER] REQUEST...: requests to job $JOB's supervisor, a connection each (one
+        # process for all: under emulation a process per request outran the job's wall
+        # time); a line per reply, or "fail ERROR"
         local u=root
-        [ $# = 2 ] && { u=$1; shift; }
-        runuser -u "$u" -- "$PY" - "$TMP/state/job_$JOB/sock" "$1" <<'PYEOF'
+        [ "${1:-}" = nobody ] && { u=$1; shift; }
+        runuser -u "$u" -- "$PY" - "$TMP/state/job_$JOB/sock" "$@" <<'PYEOF'
 import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.settimeout(5)
-try:
-    s.connect(sys.argv[1]); s.send(sys.argv[2].encode()); print(s.recv(512).decode(errors="replace"))
-except Exception as e:
-    print("fail", type(e).__name__)
+for req in sys.argv[2:]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(5)
+    try:
+        s.connect(sys.argv[1]); s.send(req.encode()); print(s.recv(512).decode(errors="replace"))
+    except Exception as e:
+        print("fail", type(e).__name__)
+    s.close()
 PYEOF
 }
 new_task() { # a process to be placed, in $TASK
@@ -238,7 +242,8 @@ got=$(sv_req "adopt ../x $TASK")
 check "22.12 adopt of a step named ../x is refused ($got)" test "$got" = "error bad request"
 got=$(sv_req "adopt "$'\e[31m'" $TASK")
 check "22.12 adopt of a step named with an ESC is refused" test "$got" = "error bad request"
-for i in $(seq 1 70); do last=$(sv_req "adopt $i $TASK"); done
+reqs=(); for i in $(seq 1 70); do reqs+=("adopt $i $TASK"); done
+last=$(sv_req "${reqs[@]}" | tail -n 1)
 check "22.12 70 steps asked for: no more than 64 step cgroups" test "$(ls -d "$JOBCG"/step_* | wc -l)" -le 64
 check "22.12 and the one too many is refused, saying why ($last)" bash -c "grep -q 'at most 64' <<<'$last'"
 # 22.12: a process in a cgroup the job made below its own is a leftover too
