@@ -210,7 +210,7 @@ tier slurm "slurm tier (tests/slurm/run)" slurm_tier
 
 # distcheck proves the tarball builds, installs and passes; the 10,000-call
 # Python run already ran in the gcc tier: 1,000 here save minutes of CI
-tier distcheck "make distcheck" env LEASH_PY_CALLS=1000 make -C "$top/build" --quiet distcheck
+tier distcheck "make distcheck" env LEASH_PY_CALLS=1000 make -C "$top/build" -j"$(nproc)" --quiet distcheck
 
 pkg_tier() { # TAP of tests/packaging/packages.sh, counted; 77 = skipped (a failure under CI)
         local log=$top/build/packaging.log rc
@@ -247,7 +247,7 @@ newcomer_tier() (
         for m in sklearn typing_extensions; do /usr/bin/python3 -c "import $m" 2>/dev/null && seen+=("$m"); done
         [ ${#seen[@]} = 0 ] || { echo "not ok - hidden, yet found: ${seen[*]}"; exit 1; }
         echo "ok - hidden: $LEASH_TEST_HIDDEN"
-        LEASH_PY_CALLS=1000 make -C "$top/build" check TEST_SUITE_LOG=test-suite-newcomer.log
+        LEASH_PY_CALLS=1000 make -C "$top/build" -j"$(nproc)" check TEST_SUITE_LOG=test-suite-newcomer.log
         rc=$?
         [ $rc = 0 ] || not_ok_logs "$top/build"
         if grep -q '^1\.\.0 # SKIP no chromium' "$top/build/tests/report/chromium.log"; then

@@ -46,6 +46,8 @@ not_ours() { # what the install would replace: an admin's leash (checked again u
 }
 why=$(not_ours) && skip_all "$why"
 
+# as a buildd with N CPUs builds and checks (a packager's own DEB_BUILD_OPTIONS win)
+export DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-parallel=$(nproc)}
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/leash-packages.XXXXXX")
 chmod 755 "$OUT" # apt's sandbox user (_apt) reads the .debs
 CG2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
