@@ -767,6 +767,16 @@ static enum leash_reason decide_reason(const struct leash_result *r, const char 
         return r->status_code > 0 ? LEASH_REASON_EXIT : LEASH_REASON_OK;
 }
 
+/* A state refused as malformed names no pid to trust; the socket in root's
+ * state directory still reaches the supervisor, which would otherwise live on
+ * until the job's wall time. */
+static void stop_refused_supervisor(struct ctx *x, int state_fd) {
+        char reply[256];
+        int r = slurm_request(state_fd, "stop", -1, 2000, reply, sizeof reply);
+        if (r < 0 && r != -ENOENT && r != -ECONNREFUSED)
+                ctx_error(x, "job %" PRIu32 ": the supervisor did not answer: %s", x->job.id, strerror(-r));
+}
+
 static int epilog(void) {
         struct ctx x = {0};
         _cleanup_close_ int state_fd = -1, root_fd = -1, job_fd = -1;
@@ -816,6 +826,8 @@ static int epilog(void) {
         } else {
                 ctx_error(&x, "job %" PRIu32 ": no state from the Prolog (%s)", x.job.id, why[0] ? why : "none");
                 trouble = true;
+                if (state_fd >= 0)
+                        stop_refused_supervisor(&x, state_fd);
         }
         if (setup[0])
                 ctx_error(&x, "prolog: %s", setup);

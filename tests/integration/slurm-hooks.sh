@@ -192,6 +192,7 @@ kill -KILL "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
 # a state file with a key twice is refused by the TaskProlog (fail closed)
 hook prolog 2>/dev/null
+spid=$(sed -n 's/^supervisor_pid=//p' "$TMP/state/job_$JOB/state" 2>/dev/null)
 new_task
 echo "refuse=0" >>"$TMP/state/job_$JOB/state"
 echo "refuse=0" >>"$TMP/state/job_$JOB/state"
@@ -199,6 +200,10 @@ hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$TASK 2>"$TMP/tp.err"
 check "22.3 a state with a key given twice: the task is refused (exit 1)" test $? = 1
 check "22.3 and not placed" bash -c "! grep -q step_0 /proc/$TASK/cgroup"
 end_job
+# the Epilog refuses that state too, yet stops the job's supervisor through
+# its socket (it lived on until the job's wall time: the VM tier found it left)
+sv_gone() { [ -n "$1" ] && pid_gone "$1" 3000; }
+check "22.3 the Epilog stops the supervisor of a job whose state it refused (${spid:-none})" sv_gone "$spid"
 
 # 22.7: the job's own LEASH_CONFIG_DIR (a slurm.ini with another state-dir)
 # does not steer the TaskProlog: the task is placed all the same
