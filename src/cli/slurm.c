@@ -768,8 +768,8 @@ static enum leash_reason decide_reason(const struct leash_result *r, const char 
 }
 
 /* A state refused as malformed names no pid to trust; the socket in root's
- * state directory still reaches the supervisor, which would otherwise live on
- * until the job's wall time. */
+ * state directory still reaches the supervisor, which would otherwise wait
+ * for this stop forever (seen: 2.5 h past its job's wall time). */
 static void stop_refused_supervisor(struct ctx *x, int state_fd) {
         char reply[256];
         int r = slurm_request(state_fd, "stop", -1, 2000, reply, sizeof reply);
