@@ -15,7 +15,7 @@ set -euo pipefail
 
 build_pkgs=(gcc make autoconf automake pkg-config libcgroup-dev libseccomp-dev libcap-dev
         libinih-dev libjson-c-dev libsystemd-dev)
-test_pkgs=(python3 procps util-linux clang clang-format libclang-rt-14-dev)
+test_pkgs=(python3 procps util-linux clang clang-format libclang-rt-14-dev strace)
 # the slurm tier (tests/slurm) and spank_leash.so: a single-node Slurm cluster
 slurm_pkgs=(slurm-wlm slurmd slurmctld slurm-client munge libslurm-dev iproute2)
 # the packaging tier (tests/packaging/packages.sh)
