@@ -22,9 +22,10 @@
 # drift), timed by one Python harness with time.perf_counter around subprocess.run.
 #
 # Library call, leash.limit(wall_time=30)(f)() with f returning 1, as uid 1000: the first
-# call of a fresh process (which asks for the scope), then the median of the next M; the
-# floor is the same M calls in a process that leash.configure()s an already delegated
-# scope as its cgroup_parent.
+# call of a fresh process (which asks for the scope), then the median of the next M, each
+# of a new leash.limit (a new configuration: placement decided again), then the median of
+# M calls of one leash.limit (placement decided once); the floor is the same in a process
+# that leash.configure()s an already delegated scope as its cgroup_parent.
 
 . "$(dirname "$0")/../tests/vm/tap.sh"
 
@@ -73,7 +74,15 @@ for _ in range(m):
     t = time.perf_counter()
     assert leash.limit(wall_time=30)(one)() == 1
     ts.append(time.perf_counter() - t)
-print("%.6f %s" % (first, " ".join("%.6f" % x for x in ts)))
+lf = leash.limit(wall_time=30)(one)
+lf()
+us = []
+for _ in range(m):
+    t = time.perf_counter()
+    assert lf() == 1
+    us.append(time.perf_counter() - t)
+# the first call; M calls of a new leash.limit each; "|"; M calls of one
+print("%.6f %s | %s" % (first, " ".join("%.6f" % x for x in ts), " ".join("%.6f" % x for x in us)))
 PYEOF
 
 # as WHO CMD...: run CMD as root or as the user in a login session.
@@ -120,15 +129,35 @@ for who in root user; do
 done
 
 py=$LEASH_VM_BUILDDIR/python
-a=$(as user /usr/bin/python3 "$work/calls.py" "$py" "$M" -)
-b=$(in_scope user /usr/bin/python3 "$work/calls.py" "$py" "$M")
-if [[ -n $a && -n $b ]]; then
+# blocks A B A B, as the launches: a process each, its lines pooled
+a=()
+b=()
+for round in 1 2; do
+	a+=("$(as user /usr/bin/python3 "$work/calls.py" "$py" "$M" -)")
+	b+=("$(in_scope user /usr/bin/python3 "$work/calls.py" "$py" "$M")")
+done
+# part LINES... FIELD: the first calls (first), the new-limit calls (new) or the
+# one-limit calls (one) of every line, space-separated
+part() {
+	local f=${!#} l
+	for l in "${@:1:$#-1}"; do
+		case $f in
+		first) cut -d' ' -f1 <<<"$l" ;;
+		new) sed 's/ |.*//' <<<"$l" | cut -d' ' -f2- ;;
+		one) sed 's/.*| //' <<<"$l" ;;
+		esac
+	done | tr '\n' ' ' | sed 's/ *$//'
+}
+if [[ -n ${a[0]} && -n ${a[1]} && -n ${b[0]} && -n ${b[1]} ]]; then
 	tap_ok "leash.limit calls measured"
-	first=$(awk '{ printf "%.2f", $1 * 1000 }' <<<"$a")
-	ma=$(cut -d' ' -f2- <<<"$a" | median)
-	mb=$(cut -d' ' -f2- <<<"$b" | median)
-	fb=$(awk '{ printf "%.2f", $1 * 1000 }' <<<"$b")
-	report "leash.limit as uid 1000: first call of a process $first ms (asks for the scope), then $ma ms per call; floor (an already delegated scope): first $fb ms, then $mb ms per call; the scope costs $(awk -v f="$first" -v fb="$fb" 'BEGIN { printf "%.2f ms", f - fb }') once per process and $(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f ms (%.3fx floor)", a - b, a / b }') per later call"
+	first=$(part "${a[@]}" first | median)
+	fb=$(part "${b[@]}" first | median)
+	ma=$(part "${a[@]}" new | median)
+	mb=$(part "${b[@]}" new | median)
+	ra=$(part "${a[@]}" one | median)
+	rb=$(part "${b[@]}" one | median)
+	report "leash.limit as uid 1000 (2 processes each, alternated): first call of a process $first ms (asks for the scope), then $ma ms per call of a new leash.limit; floor (an already delegated scope): first $fb ms, then $mb ms per call; the scope costs $(awk -v f="$first" -v fb="$fb" 'BEGIN { printf "%.2f ms", f - fb }') once per process and $(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f ms (%.3fx floor)", a - b, a / b }') per later call"
+	report "leash.limit as uid 1000, one limited function called $M times (2 processes each, alternated): $ra ms per call; floor (the same in an already delegated scope) $rb ms per call: $(awk -v a="$ra" -v b="$rb" 'BEGIN { printf "%.3fx floor", a / b }')"
 else
 	tap_fail "leash.limit calls measured"
 fi

@@ -629,19 +629,25 @@ static int supervisor_pidfd(const char *state) {
         return fd;
 }
 
+/* The Epilog's stop, through the socket in root's state directory, then a
+ * wait for the supervisor's exit (SIGKILL after 2 s). state NULL: the state
+ * was refused as malformed and names no pid to trust; the socket still
+ * reaches the supervisor, which would otherwise wait for this stop forever
+ * (seen: 2.5 h past its job's wall time), and no answer (no supervisor ever
+ * started) is no error then. */
 static void stop_supervisor(struct ctx *x, int state_fd, const char *state) {
         char reply[256];
-        _cleanup_close_ int pfd = supervisor_pidfd(state);
+        _cleanup_close_ int pfd = state ? supervisor_pidfd(state) : -ESRCH;
         struct pollfd p;
         int r;
 
-        if (pfd == -ESRCH && !kv_u64(state, "supervisor_pid", 0))
+        if (state && pfd == -ESRCH && !kv_u64(state, "supervisor_pid", 0))
                 return; /* none was started */
         r = slurm_request(state_fd, "stop", -1, 2000, reply, sizeof reply);
-        if (r < 0)
+        if (r < 0 && (state || (r != -ENOENT && r != -ECONNREFUSED)))
                 ctx_error(x, "job %" PRIu32 ": the supervisor did not answer: %s", x->job.id, strerror(-r));
         if (pfd < 0) {
-                if (r < 0)
+                if (r < 0 && state)
                         ctx_error(x, "job %" PRIu32 ": the supervisor is gone", x->job.id);
                 return;
         }
@@ -767,16 +773,6 @@ static enum leash_reason decide_reason(const struct leash_result *r, const char 
         return r->status_code > 0 ? LEASH_REASON_EXIT : LEASH_REASON_OK;
 }
 
-/* A state refused as malformed names no pid to trust; the socket in root's
- * state directory still reaches the supervisor, which would otherwise wait
- * for this stop forever (seen: 2.5 h past its job's wall time). */
-static void stop_refused_supervisor(struct ctx *x, int state_fd) {
-        char reply[256];
-        int r = slurm_request(state_fd, "stop", -1, 2000, reply, sizeof reply);
-        if (r < 0 && r != -ENOENT && r != -ECONNREFUSED)
-                ctx_error(x, "job %" PRIu32 ": the supervisor did not answer: %s", x->job.id, strerror(-r));
-}
-
 static int epilog(void) {
         struct ctx x = {0};
         _cleanup_close_ int state_fd = -1, root_fd = -1, job_fd = -1;
@@ -827,7 +823,7 @@ static int epilog(void) {
                 ctx_error(&x, "job %" PRIu32 ": no state from the Prolog (%s)", x.job.id, why[0] ? why : "none");
                 trouble = true;
                 if (state_fd >= 0)
-                        stop_refused_supervisor(&x, state_fd);
+                        stop_supervisor(&x, state_fd, NULL);
         }
         if (setup[0])
                 ctx_error(&x, "prolog: %s", setup);
