@@ -36,6 +36,7 @@
 #include "../basic/log.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
+#include "../basic/procstat.h"
 #include "../basic/utf8.h"
 #include "../basic/time-util.h"
 #include "../basic/trust.h"
@@ -253,32 +254,13 @@ static int state_read(int state_fd, const char *name, char **ret) {
 /* --- prolog ------------------------------------------------------------------ */
 
 static uint64_t proc_starttime(pid_t pid) {
-        char path[64], buf[1024], *p;
-        _cleanup_close_ int fd = -1;
-        unsigned long long v = 0;
-
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || read_fd_at0(fd, buf, sizeof buf, NULL) < 0 || !(p = strrchr(buf, ')')))
-                return 0;
-        /* field 22; after ") " come fields 3.. */
-        p += 2;
-        for (int field = 3; field < 22 && p; field++)
-                p = strchr(p, ' '), p = p ? p + 1 : NULL;
-        if (p)
-                v = strtoull(p, NULL, 10);
-        return v;
+        struct procstat ps;
+        return procstat_read(AT_FDCWD, pid, &ps) < 0 ? 0 : ps.start;
 }
 
 static char proc_state(pid_t pid) {
-        char path[64], buf[1024], *p;
-        _cleanup_close_ int fd = -1;
-
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || read_fd_at0(fd, buf, sizeof buf, NULL) < 0 || !(p = strrchr(buf, ')')) || !p[1] || !p[2])
-                return '?';
-        return p[2];
+        struct procstat ps;
+        return procstat_read(AT_FDCWD, pid, &ps) < 0 ? '?' : ps.state;
 }
 
 static int listen_socket(int state_fd, uid_t uid, int *ret_fd) {

@@ -50,6 +50,7 @@
 
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
+#include "../basic/procstat.h"
 #include "../basic/time-util.h"
 #include "heldfd.h"
 #include "host.h"
@@ -264,7 +265,7 @@ static int scan(struct leash_job *j, int sig, unsigned *ret_reaped) {
         for (size_t i = 0; i < w.n; i++) {
                 _cleanup_close_ int pfd = -1;
                 pid_t pid = w.pid[i];
-                struct proctree_stat ps;
+                struct procstat ps;
                 char rel[4096];
                 struct leash_escapee *x;
                 bool fresh;
@@ -273,7 +274,7 @@ static int scan(struct leash_job *j, int sig, unsigned *ret_reaped) {
                 if (pid == watchdog_pid(&j->wd) || pid <= 0)
                         continue;
                 pfd = (int) syscall(SYS_pidfd_open, pid, 0);
-                if (pfd < 0 || proctree_stat(pid, &ps) < 0 || ps.ppid != w.parent[i] ||
+                if (pfd < 0 || procstat_read(AT_FDCWD, pid, &ps) < 0 || ps.ppid != w.parent[i] ||
                     proc_cgroup(pid, rel, sizeof rel) < 0)
                         continue; /* gone, or another process by now */
                 if (ps.state == 'Z' || proctree_pidfd_ended(pfd)) {

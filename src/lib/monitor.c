@@ -16,6 +16,7 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
+#include "../basic/procstat.h"
 #include "../basic/time-util.h"
 #include "host.h"
 #include "sweep.h"
@@ -54,19 +55,10 @@ int monitor_open_parent(const char *requested, int *ret_fd, struct placement *p,
         return 0;
 }
 
-/* /proc/PID/stat: the parent pid, the 2nd field after the command's ')' */
+/* the parent pid from /proc/PID/stat, 0 when unreadable */
 static pid_t parent_of(int proc_fd, pid_t pid) {
-        char path[64], buf[1024];
-        const char *p;
-        int ppid;
-
-        snprintf(path, sizeof path, "%d/stat", (int) pid);
-        if (read_file_at(proc_fd, path, buf, sizeof buf, NULL) < 0)
-                return 0;
-        p = strrchr(buf, ')');
-        if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-                return 0;
-        return (pid_t) ppid;
+        struct procstat ps;
+        return procstat_read(proc_fd, pid, &ps) < 0 ? 0 : ps.ppid;
 }
 
 static void read_job(int jfd, int proc_fd, bool want_procs, struct monitor_job *j) {

@@ -23,38 +23,6 @@
 #include "../basic/macro.h"
 #include "../basic/time-util.h"
 
-int proctree_parse_stat(const char *text, struct proctree_stat *ret) {
-        const char *open_paren = strchr(text, '('), *close_paren = strrchr(text, ')'); /* the comm may hold ')' */
-        int ppid, pgrp, session;
-        size_t n;
-
-        if (!open_paren || !close_paren || close_paren < open_paren ||
-            sscanf(close_paren + 1, " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu %*d %*d %*d %*d %llu",
-                   &ret->state, &ppid, &pgrp, &session, &ret->utime, &ret->stime, &ret->cutime, &ret->cstime,
-                   &ret->start) != 9)
-                return -EINVAL;
-        n = (size_t) (close_paren - open_paren - 1);
-        if (n > 15)
-                n = 15;
-        memcpy(ret->comm, open_paren + 1, n);
-        ret->comm[n] = '\0';
-        ret->ppid = (pid_t) ppid;
-        ret->pgrp = (pid_t) pgrp;
-        ret->session = (pid_t) session;
-        return 0;
-}
-
-int proctree_stat(pid_t pid, struct proctree_stat *ret) {
-        char path[64], buf[1024];
-        int r;
-
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        r = read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0)
-                return r;
-        return proctree_parse_stat(buf, ret);
-}
-
 /* Calls fn for each child of every thread of pid (0: the caller), until fn
  * says stop. Each children file is read whole, however long (a job that
  * churns leaves thousands of zombies there, a line each): -ENOMEM when one

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A process tree read from /proc: the one reader of /proc/PID/stat's
- * identity fields and of the per-thread children lists, and the pidfd
- * helpers, for escape.c (the job's processes outside its cgroup) and tree.c
- * (the job without a cgroup).
+ * A process tree read from /proc: the per-thread children lists and the
+ * pidfd helpers, for escape.c (the job's processes outside its cgroup) and
+ * tree.c (the job without a cgroup). /proc/PID/stat itself is read by
+ * basic/procstat.c, the one parser of it.
  */
 #pragma once
 
@@ -12,18 +12,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct proctree_stat {
-        pid_t ppid, pgrp, session;
-        char state;
-        char comm[16];
-        unsigned long long start;                        /* clock ticks since boot: with the pid, who the process is */
-        unsigned long long utime, stime, cutime, cstime; /* clock ticks */
-};
-
-/* /proc/PID/stat's text -> the fields above. */
-int proctree_parse_stat(const char *text, struct proctree_stat *ret);
-/* Reads and parses /proc/PID/stat. */
-int proctree_stat(pid_t pid, struct proctree_stat *ret);
 /* Called for each child found; returns false to stop the walk. */
 typedef bool (*proctree_child_fn)(pid_t child, pid_t parent, void *userdata);
 /* Calls fn for each child of every thread of pid (0: the caller); each list

@@ -38,6 +38,7 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
+#include "../basic/procstat.h"
 #include "../basic/time-util.h"
 #include "account.h"
 #include "heldfd.h"
@@ -215,36 +216,20 @@ int sample_parse_proc_io(const char *text, uint64_t *ret_read, uint64_t *ret_wri
         return 0;
 }
 
-/* "PID (comm) S ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ..."
- * comm may hold spaces and parentheses: it ends at the last ')'. */
-int sample_parse_proc_stat(const char *text, long ticks_per_s, struct sample_proc *p) {
-        const char *open = strchr(text, '('), *close = strrchr(text, ')'), *q;
-        unsigned long long ut, st;
-        size_t n;
+/* /proc/PID/stat through the one parser (basic/procstat.c), ticks -> us */
+static void from_procstat(const struct procstat *ps, long ticks_per_s, struct sample_proc *p) {
+        snprintf(p->comm, sizeof p->comm, "%s", ps->comm);
+        p->state = ps->state;
+        p->utime_us = (uint64_t) ps->utime * USEC_PER_SEC / (uint64_t) ticks_per_s;
+        p->stime_us = (uint64_t) ps->stime * USEC_PER_SEC / (uint64_t) ticks_per_s;
+}
 
-        if (!open || !close || close < open || ticks_per_s <= 0)
+int sample_parse_proc_stat(const char *text, long ticks_per_s, struct sample_proc *p) {
+        struct procstat ps;
+
+        if (ticks_per_s <= 0 || procstat_parse(text, &ps) < 0)
                 return -EINVAL;
-        n = (size_t) (close - open - 1);
-        if (n >= sizeof p->comm)
-                n = sizeof p->comm - 1;
-        memcpy(p->comm, open + 1, n);
-        p->comm[n] = '\0';
-        q = close + 1;
-        if (q[0] != ' ' || !q[1] || q[2] != ' ')
-                return -EINVAL;
-        p->state = q[1];
-        q += 3;
-        /* skip ppid .. cmajflt (9 fields) to utime */
-        for (int i = 0; i < 10; i++) {
-                q = strchr(q, ' ');
-                if (!q)
-                        return -EINVAL;
-                q++;
-        }
-        if (sscanf(q, "%llu %llu", &ut, &st) != 2)
-                return -EINVAL;
-        p->utime_us = (uint64_t) ut * USEC_PER_SEC / (uint64_t) ticks_per_s;
-        p->stime_us = (uint64_t) st * USEC_PER_SEC / (uint64_t) ticks_per_s;
+        from_procstat(&ps, ticks_per_s, p);
         return 0;
 }
 
@@ -316,6 +301,7 @@ static uint64_t read_u64_at(int fd, const char *name) {
 }
 
 int sample_read_proc(int proc_fd, pid_t pid, struct sample_proc *p) {
+        struct procstat ps;
         char path[64], buf[4096];
         long ticks = sysconf(_SC_CLK_TCK);
         int r;
@@ -324,12 +310,12 @@ int sample_read_proc(int proc_fd, pid_t pid, struct sample_proc *p) {
         p->pid = pid;
         p->uid = (uid_t) -1;
         p->utime_us = p->stime_us = p->rss = p->pss = p->uss = p->read_bytes = p->write_bytes = LEASH_NULL;
-        snprintf(path, sizeof path, "%d/stat", (int) pid);
-        r = read_file_at(proc_fd, path, buf, sizeof buf, NULL);
+        r = procstat_read(proc_fd, pid, &ps);
         if (r < 0)
-                return r == -ENOENT ? -ESRCH : r;
-        if (sample_parse_proc_stat(buf, ticks, p) < 0)
+                return r;
+        if (ticks <= 0)
                 return -EINVAL;
+        from_procstat(&ps, ticks, p);
         snprintf(path, sizeof path, "%d/status", (int) pid);
         if (read_file_at(proc_fd, path, buf, sizeof buf, NULL) == 0) {
                 const char *u = strstr(buf, "\nUid:");

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "../basic/macro.h"
+#include "../basic/procstat.h"
 #include "../basic/time-util.h"
 #include "job.h"
 #include "proctree.h"
@@ -53,7 +54,7 @@
 #define STOP_ROUNDS 64
 #define KILL_ROUNDS 100
 
-typedef void (*tree_visit_fn)(struct leash_job *j, pid_t pid, int pidfd, const struct proctree_stat *ps, void *ud);
+typedef void (*tree_visit_fn)(struct leash_job *j, pid_t pid, int pidfd, const struct procstat *ps, void *ud);
 
 static uint64_t tv_us(const struct timeval *tv) {
         return (uint64_t) tv->tv_sec * USEC_PER_SEC + (uint64_t) tv->tv_usec;
@@ -81,10 +82,10 @@ static bool listed(const pid_t *list, size_t n, pid_t pid) {
 static void visit_one(struct leash_job *j, pid_t pid, pid_t want_parent, pid_t want_session, tree_visit_fn fn, void *ud,
                       bool *ret_descend) {
         _cleanup_close_ int pfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        struct proctree_stat ps;
+        struct procstat ps;
 
         *ret_descend = false;
-        if (pfd < 0 || proctree_stat(pid, &ps) < 0)
+        if (pfd < 0 || procstat_read(AT_FDCWD, pid, &ps) < 0)
                 return;
         if (want_parent ? ps.ppid != want_parent : ps.session != want_session)
                 return; /* gone, or another process by now */
@@ -129,8 +130,8 @@ static void tree_walk(struct leash_job *j, tree_visit_fn fn, void *ud) {
         else if (j->spec.reaper)
                 proctree_children(0, list, parent, &n, TREE_MAX);
         else if (main_alive) {
-                struct proctree_stat ps;
-                if (proctree_stat(j->r.pid, &ps) == 0 && ps.state != 'Z' && !proctree_pidfd_ended(j->pidfd))
+                struct procstat ps;
+                if (procstat_read(AT_FDCWD, j->r.pid, &ps) == 0 && ps.state != 'Z' && !proctree_pidfd_ended(j->pidfd))
                         fn(j, j->r.pid, j->pidfd, &ps, ud);
                 proctree_children(j->r.pid, list, parent, &n, TREE_MAX);
         }
@@ -153,7 +154,7 @@ struct stopped {
         int sig; /* for a process past TREE_MAX: signalled at once */
 };
 
-static void stop_visit(struct leash_job *j, pid_t pid, int pidfd, const struct proctree_stat *ps, void *ud) {
+static void stop_visit(struct leash_job *j, pid_t pid, int pidfd, const struct procstat *ps, void *ud) {
         struct stopped *s = ud;
         int fd;
 
@@ -221,7 +222,7 @@ struct cpu_sum {
         unsigned long long user, system; /* clock ticks */
 };
 
-static void cpu_visit(struct leash_job *j, pid_t pid, int pidfd, const struct proctree_stat *ps, void *ud) {
+static void cpu_visit(struct leash_job *j, pid_t pid, int pidfd, const struct procstat *ps, void *ud) {
         struct cpu_sum *c = ud;
 
         (void) j;
@@ -242,8 +243,8 @@ void tree_cpu_us(struct leash_job *j, uint64_t *ret_user, uint64_t *ret_system) 
         user = (uint64_t) c.user * USEC_PER_SEC / (uint64_t) hz + j->tree_reaped_user_us;
         system = (uint64_t) c.system * USEC_PER_SEC / (uint64_t) hz + j->tree_reaped_system_us;
         if (j->holder.pid > 0) { /* what the holder reaped, the main process among it */
-                struct proctree_stat hs;
-                if (proctree_stat(j->holder.pid, &hs) == 0) {
+                struct procstat hs;
+                if (procstat_read(AT_FDCWD, j->holder.pid, &hs) == 0) {
                         user += (uint64_t) (hs.utime + hs.cutime) * USEC_PER_SEC / (uint64_t) hz;
                         system += (uint64_t) (hs.stime + hs.cstime) * USEC_PER_SEC / (uint64_t) hz;
                 }
@@ -260,7 +261,7 @@ struct pid_list {
         size_t n, cap;
 };
 
-static void pid_visit(struct leash_job *j, pid_t pid, int pidfd, const struct proctree_stat *ps, void *ud) {
+static void pid_visit(struct leash_job *j, pid_t pid, int pidfd, const struct procstat *ps, void *ud) {
         struct pid_list *l = ud;
 
         (void) j;

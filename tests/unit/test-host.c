@@ -66,18 +66,5 @@ int main(void) {
         is_str(placement_kind_to_string(PLACEMENT_NONE), "none", "kind none");
         is_str(placement_kind_to_string(PLACEMENT_JOB), "job", "kind job");
 
-        /* /proc/PID/stat as the kernel writes it (a comm with ") (" in it) */
-        {
-                struct proctree_stat ps;
-                const char *stat = "4242 (a) (b) S 4200 4242 4242 0 -1 4194560 120 0 0 0 150 30 7 9 20 0 1 0 "
-                                   "987654 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
-                ok(proctree_parse_stat(stat, &ps) == 0, "stat parses");
-                is_str(ps.comm, "a) (b", "comm with parentheses");
-                ok(ps.state == 'S' && ps.ppid == 4200 && ps.pgrp == 4242 && ps.session == 4242,
-                   "state, ppid, pgrp, session");
-                ok(ps.utime == 150 && ps.stime == 30 && ps.cutime == 7 && ps.cstime == 9, "utime stime cutime cstime");
-                is_u64(ps.start, 987654, "start time");
-                ok(proctree_parse_stat("4242 (x S 1", &ps) == -EINVAL, "truncated: EINVAL");
-        }
         return tap_done();
 }

@@ -1,18 +1,44 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "basic/closest.h"
 #include "basic/macro.h"
 #include "basic/parse.h"
+#include "basic/procstat.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "tap.h"
+
+/* /proc/PID/stat as the kernel writes it (a comm with ") (" in it) */
+static void proc_stat(void) {
+        struct procstat ps;
+        const char *stat = "4242 (a) (b) S 4200 4242 4242 0 -1 4194560 120 0 0 0 150 30 7 9 20 0 1 0 "
+                           "987654 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+        char longer[512];
+
+        ok(procstat_parse(stat, &ps) == 0, "stat parses");
+        is_str(ps.comm, "a) (b", "comm with parentheses");
+        ok(ps.state == 'S' && ps.ppid == 4200 && ps.pgrp == 4242 && ps.session == 4242, "state, ppid, pgrp, session");
+        ok(ps.utime == 150 && ps.stime == 30 && ps.cutime == 7 && ps.cstime == 9, "utime stime cutime cstime");
+        is_u64(ps.start, 987654, "start time");
+        ok(procstat_parse("4242 (x S 1", &ps) == -EINVAL, "truncated: EINVAL");
+        ok(procstat_parse("4242 (x) S 1 2 3", &ps) == -EINVAL, "fields missing before the start time: EINVAL");
+        snprintf(longer, sizeof longer, "7 (%s) R 1 7 7 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0 55 0 0 0\n",
+                 "kworker/u8:1-events_unbound_with_a_name_longer_than_sixty_four_bytes_in_all");
+        ok(procstat_parse(longer, &ps) == 0 && strlen(ps.comm) == sizeof ps.comm - 1 && ps.start == 55,
+           "a comm longer than the field: cut, the fields after it still read");
+        ok(procstat_read(AT_FDCWD, getpid(), &ps) == 0 && ps.ppid == getppid() && ps.state == 'R',
+           "this process's own: running, its parent");
+        ok(procstat_read(AT_FDCWD, 0, &ps) == -ESRCH, "no such process: ESRCH");
+}
 
 static void sizes(void) {
         uint64_t v;
@@ -283,6 +309,7 @@ int main(void) {
         iso8601();
         utf8();
         sizes();
+        proc_stat();
         durations();
         cpus();
         counts();
