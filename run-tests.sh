@@ -284,14 +284,18 @@ fi
 # listed. In CI, one of ours (a path with "leash" in it) is a failure; on a shared
 # machine others' may be among the new ones, so elsewhere they are listed only.
 if [ -n "$CG2" ]; then
-        # $CG2/leash is the parent leash makes on first use as root and keeps, as
-        # systemd keeps a slice (the package's purge removes it): the tests that
-        # use the default placement made it. The run removes it if it was not
-        # there before; rmdir takes only an empty one, so a job cgroup left in it
-        # is still listed below, with it.
-        if [ -d "$CG2/leash" ] && ! grep -qx "$CG2/leash" "$logdir/cgroups.before"; then
-                rmdir "$CG2/leash" 2>/dev/null || true
-        fi
+        # $CG2/leash (and its slurm/ for the Slurm hooks' jobs) is the parent
+        # leash makes on first use as root and keeps, as systemd keeps a slice
+        # (the package's purge removes it): the tests that use the default
+        # placement or the hooks made it, and two of them running at once cannot
+        # tell which made it. The run removes them if they were not there
+        # before; rmdir takes only an empty one, so a job cgroup left in one is
+        # still listed below, with it.
+        for d in "$CG2/leash/slurm" "$CG2/leash"; do
+                if [ -d "$d" ] && ! grep -qx "$d" "$logdir/cgroups.before"; then
+                        rmdir "$d" 2>/dev/null || true
+                fi
+        done
         find "$CG2" -mindepth 1 -type d 2>/dev/null | sort >"$logdir/cgroups.after"
         left=$(comm -13 "$logdir/cgroups.before" "$logdir/cgroups.after")
         ours=$(grep -E '/leash' <<<"$left")
