@@ -112,6 +112,22 @@ fcmp() { "$PY" -c "import sys; sys.exit(0 if ($1) else 1)"; }
 # in; the build tree and $TMP may not do: a package build (dpkg-buildpackage,
 # rpmbuild) runs in a 0700 directory, and TMPDIR may point into one.
 # as_nobody CMD...: CMD as uid/gid 65534 without supplementary groups
+slurm_hook() { # NAME [ENV...]: leash's Slurm hook NAME as slurmd runs it, for job $JOB of
+        # SLURM_HOOK_UID (default 0, root; 65534 is nobody): argv[0] is the admin's
+        # wrapper name and --config-dir=$LEASH_CONFIG_DIR its argument (the TaskProlog
+        # takes its configuration from nothing else: its environment is the job's);
+        # SLURM_HOOKS_NO_ARG=1 passes none, for control runs against builds from
+        # before issue 22, which took it from the environment
+        local name=$1 uid=${SLURM_HOOK_UID:-0} user=root arg="--config-dir=$LEASH_CONFIG_DIR"
+        shift
+        [ "$uid" = 0 ] || user=$(getent passwd "$uid" | cut -d: -f1)
+        [ "${SLURM_HOOKS_NO_ARG:-0}" = 1 ] && arg=
+        env -i LEASH="$LEASH" LEASH_CONFIG_DIR="$LEASH_CONFIG_DIR" HOOK_ARG="$arg" \
+                SLURM_JOB_ID=$JOB SLURM_JOB_UID="$uid" SLURM_JOB_GID="$uid" \
+                SLURM_JOB_USER="${user:-nobody}" SLURM_JOB_PARTITION=debug SLURMD_NODENAME=testnode "$@" \
+                bash -c 'exec -a "$0" "$LEASH" ${HOOK_ARG:+"$HOOK_ARG"}' "slurm-$name"
+}
+
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # nobody_reaches PATH: nobody can search (a directory) or execute (a file) PATH
 nobody_reaches() { command -v setpriv >/dev/null && as_nobody test -x "$1" 2>/dev/null; }

@@ -35,15 +35,7 @@ JOB=$((910000000 + $$))
 JOBCG=$CG2/leash/slurm/job_$JOB
 had_slurm_dir=false; [ -d "$CG2/leash/slurm" ] && had_slurm_dir=true
 had_leash_dir=false; [ -d "$CG2/leash" ] && had_leash_dir=true
-hook() { # NAME: the hook as slurmd runs it, for a job of uid 65534
-        local arg="--config-dir=$LEASH_CONFIG_DIR"
-        # (the control run against a build from before issue 22 takes none)
-        [ "${SLURM_HOOKS_NO_ARG:-0}" = 1 ] && arg=
-        env -i LEASH="$LEASH" LEASH_CONFIG_DIR="$LEASH_CONFIG_DIR" HOOK_ARG="$arg" \
-                SLURM_JOB_ID=$JOB SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 \
-                SLURM_JOB_USER=nobody SLURM_JOB_PARTITION=debug SLURMD_NODENAME=testnode \
-                bash -c 'exec -a "$0" "$LEASH" ${HOOK_ARG:+"$HOOK_ARG"}' "slurm-$1"
-}
+hook() { SLURM_HOOK_UID=65534 slurm_hook "$@"; } # for a job of nobody (lib.sh)
 
 hook prolog 2>"$TMP/prolog.err"
 check "prolog exits 0" test $? = 0

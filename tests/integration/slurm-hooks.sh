@@ -27,20 +27,7 @@ JOBCG=$CG2/leash/slurm/job_$JOB
 # the Prolog makes leash/slurm (and leash): both are left as found
 had_slurm_dir=false; [ -d "$CG2/leash/slurm" ] && had_slurm_dir=true
 had_leash_dir=false; [ -d "$CG2/leash" ] && had_leash_dir=true
-hook() { # NAME [ENV...]: the hook as slurmd runs it: argv[0] = its wrapper name, and
-        # the admin's wrapper's --config-dir (the TaskProlog takes its configuration
-        # from nothing else: its environment is the job's)
-        local name=$1
-        shift
-        # (SLURM_HOOKS_NO_ARG=1: none, for the control run against a build from
-        # before issue 22, which took its configuration from the environment)
-        local arg="--config-dir=$LEASH_CONFIG_DIR"
-        [ "${SLURM_HOOKS_NO_ARG:-0}" = 1 ] && arg=
-        env -i LEASH="$LEASH" LEASH_CONFIG_DIR="$LEASH_CONFIG_DIR" HOOK_ARG="$arg" \
-                SLURM_JOB_ID=$JOB SLURM_JOB_UID=0 SLURM_JOB_GID=0 \
-                SLURM_JOB_USER=root SLURM_JOB_PARTITION=debug SLURMD_NODENAME=testnode "$@" \
-                bash -c 'exec -a "$0" "$LEASH" ${HOOK_ARG:+"$HOOK_ARG"}' "slurm-$name"
-}
+hook() { slurm_hook "$@"; } # as root (lib.sh)
 export LEASH
 
 # usage errors: one line, 125
