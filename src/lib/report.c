@@ -20,6 +20,7 @@
 #include "../basic/time-util.h"
 #include "../basic/utf8.h"
 #include "caps.h"
+#include "devices.h"
 #include "history.h"
 #include "leash.h"
 #include "placement.h"
@@ -236,6 +237,25 @@ static void measured_limits_json(const struct leash_spec *c, const struct leash_
         }
 }
 
+/* --gpus/--devices: in "limits" as "devices", with what enforced them */
+static void devices_limit_json(const struct leash_spec *c, const struct leash_result *r, json_object *o) {
+        char what[1400];
+        json_object *m;
+
+        if (!r->devices_by)
+                return;
+        devices_describe(&c->devices, what, sizeof what);
+        m = json_object_new_object();
+        json_object_object_add(m, "value", json_object_new_string(what));
+        json_object_object_add(m, "enforced_by", json_object_new_string(r->devices_by));
+        if (r->devices_insns)
+                json_object_object_add(m, "instructions", json_object_new_int((int) r->devices_insns));
+        json_object_object_add(m, "note",
+                               json_object_new_string("opening or making any other device node fails with EPERM, "
+                                                      "in the job's sub-cgroups too"));
+        json_object_object_add(o, "devices", m);
+}
+
 /* usage.gpus[]: each GPU a process of the job used, from the samples
  * (gpu.c); usage.gpu_accounting says whether there could be any. */
 static void gpus_json(const struct leash_result *r, json_object *u) {
@@ -406,6 +426,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_object_add(o, leash_limit_to_string((enum leash_limit) l), m);
         }
         measured_limits_json(c, r, o);
+        devices_limit_json(c, r, o);
         json_object_object_add(root, "limits", o);
         json_object_object_add(root, "warnings", warnings_json(c, r));
 
