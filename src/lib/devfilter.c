@@ -107,8 +107,16 @@ int devfilter_build(const struct devfilter *f, void **ret_insns, size_t *ret_len
         if (!p)
                 return -ENOMEM;
         n = emit_preamble(p);
-        for (size_t i = 0; i < f->n; i++)
+        for (size_t i = 0; i < f->n; i++) {
                 n += emit_rule(&f->rules[i], p + n);
+                /* a rule matching everything ends the program: the verifier
+                 * refuses instructions that cannot be reached */
+                if (rule_len(&f->rules[i]) == 2) {
+                        *ret_insns = p;
+                        *ret_len = n;
+                        return 0;
+                }
+        }
         p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, R0, 0, 0, f->default_allow);
         p[n++] = insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
         *ret_insns = p;

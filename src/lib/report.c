@@ -237,6 +237,22 @@ static void measured_limits_json(const struct leash_spec *c, const struct leash_
         }
 }
 
+/* How far the device program holds against the job itself (tests/integration/devices.sh). */
+static const char *devices_note(const struct leash_spec *c, const struct leash_result *r) {
+        const struct leash_sandbox *s = &c->sandbox;
+        bool admin = s->caps_mode == LEASH_CAPS_KEEP ||
+                     (s->caps_mode == LEASH_CAPS_LIST && (s->caps_keep & (1ULL << 21))); /* CAP_SYS_ADMIN */
+
+        if (!r->devices_insns)
+                return "no device program needed: nothing is restricted";
+        if (admin)
+                return "weakened: the job keeps CAP_SYS_ADMIN and can detach the device program (BPF_PROG_DETACH)";
+        if (r->isolation && strncmp(r->isolation, "none", 4) == 0)
+                return "weakened: the job shares leash's uid and can move itself out of the job cgroup, leaving the "
+                       "device program (--isolate or --user prevents that); its sub-cgroups stay under it";
+        return "opening or making any other device node fails with EPERM, in the job's sub-cgroups too";
+}
+
 /* --gpus/--devices: in "limits" as "devices", with what enforced them */
 static void devices_limit_json(const struct leash_spec *c, const struct leash_result *r, json_object *o) {
         char what[1400];
@@ -250,9 +266,7 @@ static void devices_limit_json(const struct leash_spec *c, const struct leash_re
         json_object_object_add(m, "enforced_by", json_object_new_string(r->devices_by));
         if (r->devices_insns)
                 json_object_object_add(m, "instructions", json_object_new_int((int) r->devices_insns));
-        json_object_object_add(m, "note",
-                               json_object_new_string("opening or making any other device node fails with EPERM, "
-                                                      "in the job's sub-cgroups too"));
+        json_object_object_add(m, "note", json_object_new_string(devices_note(c, r)));
         json_object_object_add(o, "devices", m);
 }
 
