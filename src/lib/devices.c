@@ -322,7 +322,8 @@ int devices_host_read(struct devices_host *h) {
                 unsigned minor;
                 if (nvml_describe(i, uuid, name, &minor) < 0)
                         continue;
-                h->minor[i] = minor;
+                if (minor != (unsigned) -1) /* else the index stands for it */
+                        h->minor[i] = minor;
                 snprintf(h->uuid[i], sizeof h->uuid[i], "%s", uuid);
         }
         return 0;

@@ -29,12 +29,18 @@ if [ "$(id -u)" != 0 ]; then
         check "as uid $(id -u): the reason says root is needed or no cgroup" \
                 bash -c '[[ "$1" == *"needs root"* || "$1" == *"no cgroup"* ]]' _ "$ERR"
         refused "as uid $(id -u), --gpus none" "--gpus none" --gpus none
+        "$LEASH" check --cgroup-parent "$PARENT" >"$TMP/check" 2>&1
+        check "as uid $(id -u): leash check says the device filter is not available, and why" \
+                grep -q '^  device filter (--gpus, --devices): not available: .*needs root' "$TMP/check"
         finish
 fi
 
 # only a kernel without device programs skips; any other refusal is a failure
 run_leash --devices 'a *:* rwm' -- true
 [[ "$RC" != 0 && "$ERR" == *"has no cgroup device programs"* ]] && skip_all "no cgroup device program here: $ERR"
+"$LEASH" check --cgroup-parent "$PARENT" >"$TMP/check" 2>&1
+check "leash check says the device filter is available" \
+        grep -q '^  device filter (--gpus, --devices): available' "$TMP/check"
 check "--devices 'a *:* rwm' runs as root ($RC${ERR:+: $ERR})" test "$RC" = 0
 
 NODES=$(mktemp -d /dev/leash-test-devices.XXXXXX) || skip_all "cannot make a directory under /dev"
