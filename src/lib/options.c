@@ -102,11 +102,11 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "kill the job when a sampled figure passes VALUE: disk, files, io_write_bytes, total_processes, "
          "cores_avg, memory... (may repeat)",
          "none"},
-        {LEASH_OPT_GPUS, "gpus", 0, LEASH_OPT_DEVICES, -1, "none|all|LIST",
-         "the GPUs the job may open (indices such as 0,2-3; a cgroup device program, root only); sets "
+        {LEASH_OPT_GPUS, "gpus", 0, LEASH_OPT_DEVICES, -1, "GPUS",
+         "the GPUs the job may open: none, all or indices such as 0,2-3 (a cgroup device program, root only); sets "
          "CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES",
          "every GPU"},
-        {LEASH_OPT_DEVICES_ID, "devices", 0, LEASH_OPT_DEVICES, -1, "LIST",
+        {LEASH_OPT_DEVICES_ID, "devices", 0, LEASH_OPT_DEVICES, -1, "DEVICES",
          "the only device nodes the job may open: none, or 'c 1:3 rw,b 8:* r,/dev/fuse rw' (a cgroup device "
          "program, root only)",
          "every device"},
