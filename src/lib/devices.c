@@ -115,7 +115,10 @@ static int parse_access(const char *s, size_t len, uint8_t *ret) {
         if (len == 0)
                 return -EINVAL;
         for (size_t i = 0; i < len; i++) {
-                uint8_t bit = s[i] == 'r' ? DEVFILTER_READ : s[i] == 'w' ? DEVFILTER_WRITE : s[i] == 'm' ? DEVFILTER_MKNOD : 0;
+                uint8_t bit = s[i] == 'r'   ? DEVFILTER_READ
+                              : s[i] == 'w' ? DEVFILTER_WRITE
+                              : s[i] == 'm' ? DEVFILTER_MKNOD
+                                            : 0;
                 if (!bit || (a & bit))
                         return -EINVAL;
                 a |= bit;
@@ -237,7 +240,10 @@ void devices_format_gpus(const struct leash_devices *d, char *buf, size_t size) 
 
         buf[0] = '\0';
         if (d->gpus != LEASH_GPUS_LIST) {
-                snprintf(buf, size, "%s", d->gpus == LEASH_GPUS_NONE ? "none" : d->gpus == LEASH_GPUS_ALL ? "all" : "unset");
+                snprintf(buf, size, "%s",
+                         d->gpus == LEASH_GPUS_NONE  ? "none"
+                         : d->gpus == LEASH_GPUS_ALL ? "all"
+                                                     : "unset");
                 return;
         }
         for (unsigned i = 0; i < LEASH_GPUS_MAX && len < size; i++)
@@ -266,8 +272,11 @@ void devices_format_list(const struct leash_devices *d, char *buf, size_t size) 
                 format_num(r->major, maj, sizeof maj);
                 format_num(r->minor, min, sizeof min);
                 len += (size_t) snprintf(buf + len, size - len, "%s%c %s:%s %s%s%s", i ? "," : "",
-                                         r->type == DEVFILTER_CHAR ? 'c' : r->type == DEVFILTER_BLOCK ? 'b' : 'a', maj,
-                                         min, r->access & DEVFILTER_READ ? "r" : "", r->access & DEVFILTER_WRITE ? "w" : "",
+                                         r->type == DEVFILTER_CHAR    ? 'c'
+                                         : r->type == DEVFILTER_BLOCK ? 'b'
+                                                                      : 'a',
+                                         maj, min, r->access & DEVFILTER_READ ? "r" : "",
+                                         r->access & DEVFILTER_WRITE ? "w" : "",
                                          r->access & DEVFILTER_MKNOD ? "m" : "");
         }
 }
@@ -387,8 +396,8 @@ static int gpu_rules(const struct leash_devices *d, const struct devices_host *h
         return 0;
 }
 
-int devices_rules(const struct leash_devices *d, const struct devices_host *h, struct devfilter_rule *out,
-                  size_t max, size_t *ret_n, bool *ret_default_allow, unsigned *ret_bad_index) {
+int devices_rules(const struct leash_devices *d, const struct devices_host *h, struct devfilter_rule *out, size_t max,
+                  size_t *ret_n, bool *ret_default_allow, unsigned *ret_bad_index) {
         struct rules_out o = {out, 0, max};
         int r;
 
@@ -426,8 +435,9 @@ int devices_gpu_env(const struct leash_devices *d, const struct devices_host *h,
                 if (!(d->gpu_mask & (1ULL << i)))
                         continue;
                 if (lc < cuda_size)
-                        lc += (size_t) (h->uuid[i][0] ? snprintf(cuda + lc, cuda_size - lc, "%s%s", k ? "," : "", h->uuid[i])
-                                                      : snprintf(cuda + lc, cuda_size - lc, "%s%u", k ? "," : "", i));
+                        lc += (size_t) (h->uuid[i][0]
+                                                ? snprintf(cuda + lc, cuda_size - lc, "%s%s", k ? "," : "", h->uuid[i])
+                                                : snprintf(cuda + lc, cuda_size - lc, "%s%u", k ? "," : "", i));
                 if (lr < rocr_size)
                         lr += (size_t) snprintf(rocr + lr, rocr_size - lr, "%s%u", k ? "," : "", i);
                 k++;

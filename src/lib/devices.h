@@ -51,8 +51,8 @@ int devices_host_read(struct devices_host *h);
  * refused), then --devices' entries; the default allows unless --devices
  * was given. -E2BIG when out is too small; -ENODEV for a GPU index NVML
  * does not have. */
-int devices_rules(const struct leash_devices *d, const struct devices_host *h, struct devfilter_rule *out,
-                  size_t max, size_t *ret_n, bool *ret_default_allow, unsigned *ret_bad_index);
+int devices_rules(const struct leash_devices *d, const struct devices_host *h, struct devfilter_rule *out, size_t max,
+                  size_t *ret_n, bool *ret_default_allow, unsigned *ret_bad_index);
 
 /* CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES for --gpus (none: -1;
  * LIST: the UUIDs where NVML gave them, else the indices); 0 entries with

@@ -77,7 +77,7 @@ struct leash_job {
         bool dev_default_allow;
         char gpu_env[2][1024];
         char *gpu_envp[3];
-        struct leash_result r;                               /* last: its own tail is not zeroed (job_alloc) */
+        struct leash_result r; /* last: its own tail is not zeroed (job_alloc) */
 };
 
 /* job-devices.c: --gpus/--devices resolved (before the sandbox is), and

@@ -239,7 +239,7 @@ struct leash_result {
         unsigned n_moved, moved_unnamed;
         const char *devices_by; /* --devices/--gpus: what enforced them, NULL when not asked */
         unsigned devices_insns; /* the device program's length (0: none attached) */
-        const char *isolation; /* what stops the job from touching leash and the cgroup tree (isolate.c) */
+        const char *isolation;  /* what stops the job from touching leash and the cgroup tree (isolate.c) */
         struct leash_sandbox_result sandbox;
         struct leash_sampling_result sampling;
         enum placement_kind placement; /* where the job cgroup came from */

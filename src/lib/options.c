@@ -261,7 +261,9 @@ static const char *devices_expected(bool gpus, int r, const char *bad, char *buf
                          "none, or entries 'c|b|a MAJOR:MINOR [rwm]' or 'PATH [rwm]' separated by commas, at most "
                          "%d%s%s%s%s",
                          LEASH_DEVICE_RULES_MAX, *bad ? "; at fault: '" : "", bad, *bad ? "'" : "",
-                         r == -ENOENT ? " (no such file)" : r == -ENODEV ? " (not a device node)" : "");
+                         r == -ENOENT   ? " (no such file)"
+                         : r == -ENODEV ? " (not a device node)"
+                                        : "");
         return buf;
 }
 

@@ -39,14 +39,17 @@ static void test_list(void) {
         struct leash_devices d = {0};
         char bad[128], buf[512];
 
-        ok(devices_parse_list("c 1:3 rw,b 8:* r, a *:* m , /dev/null", &d, bad, sizeof bad) == 0, "devices: four entries");
+        ok(devices_parse_list("c 1:3 rw,b 8:* r, a *:* m , /dev/null", &d, bad, sizeof bad) == 0,
+           "devices: four entries");
         is_u64(d.n_rules, 4, "devices: four rules");
         ok(d.allow_list, "devices: an allow-list");
-        ok(d.rule[0].type == C && d.rule[0].major == 1 && d.rule[0].minor == 3 && d.rule[0].access == RW && d.rule[0].allow,
+        ok(d.rule[0].type == C && d.rule[0].major == 1 && d.rule[0].minor == 3 && d.rule[0].access == RW &&
+                   d.rule[0].allow,
            "devices: c 1:3 rw");
         ok(d.rule[1].type == DEVFILTER_BLOCK && d.rule[1].minor == DEVFILTER_ANY && d.rule[1].access == DEVFILTER_READ,
            "devices: b 8:* r");
-        ok(d.rule[2].type == DEVFILTER_ANY_TYPE && d.rule[2].major == DEVFILTER_ANY && d.rule[2].access == DEVFILTER_MKNOD,
+        ok(d.rule[2].type == DEVFILTER_ANY_TYPE && d.rule[2].major == DEVFILTER_ANY &&
+                   d.rule[2].access == DEVFILTER_MKNOD,
            "devices: a *:* m, spaces around");
         ok(d.rule[3].type == C && d.rule[3].major == 1 && d.rule[3].minor == 3 && d.rule[3].access == RW,
            "devices: /dev/null is c 1:3, rw by default");
@@ -67,7 +70,8 @@ static void test_list(void) {
         ok(devices_parse_list("/nonexistent/x", &d, bad, sizeof bad) == -ENOENT, "devices: a missing path");
         ok(devices_parse_list("/etc/passwd r", &d, bad, sizeof bad) == -ENODEV, "devices: a file, no device node");
         d.n_rules = 1;
-        ok(devices_parse_list("c 1:-3", &d, bad, sizeof bad) < 0 && d.n_rules == 1, "devices: a failure leaves the list");
+        ok(devices_parse_list("c 1:-3", &d, bad, sizeof bad) < 0 && d.n_rules == 1,
+           "devices: a failure leaves the list");
         {
                 char many[33 * 10 + 1] = "";
                 for (int i = 0; i < 33; i++)
@@ -116,7 +120,8 @@ static void test_rules(void) {
         ok(allows(&d, &h, 195, 3) && !allows(&d, &h, 195, 1) && !allows(&d, &h, 195, 0), "gpus 1: by NVML's minor");
         ok(allows(&d, &h, 195, 255) && allows(&d, &h, 195, 254) && allows(&d, &h, 509, 1) && allows(&d, &h, 510, 0),
            "gpus 1: the shared control nodes allowed");
-        ok(allows(&d, &h, 226, 1) && allows(&d, &h, 226, 129) && !allows(&d, &h, 226, 128), "gpus 1: card1, renderD129");
+        ok(allows(&d, &h, 226, 1) && allows(&d, &h, 226, 129) && !allows(&d, &h, 226, 128),
+           "gpus 1: card1, renderD129");
         strcpy(h.uuid[1], "GPU-aaaa");
         ok(devices_gpu_env(&d, &h, cuda, sizeof cuda, rocr, sizeof rocr) == 2, "gpus 1: two variables");
         is_str(cuda, "CUDA_VISIBLE_DEVICES=GPU-aaaa", "gpus 1: CUDA by UUID");
@@ -128,13 +133,15 @@ static void test_rules(void) {
 
         d.allow_list = true;
         d.n_rules = 1;
-        d.rule[0] = (struct devfilter_rule){.type = C, .access = RW, .allow = true, .major = 195, .minor = DEVFILTER_ANY};
+        d.rule[0] =
+                (struct devfilter_rule){.type = C, .access = RW, .allow = true, .major = 195, .minor = DEVFILTER_ANY};
         ok(!allows(&d, &h, 195, 0), "gpus 1 + devices 'c 195:*': --gpus decides GPU nodes");
         ok(!allows(&d, &h, 1, 3), "gpus 1 + devices: a node not listed is refused");
         d.gpus = LEASH_GPUS_UNSET;
         ok(allows(&d, &h, 195, 0) && !allows(&d, &h, 1, 3), "devices alone: exactly the list");
         d.gpus = LEASH_GPUS_ALL;
-        ok(allows(&d, &h, 195, 7) && allows(&d, &h, 226, 130) && !allows(&d, &h, 1, 3), "gpus all + devices: every GPU");
+        ok(allows(&d, &h, 195, 7) && allows(&d, &h, 226, 130) && !allows(&d, &h, 1, 3),
+           "gpus all + devices: every GPU");
         ok(devices_gpu_env(&d, &h, cuda, sizeof cuda, rocr, sizeof rocr) == 0, "gpus all: no variable");
         d.allow_list = false;
         d.n_rules = 0;
@@ -144,7 +151,11 @@ static void test_rules(void) {
 static void test_program(void) {
         struct devfilter_rule r[2] = {
                 {.type = C, .access = DEVFILTER_READ, .allow = true, .major = 1, .minor = 3},
-                {.type = DEVFILTER_ANY_TYPE, .access = DEVFILTER_ALL, .allow = false, .major = DEVFILTER_ANY, .minor = DEVFILTER_ANY},
+                {.type = DEVFILTER_ANY_TYPE,
+                 .access = DEVFILTER_ALL,
+                 .allow = false,
+                 .major = DEVFILTER_ANY,
+                 .minor = DEVFILTER_ANY},
         };
         struct devfilter f = {r, 1, false};
         void *insns;
