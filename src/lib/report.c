@@ -607,6 +607,11 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
                         leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? ": " : "",
                         r->enforce_note[l] ? r->enforce_note[l] : "");
         }
+        if (r->devices_by) {
+                char what[1400];
+                devices_describe(&c->devices, what, sizeof what);
+                fprintf(f, "limit:     devices (%s) by %s: %s\n", what, r->devices_by, devices_note(c, r));
+        }
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 char line[512];
                 if (leash_limit_weakness(c, r->enforced, r->enforce_note, (enum leash_limit) l, false, line,
