@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../basic/macro.h"
 #include "devices.h"
@@ -53,6 +54,17 @@ int job_devices_prepare(struct leash_job *j, struct leash_error *err) {
         return 0;
 }
 
+static const char *attach_why(int r) {
+        if (r == -EPERM && geteuid() != 0)
+                return "loading a cgroup device program needs root (CAP_BPF and CAP_NET_ADMIN)";
+        if (r == -EPERM) /* root: the kernel refuses a program below one attached without BPF_F_ALLOW_MULTI */
+                return "refused although root: an ancestor cgroup's device program allows none below it, or "
+                       "capabilities are missing";
+        if (r == -EINVAL || r == -ENOSYS || r == -EOPNOTSUPP)
+                return "this kernel has no cgroup device programs (BPF_PROG_TYPE_CGROUP_DEVICE)";
+        return "the cgroup device program was not attached";
+}
+
 /* After the limits, before the job starts: the program on the job cgroup. */
 int job_devices_attach(struct leash_job *j, struct leash_error *err) {
         struct devfilter f = {j->dev_rule, j->n_dev_rule, j->dev_default_allow};
@@ -68,11 +80,7 @@ int job_devices_attach(struct leash_job *j, struct leash_error *err) {
         }
         r = devfilter_attach(j->job_fd, &f);
         if (r < 0) {
-                snprintf(detail, sizeof detail, "%s: %s", what,
-                         r == -EPERM ? "loading a cgroup device program needs root (CAP_BPF and CAP_NET_ADMIN)"
-                         : r == -EINVAL || r == -ENOSYS || r == -EOPNOTSUPP
-                                 ? "this kernel has no cgroup device programs (BPF_PROG_TYPE_CGROUP_DEVICE)"
-                                 : "the cgroup device program was not attached");
+                snprintf(detail, sizeof detail, "%s: %s", what, attach_why(r));
                 return leash_error_set(err, DEVICES_STEP, detail, r);
         }
         j->r.devices_by = "cgroup device program";
