@@ -135,6 +135,14 @@ static json_object *cap_set(uint64_t mask) {
 }
 
 /* identity, capabilities, no_new_privs, filter: what the job was given */
+/* the names of "K=V" entries: values may be secrets */
+static void env_names(json_object *a, char *const *l, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                const char *eq = strchr(l[i], '=');
+                json_object_array_add(a, jstr_len(l[i], eq ? (size_t) (eq - l[i]) : strlen(l[i])));
+        }
+}
+
 static json_object *sandbox_json(const struct leash_spec *c, const struct leash_result *r) {
         const struct leash_sandbox_result *x = &r->sandbox;
         const struct leash_sandbox *in = &c->sandbox;
@@ -181,12 +189,8 @@ static json_object *sandbox_json(const struct leash_spec *c, const struct leash_
         f = json_object_new_object();
         json_object_object_add(f, "clean", json_object_new_boolean(in->clean_env));
         a = json_object_new_array();
-        for (size_t i = 0; i < in->n_env_set; i++) {
-                /* names only: values may be secrets */
-                const char *eq = strchr(in->env_set[i], '=');
-                json_object_array_add(
-                        a, jstr_len(in->env_set[i], eq ? (size_t) (eq - in->env_set[i]) : strlen(in->env_set[i])));
-        }
+        env_names(a, in->env_first, in->n_env_first); /* --gpus' */
+        env_names(a, in->env_set, in->n_env_set);
         json_object_object_add(f, "set", a);
         a = json_object_new_array();
         for (size_t i = 0; i < in->n_env_unset; i++)

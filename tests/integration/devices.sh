@@ -82,6 +82,9 @@ check "--gpus none: other devices stay allowed (/dev/null)" says /dev/null ok
 run_leash --gpus none -f text -o "$TMP/t.txt" -- true
 check "--gpus none: the text report has the devices line" \
         grep -q '^limit:     devices (--gpus none) by cgroup device program: ' "$TMP/t.txt"
+run_leash --gpus none -o "$TMP/g.json" -- true
+check "--gpus none: the report lists the variables it set (names only)" \
+        test "$(jget "$TMP/g.json" sandbox.environment.set)" = '["CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"]'
 run_leash --gpus none -- sh -c 'echo "$CUDA_VISIBLE_DEVICES $ROCR_VISIBLE_DEVICES"'
 check "--gpus none: CUDA_VISIBLE_DEVICES=-1 ROCR_VISIBLE_DEVICES=-1" test "$OUT" = "-1 -1"
 
