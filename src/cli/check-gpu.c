@@ -5,9 +5,11 @@
  * not degraded.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../lib/devfilter.h"
 #include "../lib/gpu.h"
 #include "../lib/nvml.h"
 #include "cli.h"
@@ -25,6 +27,21 @@ static void print_nvidia(unsigned n) {
                 else
                         printf("    nvidia%u  %s  %s\n", i, name, uuid);
         }
+}
+
+/* --gpus/--devices need a cgroup device program: can one be loaded here? */
+static void print_devfilter_check(void) {
+        int r = devfilter_probe();
+
+        if (r >= 0)
+                printf("  device filter (--gpus, --devices): available (a cgroup device program loads here)\n");
+        else
+                printf("  device filter (--gpus, --devices): not available: %s; jobs asking for it are refused (exit "
+                       "125)\n",
+                       r == -EPERM ? "loading a cgroup device program needs root (CAP_BPF or CAP_SYS_ADMIN)"
+                       : r == -EINVAL || r == -ENOSYS
+                               ? "this kernel has no cgroup device programs (BPF_PROG_TYPE_CGROUP_DEVICE)"
+                               : strerror(-r));
 }
 
 void print_gpu_check(void) {
@@ -49,4 +66,5 @@ void print_gpu_check(void) {
         }
         if (!nv && !drm)
                 printf("  none: %s; jobs get no GPU figures (the report says why)\n", why ? why : "no GPU driver");
+        print_devfilter_check();
 }

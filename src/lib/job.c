@@ -153,6 +153,9 @@ static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leas
         int r = j->no_cgroup ? 0 : cgroupfs_apply_limits(j->job_fd, &j->spec, j->r.enforced, err);
         if (r < 0)
                 return r;
+        r = job_devices_attach(j, err);
+        if (r < 0)
+                return r;
         j->timer_fd = HELD_FD(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
         if (j->timer_fd < 0)
                 return leash_error_set(err, "create a timerfd", "", negative_errno());
@@ -172,7 +175,10 @@ static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leas
 static int job_prepare(struct leash_job *j, const struct leash_spec *spec, struct leash_error *err) {
         int r;
 
-        r = sandbox_prepare(&spec->sandbox, &j->plan, &j->r.sandbox, err);
+        r = job_devices_prepare(j, err);
+        if (r < 0)
+                return r;
+        r = sandbox_prepare(&j->spec.sandbox, &j->plan, &j->r.sandbox, err);
         if (r < 0)
                 return r;
         r = isolate_prepare(spec->sandbox.isolate, false, &j->iso, err);

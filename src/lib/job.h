@@ -70,8 +70,20 @@ struct leash_job {
         bool no_cgroup;       /* placement none: the job is its process tree (tree.c) */
         struct holder holder; /* no cgroup and a caller that is no subreaper: the tree's holder */
         uint64_t tree_reaped_user_us, tree_reaped_system_us; /* CPU of the orphans tree.c reaped */
-        struct leash_result r;                               /* last: its own tail is not zeroed (job_alloc) */
+        /* --gpus/--devices (devices.c): the device program's rules, and the
+         * GPU variables of the job's environment */
+        struct devfilter_rule dev_rule[256];
+        size_t n_dev_rule;
+        bool dev_default_allow;
+        char gpu_env[2][1024];
+        char *gpu_envp[3];
+        struct leash_result r; /* last: its own tail is not zeroed (job_alloc) */
 };
+
+/* job-devices.c: --gpus/--devices resolved (before the sandbox is), and
+ * their device program attached to the job cgroup (or the job refused). */
+int job_devices_prepare(struct leash_job *j, struct leash_error *err);
+int job_devices_attach(struct leash_job *j, struct leash_error *err);
 
 /* job.c: a forked main process has ended: did its setup complete? (The
  * parent did not wait for it: spawn_fork's setup fd.) A failed setup ends

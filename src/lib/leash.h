@@ -16,6 +16,7 @@
 
 #include <leash/leash.h>
 
+#include "devfilter.h"
 #include "gpu.h"
 
 #define LEASH_MAX UINT64_MAX /* "max": explicitly unlimited */
@@ -50,6 +51,8 @@ struct leash_sandbox {
         size_t n_env_set;
         char *const *env_unset;
         size_t n_env_unset;
+        char *const *env_first; /* "K=V" set before env_set (the engine's: --gpus) */
+        size_t n_env_first;
         const char *chdir;
         bool no_stdin;
         bool keep_fds;
@@ -87,6 +90,19 @@ struct leash_sampling_result {
         struct gpu_track gpu;    /* the GPUs the job touched (gpu.c) */
 };
 
+/* --gpus and --devices (devices.c): which device nodes the job may open,
+ * enforced by a cgroup device program (devfilter.c). */
+#define LEASH_DEVICE_RULES_MAX 32
+#define LEASH_GPUS_MAX 64
+enum leash_gpus { LEASH_GPUS_UNSET, LEASH_GPUS_NONE, LEASH_GPUS_ALL, LEASH_GPUS_LIST };
+struct leash_devices {
+        enum leash_gpus gpus;
+        uint64_t gpu_mask; /* LEASH_GPUS_LIST: bit N = GPU index N */
+        bool allow_list;   /* --devices given: a device node not listed (nor a --gpus GPU's) is refused */
+        unsigned n_rules;  /* the --devices entries, each an allowing rule */
+        struct devfilter_rule rule[LEASH_DEVICE_RULES_MAX];
+};
+
 struct leash_spec {
         char *const *argv;
         const char *name;                 /* job name; NULL = basename of argv[0] */
@@ -110,6 +126,7 @@ struct leash_spec {
          * so its process tree holds every process of the job (leash run) */
         bool reaper;
         struct leash_sampling sampling;
+        struct leash_devices devices;
 };
 
 /* Sets every field to its built-in default. */
@@ -220,7 +237,9 @@ struct leash_result {
         unsigned escaped_unnamed; /* more found at one look than escaped[] holds */
         bool escaped_incomplete;  /* the walks may have missed some, or one outran them all */
         unsigned n_moved, moved_unnamed;
-        const char *isolation; /* what stops the job from touching leash and the cgroup tree (isolate.c) */
+        const char *devices_by; /* --devices/--gpus: what enforced them, NULL when not asked */
+        unsigned devices_insns; /* the device program's length (0: none attached) */
+        const char *isolation;  /* what stops the job from touching leash and the cgroup tree (isolate.c) */
         struct leash_sandbox_result sandbox;
         struct leash_sampling_result sampling;
         enum placement_kind placement; /* where the job cgroup came from */

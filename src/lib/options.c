@@ -10,6 +10,7 @@
 #include "../basic/macro.h"
 #include "../basic/parse.h"
 #include "caps.h"
+#include "devices.h"
 #include "filter.h"
 #include "sample.h"
 
@@ -101,6 +102,14 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "kill the job when a sampled figure passes VALUE: disk, files, io_write_bytes, total_processes, "
          "cores_avg, memory... (may repeat)",
          "none"},
+        {LEASH_OPT_GPUS, "gpus", 0, LEASH_OPT_DEVICES, -1, "GPUS",
+         "the GPUs the job may open: none, all or indices such as 0,2-3 (a cgroup device program, root only); sets "
+         "CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES",
+         "every GPU"},
+        {LEASH_OPT_DEVICES_ID, "devices", 0, LEASH_OPT_DEVICES, -1, "DEVICES",
+         "the only device nodes the job may open: none, or 'c 1:3 rw,b 8:* r,/dev/fuse rw' (a cgroup device "
+         "program, root only)",
+         "every device"},
 };
 
 void leash_settings_init(struct leash_settings *s) {
@@ -240,6 +249,22 @@ static int fail(struct leash_error *err, int r, const char *value, const char *e
                 snprintf(err->detail, sizeof err->detail, "'%s': expected %s", value ? value : "", expected);
         }
         return r;
+}
+
+/* what a bad --gpus or --devices value should have been, naming the part at fault */
+static const char *devices_expected(bool gpus, int r, const char *bad, char *buf, size_t size) {
+        if (gpus)
+                snprintf(buf, size, "none, all, or GPU indices 0 to %d such as 0,2-3 (not UUIDs)%s%s%s",
+                         LEASH_GPUS_MAX - 1, *bad ? "; at fault: '" : "", bad, *bad ? "'" : "");
+        else
+                snprintf(buf, size,
+                         "none, or entries 'c|b|a MAJOR:MINOR [rwm]' or 'PATH [rwm]' separated by commas, at most "
+                         "%d%s%s%s%s",
+                         LEASH_DEVICE_RULES_MAX, *bad ? "; at fault: '" : "", bad, *bad ? "'" : "",
+                         r == -ENOENT   ? " (no such file)"
+                         : r == -ENODEV ? " (not a device node)"
+                                        : "");
+        return buf;
 }
 
 static int parse_flag(const char *value, bool *ret) {
@@ -421,6 +446,15 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                                     "separated by commas");
                 break;
         }
+        case LEASH_OPT_DEVICES: {
+                char bad[128] = "", expected[320];
+                r = o->id == LEASH_OPT_GPUS ? devices_parse_gpus(value, &c->devices, bad, sizeof bad)
+                                            : devices_parse_list(value, &c->devices, bad, sizeof bad);
+                if (r < 0)
+                        return fail(err, r == -ENOMEM ? -ENOMEM : -EINVAL, value,
+                                    devices_expected(o->id == LEASH_OPT_GPUS, r, bad, expected, sizeof expected));
+                break;
+        }
         case LEASH_OPT_ACTION:
                 if (filter_parse_action(value, &c->sandbox.seccomp_action) < 0)
                         return fail(err, -EINVAL, value, "errno, kill or log");
@@ -565,6 +599,16 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                         snprintf(buf, size, "none");
                 break;
         }
+        case LEASH_OPT_DEVICES:
+                if (o->id == LEASH_OPT_GPUS && c->devices.gpus == LEASH_GPUS_UNSET)
+                        snprintf(buf, size, "%s", o->default_text);
+                else if (o->id == LEASH_OPT_GPUS)
+                        devices_format_gpus(&c->devices, buf, size);
+                else if (!c->devices.allow_list)
+                        snprintf(buf, size, "%s", o->default_text);
+                else
+                        devices_format_list(&c->devices, buf, size);
+                break;
         case LEASH_OPT_ACTION:
                 snprintf(buf, size, "%s", leash_seccomp_action_to_string(c->sandbox.seccomp_action));
                 break;

@@ -25,6 +25,7 @@ enum leash_opt_type {
         LEASH_OPT_ACTION,   /* errno|kill|log */
         LEASH_OPT_LIST,     /* may repeat; each value is added (--env K=V, --unsetenv K) */
         LEASH_OPT_PROFILE,  /* a profile name */
+        LEASH_OPT_DEVICES,  /* --gpus none|all|LIST, --devices none|ENTRY[,ENTRY...] (devices.c) */
 };
 
 /* Where a key may appear (flags of struct leash_option); 0 = everywhere. */
@@ -79,6 +80,9 @@ enum leash_opt_id {
         LEASH_OPT_SERIES_FORMAT,
         LEASH_OPT_SAMPLE_DISK,
         LEASH_OPT_LIMIT,
+        /* device nodes (issue 28) */
+        LEASH_OPT_GPUS,
+        LEASH_OPT_DEVICES_ID,
         _LEASH_OPT_MAX,
 };
 

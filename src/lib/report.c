@@ -20,6 +20,7 @@
 #include "../basic/time-util.h"
 #include "../basic/utf8.h"
 #include "caps.h"
+#include "devices.h"
 #include "history.h"
 #include "leash.h"
 #include "placement.h"
@@ -134,6 +135,14 @@ static json_object *cap_set(uint64_t mask) {
 }
 
 /* identity, capabilities, no_new_privs, filter: what the job was given */
+/* the names of "K=V" entries: values may be secrets */
+static void env_names(json_object *a, char *const *l, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                const char *eq = strchr(l[i], '=');
+                json_object_array_add(a, jstr_len(l[i], eq ? (size_t) (eq - l[i]) : strlen(l[i])));
+        }
+}
+
 static json_object *sandbox_json(const struct leash_spec *c, const struct leash_result *r) {
         const struct leash_sandbox_result *x = &r->sandbox;
         const struct leash_sandbox *in = &c->sandbox;
@@ -180,12 +189,8 @@ static json_object *sandbox_json(const struct leash_spec *c, const struct leash_
         f = json_object_new_object();
         json_object_object_add(f, "clean", json_object_new_boolean(in->clean_env));
         a = json_object_new_array();
-        for (size_t i = 0; i < in->n_env_set; i++) {
-                /* names only: values may be secrets */
-                const char *eq = strchr(in->env_set[i], '=');
-                json_object_array_add(
-                        a, jstr_len(in->env_set[i], eq ? (size_t) (eq - in->env_set[i]) : strlen(in->env_set[i])));
-        }
+        env_names(a, in->env_first, in->n_env_first); /* --gpus' */
+        env_names(a, in->env_set, in->n_env_set);
         json_object_object_add(f, "set", a);
         a = json_object_new_array();
         for (size_t i = 0; i < in->n_env_unset; i++)
@@ -234,6 +239,39 @@ static void measured_limits_json(const struct leash_spec *c, const struct leash_
                 json_object_object_add(m, "note", json_object_new_string(note));
                 json_object_object_add(o, leash_fig_name((enum leash_fig) f), m);
         }
+}
+
+/* How far the device program holds against the job itself (tests/integration/devices.sh). */
+static const char *devices_note(const struct leash_spec *c, const struct leash_result *r) {
+        const struct leash_sandbox *s = &c->sandbox;
+        bool admin = s->caps_mode == LEASH_CAPS_KEEP ||
+                     (s->caps_mode == LEASH_CAPS_LIST && (s->caps_keep & (1ULL << 21))); /* CAP_SYS_ADMIN */
+
+        if (!r->devices_insns)
+                return "no device program needed: nothing is restricted";
+        if (admin)
+                return "weakened: the job keeps CAP_SYS_ADMIN and can detach the device program (BPF_PROG_DETACH)";
+        if (r->isolation && strncmp(r->isolation, "none", 4) == 0)
+                return "weakened: the job shares leash's uid and can move itself out of the job cgroup, leaving the "
+                       "device program (--isolate or --user prevents that); its sub-cgroups stay under it";
+        return "opening or making any other device node fails with EPERM, in the job's sub-cgroups too";
+}
+
+/* --gpus/--devices: in "limits" as "devices", with what enforced them */
+static void devices_limit_json(const struct leash_spec *c, const struct leash_result *r, json_object *o) {
+        char what[1400];
+        json_object *m;
+
+        if (!r->devices_by)
+                return;
+        devices_describe(&c->devices, what, sizeof what);
+        m = json_object_new_object();
+        json_object_object_add(m, "value", json_object_new_string(what));
+        json_object_object_add(m, "enforced_by", json_object_new_string(r->devices_by));
+        if (r->devices_insns)
+                json_object_object_add(m, "instructions", json_object_new_int((int) r->devices_insns));
+        json_object_object_add(m, "note", json_object_new_string(devices_note(c, r)));
+        json_object_object_add(o, "devices", m);
 }
 
 /* usage.gpus[]: each GPU a process of the job used, from the samples
@@ -406,6 +444,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_object_add(o, leash_limit_to_string((enum leash_limit) l), m);
         }
         measured_limits_json(c, r, o);
+        devices_limit_json(c, r, o);
         json_object_object_add(root, "limits", o);
         json_object_object_add(root, "warnings", warnings_json(c, r));
 
@@ -571,6 +610,11 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
                 fprintf(f, "limit:     %s by %s%s%s\n", leash_limit_to_string((enum leash_limit) l),
                         leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? ": " : "",
                         r->enforce_note[l] ? r->enforce_note[l] : "");
+        }
+        if (r->devices_by) {
+                char what[1400];
+                devices_describe(&c->devices, what, sizeof what);
+                fprintf(f, "limit:     devices (%s) by %s: %s\n", what, r->devices_by, devices_note(c, r));
         }
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 char line[512];

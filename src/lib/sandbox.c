@@ -138,9 +138,33 @@ static int resolve_identity(const struct leash_sandbox *in, struct sandbox_plan 
         return 0;
 }
 
-/* Environment: leash's own or the minimal one, then --unsetenv, then --env. */
+/* Sets each "K=V" of set in out (n entries, room for them all): replaces
+ * K's entry or appends one. */
+static int env_put_all(char **out, size_t *n, char *const *set, size_t n_set) {
+        for (size_t i = 0; i < n_set; i++) {
+                const char *eq = strchr(set[i], '=');
+                size_t klen = eq ? (size_t) (eq - set[i]) : strlen(set[i]);
+                char *copy = strdup(set[i]);
+                bool replaced = false;
+                if (!copy)
+                        return -ENOMEM;
+                for (size_t j = 0; j < *n && !replaced; j++)
+                        if (strncmp(out[j], set[i], klen) == 0 && out[j][klen] == '=') {
+                                free(out[j]);
+                                out[j] = copy;
+                                replaced = true;
+                        }
+                if (!replaced)
+                        out[(*n)++] = copy;
+        }
+        out[*n] = NULL;
+        return 0;
+}
+
+/* Environment: leash's own or the minimal one, then --unsetenv, then the
+ * engine's (--gpus), then --env. */
 static int build_env(const struct leash_sandbox *in, const struct sandbox_plan *p, char ***ret) {
-        size_t cap = 8 + in->n_env_set, n = 0;
+        size_t cap = 8 + in->n_env_first + in->n_env_set, n = 0;
         char **base = environ, **out;
 
         if (in->clean_env)
@@ -185,22 +209,9 @@ static int build_env(const struct leash_sandbox *in, const struct sandbox_plan *
                 n = w;
                 out[n] = NULL;
         }
-        for (size_t i = 0; i < in->n_env_set; i++) {
-                const char *eq = strchr(in->env_set[i], '=');
-                size_t klen = eq ? (size_t) (eq - in->env_set[i]) : strlen(in->env_set[i]);
-                char *copy = strdup(in->env_set[i]);
-                bool replaced = false;
-                if (!copy)
-                        goto oom;
-                for (size_t j = 0; j < n && !replaced; j++)
-                        if (strncmp(out[j], in->env_set[i], klen) == 0 && out[j][klen] == '=') {
-                                free(out[j]);
-                                out[j] = copy;
-                                replaced = true;
-                        }
-                if (!replaced)
-                        out[n++] = copy;
-        }
+        if (env_put_all(out, &n, in->env_first, in->n_env_first) < 0 ||
+            env_put_all(out, &n, in->env_set, in->n_env_set) < 0)
+                goto oom;
 #undef PUSH
         out[n] = NULL;
         *ret = out;
@@ -270,7 +281,7 @@ int sandbox_prepare(const struct leash_sandbox *in, struct sandbox_plan *p, stru
                 res->filter_instructions = p->filter.len;
         }
 
-        if (in->clean_env || in->n_env_set || in->n_env_unset) {
+        if (in->clean_env || in->n_env_first || in->n_env_set || in->n_env_unset) {
                 r = build_env(in, p, &p->envp);
                 if (r < 0) {
                         r = fail(err, "build the job's environment", r, "%s", "");

@@ -95,6 +95,8 @@ fmts=$(comp run --format "")
 acts=$(comp run --seccomp-action "")
 sets=$(comp run --seccomp "")
 caps=$(comp run --caps "")
+gpus=$(comp run --gpus "")
+devs=$(comp run --devices "")
 {
         echo "[t]"
         echo "format = $(echo $fmts | tr ' ' '\n' | tail -n 1)"
@@ -104,6 +106,9 @@ for f in $fmts; do printf '[t]\nformat = %s\n' "$f" >"$TMP/v.ini"; "$LEASH" prof
 for a in $acts; do printf '[t]\nseccomp-action = %s\n' "$a" >"$TMP/v.ini"; "$LEASH" profiles check "$TMP/v.ini" >/dev/null 2>&1 || good=0; done
 for s in $sets; do printf '[t]\nseccomp = %s\n' "$s" >"$TMP/v.ini"; "$LEASH" profiles check "$TMP/v.ini" >/dev/null 2>&1 || good=0; done
 for c in $caps; do printf '[t]\ncaps = %s\n' "$c" >"$TMP/v.ini"; "$LEASH" profiles check "$TMP/v.ini" >/dev/null 2>&1 || good=0; done
+for g in $gpus; do printf '[t]\ngpus = %s\n' "$g" >"$TMP/v.ini"; "$LEASH" profiles check "$TMP/v.ini" >/dev/null 2>&1 || good=0; done
+for d in $devs; do printf '[t]\ndevices = %s\n' "$d" >"$TMP/v.ini"; "$LEASH" profiles check "$TMP/v.ini" >/dev/null 2>&1 || good=0; done
+check "--gpus offers none and all ($gpus), --devices none ($devs)" test "$(echo $gpus)" = "none all" -a "$devs" = none
 check "every offered format/seccomp-action/seccomp set/caps value is accepted ($(echo $fmts $acts $sets $caps))" \
         test "$good" = 1 -a -n "$fmts" -a -n "$acts" -a -n "$sets" -a -n "$caps"
 printf '[t]\nformat = not-a-format\n' >"$TMP/v.ini"
