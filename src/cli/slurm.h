@@ -18,13 +18,15 @@ struct slurm_supervisor {
         int listen_fd;     /* the socket, bound and listening */
         int job_fd;        /* the job cgroup */
         int state_fd;      /* <state-dir>/job_<ID> */
-        uint64_t start_ns; /* CLOCK_MONOTONIC at the Prolog */
-        double cores;
+        const char *cgroup; /* the job cgroup's path: adopted as an owned job */
+        uint64_t epilog_wait_ns; /* slurm.ini's epilog-wait */
         bool refuse; /* fail-job after a setup error: every task is refused */
         const char *refuse_why;
 };
 
-/* Runs until the Epilog says stop (or SIGTERM). Never prints: what goes wrong
+/* Runs until the Epilog says stop (or SIGTERM), or ends by itself when no
+ * Epilog came by the job's wall limit + grace + epilog-wait and the job
+ * cgroup is empty. Never prints: what goes wrong
  * is written to the verdict file. Returns an exit code. */
 int slurm_supervise(const struct slurm_supervisor *s);
 

@@ -158,6 +158,8 @@ static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leas
                 return leash_error_set(err, "create a timerfd", "", negative_errno());
         if (j->no_cgroup) /* no cgroup to remove; the main process has a parent-death signal */
                 return 0;
+        if (j->owned) /* its owner removes it, whether or not this process lives */
+                return 0;
         r = watchdog_start(&j->wd, watch, j->parent_fd, j->job_fd, j->dirname, j->remove_cgroup);
         if (r < 0)
                 return leash_error_set(err, "start the watchdog", "", r);
@@ -319,7 +321,7 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
         char mount[4096], path[4096], ctl[512], *slash;
         int r;
 
-        if (!cgroup || !cgroup[0] || (flags & ~(unsigned) LEASH_ADOPT_REMOVE))
+        if (!cgroup || !cgroup[0] || (flags & ~(unsigned) (LEASH_ADOPT_REMOVE | LEASH_ADOPT_OWNED)))
                 return leash_error_set(err, "adopt a cgroup", cgroup ? cgroup : "", -EINVAL);
         r = leash_spec_validate(spec, err);
         if (r < 0)
@@ -345,7 +347,9 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
                 return leash_error_set(err, "allocate the job", "", -ENOMEM);
         j->adopted = true;
         j->remove_cgroup = flags & LEASH_ADOPT_REMOVE;
-        r = job_prepare(j, spec, err);
+        j->owned = flags & LEASH_ADOPT_OWNED;
+        /* an owned cgroup gets no main process: no sandbox to prepare */
+        r = j->owned ? sampler_new(&spec->sampling, &j->sampler, err) : job_prepare(j, spec, err);
         if (r < 0)
                 goto fail;
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
@@ -518,6 +522,9 @@ static int begin(struct leash_job *j, struct leash_error *err) {
 static int may_start(const struct leash_job *j, struct leash_error *err) {
         if (j->has_main || j->state >= JOB_ENDED)
                 return leash_error_set(err, "start the job", "the job already has a main process or has ended", -EBUSY);
+        if (j->owned)
+                return leash_error_set(err, "start the job", "an owned cgroup's processes are placed by its owner",
+                                       -EBUSY);
         return 0;
 }
 
@@ -699,7 +706,11 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 return 0;
         r = &j->r;
         ran = j->state >= JOB_RUNNING && r->reason != LEASH_REASON_EXEC_ERROR && r->reason != LEASH_REASON_SETUP_ERROR;
-        if (j->state == JOB_RUNNING) {
+        if (j->state == JOB_RUNNING && j->owned) {
+                /* its owner ends it: what runs in it is the owner's to kill */
+                r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
+                supervise_end(j);
+        } else if (j->state == JOB_RUNNING) {
                 /* finished before it ended: the caller ends it now */
                 if (j->cause == LEASH_REASON_OK)
                         j->cause = LEASH_REASON_KILLED;
@@ -717,7 +728,7 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         if (j->no_cgroup)
                 finish_treeonly(j, ran);
         else {
-                if (!j->stuck)
+                if (!j->stuck && !j->owned)
                         (void) cgroupfs_wait_empty(j->job_fd, 10000);
                 account_read_enabled(j->job_fd, j->controllers, &r->usage);
         }
@@ -807,6 +818,14 @@ const struct leash_result *leash_job_result(const struct leash_job *j) {
 
 const struct leash_spec *leash_job_spec(const struct leash_job *j) {
         return &j->spec;
+}
+
+enum leash_reason leash_job_cause(const struct leash_job *j) {
+        return j->cause;
+}
+
+void leash_job_log_signal(struct leash_job *j, int sig, const char *why) {
+        supervise_log_signal(j, sig, why);
 }
 
 const struct leash_error *leash_job_start_error(const struct leash_job *j) {

@@ -45,6 +45,7 @@ struct leash_job {
         struct isolate_plan iso; /* --isolate: the status pipe from the init */
         enum job_state state;
         bool adopted, remove_cgroup, has_main;
+        bool owned; /* LEASH_ADOPT_OWNED: never ends by itself, its owner ends it */
         int parent_fd, job_fd, pidfd, timer_fd, events_fd, epoll_fd;
         int setup_fd; /* a forked main process's setup pipe, read once it ended (job_setup_collect) */
         char dirname[256];
@@ -84,5 +85,7 @@ void supervise_kill_now(struct leash_job *j, const char *why);
 /* SIGKILL to every process of the job cgroup (cgroup.kill, never with leash
  * inside it: then each process but leash and its watchdog). */
 void supervise_kill_tree(struct leash_job *j);
+/* The job has ended: no deadline is armed any more. */
+void supervise_end(struct leash_job *j);
 /* Records a signal in the report's log. */
 void supervise_log_signal(struct leash_job *j, int sig, const char *why);

@@ -33,12 +33,14 @@ enum {
         SEEN_STATE_DIR = 1 << 3,
         SEEN_REPORT_DIR = 1 << 4,
         SEEN_KILL_TIMEOUT = 1 << 5,
+        SEEN_EPILOG_WAIT = 1 << 6,
 };
 
 void slurm_conf_init(struct slurm_conf *c) {
         memset(c, 0, sizeof *c);
         c->on_error = SLURM_ON_ERROR_CONTINUE;
         c->kill_timeout_ns = 10 * NSEC_PER_SEC;
+        c->epilog_wait_ns = 600 * NSEC_PER_SEC;
 }
 
 void slurm_conf_done(struct slurm_conf *c) {
@@ -200,6 +202,17 @@ static int conf_handler(void *userdata, const char *section, const char *key, co
                         return -1;
                 }
                 c->kill_timeout_ns = ns;
+                return 0;
+        }
+        if (strcmp(key, "epilog-wait") == 0) {
+                uint64_t ns;
+                if (seen_once(c, SEEN_EPILOG_WAIT, key, why, size) < 0)
+                        return -1;
+                if (parse_duration(v, &ns) < 0 || ns == 0 || ns > 7 * 24 * 3600 * NSEC_PER_SEC) {
+                        snprintf(why, size, "epilog-wait: '%s': expected a duration from 1ms to 7d", v);
+                        return -1;
+                }
+                c->epilog_wait_ns = ns;
                 return 0;
         }
         snprintf(why, size, "unknown key '%s' (value '%s')", key, v);

@@ -55,6 +55,7 @@ struct slurm_conf {
         enum slurm_on_error on_error;
         char *state_dir, *report_dir;
         uint64_t kill_timeout_ns;
+        uint64_t epilog_wait_ns; /* the per-job supervisor's wait for a late Epilog */
         unsigned seen; /* keys already set (duplicate check) */
 };
 

@@ -179,8 +179,13 @@ static void check_cpu(struct leash_job *j, uint64_t now) {
 
 /* What is due at now, in order: the end of the grace, the limits. */
 static void supervise_due(struct leash_job *j, uint64_t now) {
-        if (now >= j->deadline[DEADLINE_GRACE])
-                supervise_kill_now(j, "grace");
+        if (now >= j->deadline[DEADLINE_GRACE]) {
+                /* an adopted cgroup the soft signal emptied: no kill to report */
+                if (!j->has_main && !j->no_cgroup && cgroupfs_populated(j->job_fd) == 0)
+                        j->deadline[DEADLINE_GRACE] = DEADLINE_NEVER;
+                else
+                        supervise_kill_now(j, "grace");
+        }
         if (now >= j->deadline[DEADLINE_WALL])
                 escalate(j, LEASH_REASON_WALL_TIME, now);
         if (now >= j->deadline[DEADLINE_SAMPLE]) {
@@ -307,7 +312,7 @@ static int reap(struct leash_job *j) {
         return 1;
 }
 
-static void ended(struct leash_job *j) {
+void supervise_end(struct leash_job *j) {
         j->state = JOB_ENDED;
         for (int d = 0; d < _DEADLINE_MAX; d++)
                 j->deadline[d] = DEADLINE_NEVER;
@@ -332,10 +337,11 @@ int leash_job_dispatch(struct leash_job *j) {
                 if (r < 0)
                         return r;
         } else {
+                /* read each time: it also clears the fd's POLLPRI */
                 r = cgroupfs_events_populated(j->events_fd);
                 if (r < 0)
                         return r;
-                r = !r;
+                r = !r && !j->owned; /* an owned cgroup empty between its tasks goes on */
                 if (r)
                         j->r.usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
         }
@@ -343,7 +349,7 @@ int leash_job_dispatch(struct leash_job *j) {
                 /* the last sample: the main process has ended, what it left still runs */
                 if (j->sampler && sampler_next(j->sampler) != DEADLINE_NEVER)
                         (void) sampler_step(j->sampler, now_ns(CLOCK_MONOTONIC), true, j);
-                ended(j);
+                supervise_end(j);
                 return 1;
         }
         r = arm_timer(j);
@@ -353,8 +359,8 @@ int leash_job_dispatch(struct leash_job *j) {
 int leash_job_wait(struct leash_job *j) {
         if (!j)
                 return -EINVAL;
-        if (j->state == JOB_CREATED)
-                return -EINVAL; /* nothing runs: it would never end */
+        if (j->state == JOB_CREATED || (j->owned && j->state == JOB_RUNNING))
+                return -EINVAL; /* nothing runs, or its owner ends it: it would never end */
         for (;;) {
                 struct pollfd pfd[2] = {
                         {.fd = j->has_main ? j->pidfd : j->events_fd, .events = j->has_main ? POLLIN : POLLPRI},
