@@ -70,7 +70,7 @@
 #include "../basic/seqpacket.h"
 #include "../basic/time-util.h"
 #include "../lib/cgroupfs.h"
-#include "slurm.h"
+#include "slurm-supervise.h"
 
 #define TASKS_MAX 256
 #define STEPS_MAX 64
@@ -110,7 +110,7 @@ struct sv {
         unsigned refused; /* adopt requests refused or failed: those tasks never ran in the job */
         struct step_count steps[STEPS_MAX];
         unsigned n_steps;
-        unsigned told; /* signals of the job's log already told to the tasks */
+        unsigned told;     /* signals of the job's log already told to the tasks */
         uint64_t end_ns;   /* no Epilog by then: ends by itself once the cgroup is empty */
         uint64_t check_ns; /* when the loop wakes for that next: end_ns, then RECHECK_NS apart */
         const char *ended; /* why it ended by itself, or NULL */
@@ -492,7 +492,7 @@ static int sv_poll_timeout(const struct sv *s) {
         if (first <= now)
                 return 0;
         return first - now >= (uint64_t) INT32_MAX * NSEC_PER_MSEC ? INT32_MAX
-                                                                    : (int) ((first - now) / NSEC_PER_MSEC) + 1;
+                                                                   : (int) ((first - now) / NSEC_PER_MSEC) + 1;
 }
 
 /* The job cgroup as an owned job of the engine's: its time limits from now. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* `leash slurm`: shared between the subcommands (slurm.c) and the per-job
- * supervisor (slurm-supervise.c). */
+/* The per-job supervisor (slurm-supervise.c) as `leash slurm` (slurm.c) uses
+ * it: slurm.c depends on it, never the reverse. */
 #pragma once
 
 #include <stdbool.h>
@@ -15,12 +15,12 @@ struct slurm_supervisor {
         const struct leash_spec *config;
         uint32_t job_id;
         uid_t uid;
-        int listen_fd;     /* the socket, bound and listening */
-        int job_fd;        /* the job cgroup */
-        int state_fd;      /* <state-dir>/job_<ID> */
-        const char *cgroup; /* the job cgroup's path: adopted as an owned job */
+        int listen_fd;           /* the socket, bound and listening */
+        int job_fd;              /* the job cgroup */
+        int state_fd;            /* <state-dir>/job_<ID> */
+        const char *cgroup;      /* the job cgroup's path: adopted as an owned job */
         uint64_t epilog_wait_ns; /* slurm.ini's epilog-wait */
-        bool refuse; /* fail-job after a setup error: every task is refused */
+        bool refuse;             /* fail-job after a setup error: every task is refused */
         const char *refuse_why;
 };
 

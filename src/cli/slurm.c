@@ -45,7 +45,7 @@
 #include "../lib/options.h"
 #include "../lib/profile.h"
 #include "cli.h"
-#include "slurm.h"
+#include "slurm-supervise.h"
 
 #define SPANK_OPT_ENV "SPANK__SLURM_SPANK_OPTION_leash_leash_profile"
 #define SPANK_OPT_ENV2 "SPANK__SLURM_SPANK_OPTION_leash_leash-profile"

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The job object, shared by job.c (its life: create or adopt, start or fork,
- * finish, results) and supervise.c (its events: deadlines, the grace ladder,
- * the main process's exit, an adopted cgroup emptying).
+ * The job object's data, below the modules that work on it: job.c (its
+ * life: create or adopt, start or fork, finish, results), supervise.c (its
+ * events: deadlines, the grace ladder, the main process's exit, an adopted
+ * cgroup emptying; supervise.h), escape.c and tree.c. It declares no
+ * function, so none of them includes another's header through it.
  */
 #pragma once
 
@@ -73,19 +75,3 @@ struct leash_job {
         uint64_t tree_reaped_user_us, tree_reaped_system_us; /* CPU of the orphans tree.c reaped */
         struct leash_result r;                               /* last: its own tail is not zeroed (job_alloc) */
 };
-
-/* job.c: a forked main process has ended: did its setup complete? (The
- * parent did not wait for it: spawn_fork's setup fd.) A failed setup ends
- * the job as a failed leash_job_start does. */
-void job_setup_collect(struct leash_job *j);
-/* supervise.c: from the start of the job (start, fork or adopt). */
-int supervise_begin(struct leash_job *j);
-/* Kills the whole job now (cgroup.kill, and the main process through its pidfd). */
-void supervise_kill_now(struct leash_job *j, const char *why);
-/* SIGKILL to every process of the job cgroup (cgroup.kill, never with leash
- * inside it: then each process but leash and its watchdog). */
-void supervise_kill_tree(struct leash_job *j);
-/* The job has ended: no deadline is armed any more. */
-void supervise_end(struct leash_job *j);
-/* Records a signal in the report's log. */
-void supervise_log_signal(struct leash_job *j, int sig, const char *why);

@@ -21,7 +21,7 @@
  * state: no signal mask or disposition, no environment variable, no static
  * buffer; every process made has exit signal 0 and a pidfd.
  */
-#include "job.h"
+#include "job-object.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +49,7 @@
 #include "placement.h"
 #include "sample.h"
 #include "spawn.h"
+#include "supervise.h"
 #include "sweep.h"
 #include "tree.h"
 
@@ -438,67 +439,6 @@ static void spawn_params_fill(struct leash_job *j, struct spawn_params *sp) {
         add_rlimit(sp, RLIMIT_CORE, c, LEASH_LIMIT_CORE);
 }
 
-/* "RLIMIT_NOFILE = 5000000 (--nofile)": which rlimit the child could not set */
-static void rlimit_detail(const struct spawn_failure *sf, char *buf, size_t size) {
-        static const struct {
-                int resource;
-                const char *name, *option;
-        } names[] = {
-                {RLIMIT_AS, "RLIMIT_AS", "--memory, without a memory controller"},
-                {RLIMIT_NOFILE, "RLIMIT_NOFILE", "--nofile"},
-                {RLIMIT_FSIZE, "RLIMIT_FSIZE", "--fsize"},
-                {RLIMIT_CORE, "RLIMIT_CORE", "--core"},
-        };
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (names[i].resource == sf->rlimit) {
-                        snprintf(buf, size, "%s = %llu (%s)", names[i].name, (unsigned long long) sf->rlimit_to,
-                                 names[i].option);
-                        return;
-                }
-        snprintf(buf, size, "resource %d = %llu", sf->rlimit, (unsigned long long) sf->rlimit_to);
-}
-
-/* The child failed before it ran anything of the job's: the job has ended. */
-static int start_failed(struct leash_job *j, const struct spawn_failure *sf, struct leash_error *err) {
-        j->r.exec_errno = sf->error;
-        j->r.exec_step = spawn_step_to_string(sf->step);
-        j->r.usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
-        if (sf->step == SPAWN_STEP_EXEC) {
-                j->r.reason = LEASH_REASON_EXEC_ERROR;
-                j->r.exit_code = (sf->error == ENOENT || sf->error == ENOTDIR) ? 127 : 126;
-        } else {
-                j->r.reason = LEASH_REASON_SETUP_ERROR;
-                j->r.exit_code = 125;
-        }
-        j->state = JOB_ENDED;
-        if (sf->step == SPAWN_STEP_RLIMIT) {
-                char d[128];
-                rlimit_detail(sf, d, sizeof d);
-                leash_error_set(&j->start_error, spawn_step_to_string(sf->step), d, -sf->error);
-        } else
-                leash_error_set(&j->start_error, spawn_step_to_string(sf->step),
-                                sf->step == SPAWN_STEP_CHDIR ? j->spec.sandbox.chdir
-                                : j->argv                    ? j->argv[0]
-                                                             : "",
-                                -sf->error);
-        if (err)
-                *err = j->start_error;
-        return -sf->error;
-}
-
-void job_setup_collect(struct leash_job *j) {
-        struct spawn_failure sf;
-        int fd = j->setup_fd;
-
-        if (fd < 0)
-                return;
-        j->setup_fd = -1;
-        /* killed before it was set up: ended as the kill says, sandbox not applied */
-        j->r.sandbox.applied = spawn_setup_result(fd, &sf) > 0;
-        if (sf.step != SPAWN_STEP_NONE)
-                (void) start_failed(j, &sf, NULL);
-}
-
 static int begin(struct leash_job *j, struct leash_error *err) {
         int r;
 
@@ -568,7 +508,7 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
                 return leash_error_set(err, "start the job", "", r);
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
         if (sf.step != SPAWN_STEP_NONE)
-                return start_failed(j, &sf, err);
+                return supervise_start_failed(j, &sf, err);
         return begin(j, err);
 }
 
@@ -598,7 +538,7 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
         /* with a setup fd, known when the child has ended (job_setup_collect) */
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE && j->setup_fd < 0;
         if (sf.step != SPAWN_STEP_NONE)
-                return start_failed(j, &sf, err);
+                return supervise_start_failed(j, &sf, err);
         r = begin(j, err);
         return r < 0 ? r : j->r.pid;
 }
@@ -852,18 +792,6 @@ int leash_job_warnings(const struct leash_job *j, char **ret_text) {
         }
         *ret_text = text;
         return 0;
-}
-
-int leash_job_report(const struct leash_job *j, enum leash_format format, char **ret_text) {
-        if (!j || !ret_text)
-                return -EINVAL;
-        return leash_report_format(&j->spec, &j->r, format, ret_text);
-}
-
-int leash_job_summary(const struct leash_job *j, char **ret_text) {
-        if (!j || !ret_text)
-                return -EINVAL;
-        return leash_report_summary(&j->spec, &j->r, ret_text);
 }
 
 enum leash_reason leash_job_reason(const struct leash_job *j) {
