@@ -401,9 +401,10 @@ static void sv_step_end(struct sv *s, const char *args, char *reply, size_t size
                 (void) cgroupfs_wait_empty(step_fd, 2000);
                 if ((sc = sv_step(s, step)))
                         sc->leftovers += (unsigned) n;
-                if (s->job)
+                if (s->job) { /* in the job's log, told to no task */
                         leash_job_log_signal(s->job, SIGKILL, "leftover");
-                s->told++; /* nothing to tell the tasks of it */
+                        s->told = leash_job_result(s->job)->n_signals;
+                }
                 sv_write_verdict(s);
         }
         snprintf(reply, size, "ok %d", n > 0 ? n : 0);

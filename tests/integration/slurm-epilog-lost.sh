@@ -12,23 +12,13 @@
 
 [ "$(id -u)" = 0 ] || skip_all "the Prolog runs as root"
 export LEASH_CONFIG_DIR=$TMP/etc
-mkdir -p "$LEASH_CONFIG_DIR/profiles.d"
-chmod 755 "$TMP"
-cat >"$LEASH_CONFIG_DIR/profiles.d/t.ini" <<INI
-[quick]
-wall-time = 2s
-grace = 1s
-INI
+mkdir -p "$LEASH_CONFIG_DIR/profiles.d" && chmod 755 "$TMP"
+printf '[quick]\nwall-time = 2s\ngrace = 1s\n' >"$LEASH_CONFIG_DIR/profiles.d/t.ini"
 wait_line="epilog-wait = 2s"
 [ "${EPILOG_LOST_CONTROL:-0}" = 1 ] && wait_line=
-cat >"$LEASH_CONFIG_DIR/slurm.ini" <<INI
-[slurm]
-profile = quick
-state-dir = $TMP/state
-report-dir = $TMP/reports
-$wait_line
-INI
-JOB=$((910000000 + $$))
+printf '[slurm]\nprofile = quick\nstate-dir = %s\nreport-dir = %s\n%s\n' "$TMP/state" "$TMP/reports" "$wait_line" \
+        >"$LEASH_CONFIG_DIR/slurm.ini"
+JOB=$((920000000 + $$))
 JOBCG=$CG2/leash/slurm/job_$JOB
 had_slurm_dir=false; [ -d "$CG2/leash/slurm" ] && had_slurm_dir=true
 had_leash_dir=false; [ -d "$CG2/leash" ] && had_leash_dir=true
