@@ -66,7 +66,10 @@ def symbol_edges(edges):
         return False
     defined, undefined = {}, {}
     for mod, path in objs.items():
-        out = subprocess.run(["nm", path], capture_output=True, text=True).stdout
+        try:
+            out = subprocess.run(["nm", path], capture_output=True, text=True).stdout
+        except OSError:  # no nm: the include graph only
+            return False
         for line in out.splitlines():
             parts = line.split()
             if len(parts) == 2 and parts[0] == "U":
