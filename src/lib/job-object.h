@@ -49,7 +49,7 @@ struct leash_job {
         bool adopted, remove_cgroup, has_main;
         bool owned; /* LEASH_ADOPT_OWNED: never ends by itself, its owner ends it */
         int parent_fd, job_fd, pidfd, timer_fd, events_fd, epoll_fd;
-        int setup_fd; /* a forked main process's setup pipe, read once it ended (job_setup_collect) */
+        int setup_fd; /* a forked main process's setup pipe, read once it ended (supervise.c) */
         char dirname[256];
         size_t mount_len; /* r.cgroup = the cgroup2 mount (this long) + the job's path in it */
         struct watchdog wd;

@@ -7,7 +7,9 @@
  *           exists), mkdir the job cgroup, write its limits, start its
  *           watchdog (watchdog.c)
  *   adopt   the same on a cgroup the caller already has, which may hold no
- *           main process at all
+ *           main process at all; owned (LEASH_ADOPT_OWNED): a cgroup its
+ *           owner ends, empty between the tasks it places (Slurm's job), so
+ *           its emptying ends nothing, finish kills nothing, no watchdog
  *   start   clone3 into the cgroup and exec (spawn.c), or
  *   fork    clone3 into the cgroup and return in the child; then, beside the
  *           job, sweep job cgroups of this parent whose leash died
@@ -535,7 +537,7 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
                 return leash_error_set(err, "fork into the job", "", r);
         if (r > 0)
                 return 0; /* the child */
-        /* with a setup fd, known when the child has ended (job_setup_collect) */
+        /* with a setup fd, known when the child has ended (supervise.c, setup_collect) */
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE && j->setup_fd < 0;
         if (sf.step != SPAWN_STEP_NONE)
                 return supervise_start_failed(j, &sf, err);
