@@ -115,11 +115,18 @@ int leash_job_new(const struct leash_config *c, struct leash_job **ret, struct l
 
 enum {
         LEASH_ADOPT_REMOVE = 1 << 0, /* leash_job_finish() removes the cgroup too */
+        /* The cgroup stays its owner's: it may be empty now and get processes
+         * later (a batch scheduler's job between its steps), so the job never
+         * ends by itself; its owner ends it with leash_job_finish(), which then
+         * neither kills nor waits for what runs in it. No watchdog: if the
+         * caller dies, the owner cleans up. No main process can be started. */
+        LEASH_ADOPT_OWNED = 1 << 1,
 };
 /* Takes over a cgroup the caller already has (absolute path, or relative to
  * the cgroup2 root): the config's cgroup limits are written to it, the time
  * limits are counted from now, and it may have no main process at all: the
- * job then ends when the cgroup is empty (or at leash_job_kill()). */
+ * job then ends when the cgroup is empty (or at leash_job_kill()), unless
+ * LEASH_ADOPT_OWNED. */
 int leash_job_adopt(const struct leash_config *c, const char *cgroup, unsigned flags, struct leash_job **ret,
                     struct leash_error *err);
 

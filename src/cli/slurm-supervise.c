@@ -4,11 +4,20 @@
  *
  * slurmd kills the Prolog's process group when the Prolog exits, so the
  * supervisor is started in a new session (setsid) with its stdio on
- * /dev/null. It holds the job cgroup's fd and applies the time limits to the
- * whole job, the way `leash run` does to one command: one ppoll over a
- * timerfd (armed for the earliest of the wall deadline, the next CPU-time
- * check and the end of the grace), a signalfd, the listening socket and one
- * pidfd per placed task. No polling loop, no sleeps.
+ * /dev/null. The time limits of the whole job are the engine's job object's,
+ * as for `leash run`: the job cgroup is adopted as an owned job
+ * (LEASH_ADOPT_OWNED: it is empty until the first task and between steps,
+ * and the Epilog ends it), whose leash_job_fd() sits in one poll beside a
+ * signalfd, the listening socket and one pidfd per placed task; what the
+ * job object did (the soft signal, the SIGKILL after the grace) is read from
+ * its signal log after each leash_job_dispatch() and told to the tasks. No
+ * polling loop, no sleeps. What is Slurm's stays here: the socket, placing
+ * tasks in step cgroups, the step ends, the verdict file.
+ *
+ * An Epilog that never comes (slurmd died) is not waited for forever: once
+ * the job's wall limit and grace have passed (without a wall limit, after
+ * SUPERVISE_MAX_NS), and epilog-wait more, the supervisor ends by itself as
+ * soon as the job cgroup is empty, saying so in the verdict (ended=...).
  *
  * The socket (<state-dir>/job_<ID>/sock, SOCK_SEQPACKET) takes one request
  * per connection:
@@ -51,7 +60,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -61,16 +69,19 @@
 #include "../basic/parse.h"
 #include "../basic/seqpacket.h"
 #include "../basic/time-util.h"
-#include "../lib/account.h"
 #include "../lib/cgroupfs.h"
-#include "slurm.h"
+#include "slurm-supervise.h"
 
 #define TASKS_MAX 256
 #define STEPS_MAX 64
-#define EVENTS_MAX 16
 #define ERRORS_MAX 8
 #define PENDING_MAX 16
 #define REQUEST_TIMEOUT_MS 500
+/* no wall limit: how long a supervisor waits for its Epilog at most */
+#define SUPERVISE_MAX_NS (30ULL * 24 * 3600 * NSEC_PER_SEC)
+/* after the bound, how often an occupied job cgroup is looked at again
+ * (its emptying wakes the loop anyway: the job's fd watches cgroup.events) */
+#define RECHECK_NS (60ULL * NSEC_PER_SEC)
 
 struct task {
         int pidfd;
@@ -89,21 +100,20 @@ struct pending {
 
 struct sv {
         const struct slurm_supervisor *p;
+        struct leash_job *job; /* the job cgroup, adopted (owned): the limits */
         struct pending pending[PENDING_MAX];
         unsigned n_pending;
         unsigned peers_refused; /* connections from neither root nor the job's user */
-        int timer_fd;
         struct task tasks[TASKS_MAX];
         unsigned n_tasks;
         unsigned placed;
         unsigned refused; /* adopt requests refused or failed: those tasks never ran in the job */
         struct step_count steps[STEPS_MAX];
         unsigned n_steps;
-        enum leash_reason cause; /* LEASH_REASON_OK until a limit is reached */
-        uint64_t grace_end_ns;   /* 0 when no grace runs */
-        bool killed;
-        struct leash_signal_event events[EVENTS_MAX];
-        unsigned n_events;
+        unsigned told;     /* signals of the job's log already told to the tasks */
+        uint64_t end_ns;   /* no Epilog by then: ends by itself once the cgroup is empty */
+        uint64_t check_ns; /* when the loop wakes for that next: end_ns, then RECHECK_NS apart */
+        const char *ended; /* why it ended by itself, or NULL */
         char errors[ERRORS_MAX][200];
         unsigned n_errors;
         bool stop;
@@ -123,16 +133,21 @@ static void sv_error(struct sv *s, const char *fmt, ...) {
         va_end(ap);
 }
 
+static enum leash_reason sv_cause(const struct sv *s) {
+        return s->job ? leash_job_cause(s->job) : LEASH_REASON_OK;
+}
+
 static void sv_write_verdict(struct sv *s) {
+        const struct leash_result *r = s->job ? leash_job_result(s->job) : NULL;
         char buf[16384], key[64];
         struct kv_buf b = {.buf = buf, .size = sizeof buf};
 
-        kv_add(&b, "reason", "%s", leash_reason_to_string(s->cause));
+        kv_add(&b, "reason", "%s", leash_reason_to_string(sv_cause(s)));
         kv_add(&b, "tasks_placed", "%u", s->placed);
         kv_add(&b, "tasks_refused", "%u", s->refused);
-        for (unsigned i = 0; i < s->n_events; i++) {
+        for (unsigned i = 0; r && i < r->n_signals; i++) {
                 snprintf(key, sizeof key, "signal.%u", i);
-                kv_add(&b, key, "%d %" PRIu64 " %s", s->events[i].signal, s->events[i].at_ns, s->events[i].why);
+                kv_add(&b, key, "%d %" PRIu64 " %s", r->signals[i].signal, r->signals[i].at_ns, r->signals[i].why);
         }
         for (unsigned i = 0; i < s->n_steps; i++) {
                 snprintf(key, sizeof key, "step.%s.leftovers", s->steps[i].name);
@@ -142,17 +157,10 @@ static void sv_write_verdict(struct sv *s) {
                 snprintf(key, sizeof key, "error.%u", i);
                 kv_add(&b, key, "%s", s->errors[i]);
         }
+        if (s->ended)
+                kv_add(&b, "ended", "%s", s->ended);
         if (!b.overflow)
                 (void) slurm_file_replace(s->p->state_fd, "verdict", buf);
-}
-
-static void sv_event(struct sv *s, int sig, const char *why) {
-        if (s->n_events >= EVENTS_MAX)
-                return;
-        s->events[s->n_events].signal = sig;
-        s->events[s->n_events].at_ns = now_ns(CLOCK_MONOTONIC) - s->p->start_ns;
-        s->events[s->n_events].why = why;
-        s->n_events++;
 }
 
 /* A line into every placed task's stderr. Never blocks: a pipe is written
@@ -167,99 +175,69 @@ static void sv_tell(struct sv *s, const char *line) {
         }
 }
 
-static void sv_limit_text(const struct sv *s, char *buf, size_t size) {
+/* One signal of the job's log, as the tasks are told it: the soft signal of
+ * a time limit, the SIGKILL at the end of its grace; nothing else. */
+static void sv_tell_signal(struct sv *s, const struct leash_signal_event *e) {
         const struct leash_spec *c = s->p->config;
-        char lim[32];
-        format_duration(c->limit[s->cause == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME],
-                        lim, sizeof lim);
-        snprintf(buf, size, "%s limit %s", leash_reason_to_string(s->cause), lim);
+        enum leash_reason cause = sv_cause(s);
+        char line[512], lim[32], grace[32];
+
+        if (cause != LEASH_REASON_WALL_TIME && cause != LEASH_REASON_CPU_TIME)
+                return;
+        format_duration(c->limit[cause == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME], lim,
+                        sizeof lim);
+        format_duration(c->grace_ns, grace, sizeof grace);
+        if (e->signal == SIGKILL && strcmp(e->why, "grace") == 0)
+                snprintf(line, sizeof line,
+                         "leash: job %" PRIu32 ": %s limit %s reached: killed by SIGKILL after the %s grace\n",
+                         s->p->job_id, leash_reason_to_string(cause), lim, grace);
+        else if (e->signal == c->soft_signal && strcmp(e->why, leash_reason_to_string(cause)) == 0)
+                snprintf(line, sizeof line, "leash: job %" PRIu32 ": %s limit %s reached: sent SIG%s, SIGKILL in %s\n",
+                         s->p->job_id, leash_reason_to_string(cause), lim, signal_name(c->soft_signal), grace);
+        else
+                return;
+        sv_tell(s, line);
 }
 
-static void sv_reach(struct sv *s, enum leash_reason cause) {
-        const struct leash_spec *c = s->p->config;
-        char line[512], lim[64], grace[32];
+/* What the job object did since last time: told to the tasks, written down. */
+static void sv_job_events(struct sv *s) {
+        const struct leash_result *r = leash_job_result(s->job);
 
-        s->cause = cause;
-        (void) slurm_tree_signal(s->p->job_fd, c->soft_signal);
-        sv_event(s, c->soft_signal, leash_reason_to_string(cause));
-        {
-                uint64_t now = now_ns(CLOCK_MONOTONIC);
-                s->grace_end_ns = c->grace_ns > UINT64_MAX - now ? UINT64_MAX : now + c->grace_ns;
-        }
-        sv_limit_text(s, lim, sizeof lim);
-        format_duration(c->grace_ns, grace, sizeof grace);
-        snprintf(line, sizeof line, "leash: job %" PRIu32 ": %s reached: sent SIG%s, SIGKILL in %s\n", s->p->job_id,
-                 lim, signal_name(c->soft_signal), grace);
-        sv_tell(s, line);
+        if (s->told == r->n_signals)
+                return;
+        for (; s->told < r->n_signals; s->told++)
+                sv_tell_signal(s, &r->signals[s->told]);
         sv_write_verdict(s);
 }
 
-static void sv_kill(struct sv *s) {
+/* The Epilog's bound: the job's wall limit and grace (or SUPERVISE_MAX_NS),
+ * then epilog-wait, from the adoption. */
+static uint64_t sv_end_ns(const struct sv *s) {
         const struct leash_spec *c = s->p->config;
-        char line[512], lim[64], grace[32];
+        uint64_t start = now_ns(CLOCK_MONOTONIC), bound = SUPERVISE_MAX_NS;
 
-        s->grace_end_ns = 0;
-        s->killed = true;
-        if (cgroupfs_populated(s->p->job_fd) <= 0)
-                return; /* the soft signal was enough */
-        sv_limit_text(s, lim, sizeof lim);
-        format_duration(c->grace_ns, grace, sizeof grace);
-        snprintf(line, sizeof line, "leash: job %" PRIu32 ": %s reached: killed by SIGKILL after the %s grace\n",
-                 s->p->job_id, lim, grace);
-        sv_tell(s, line);
-        if (cgroupfs_kill(s->p->job_fd) < 0)
-                sv_error(s, "kill the job at the end of the grace: %s", strerror(errno));
-        sv_event(s, SIGKILL, "grace");
-        sv_write_verdict(s);
+        if (leash_spec_has(c, LEASH_LIMIT_WALL_TIME) && c->limit[LEASH_LIMIT_WALL_TIME] != LEASH_MAX &&
+            c->limit[LEASH_LIMIT_WALL_TIME] < SUPERVISE_MAX_NS && c->grace_ns < SUPERVISE_MAX_NS)
+                bound = c->limit[LEASH_LIMIT_WALL_TIME] + c->grace_ns;
+        return start + bound + (s->p->epilog_wait_ns < SUPERVISE_MAX_NS ? s->p->epilog_wait_ns : SUPERVISE_MAX_NS);
 }
 
-/* Arms the timer for the earliest thing to do; checks the limits first. */
-static void sv_schedule(struct sv *s) {
-        const struct leash_spec *c = s->p->config;
-        uint64_t now = now_ns(CLOCK_MONOTONIC), next = 0;
-        struct itimerspec its = {0};
+/* No Epilog by the bound: ends once nothing of the job runs (a task placed
+ * later finds no supervisor and is refused), else looks again later. */
+static void sv_check_end(struct sv *s) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC);
 
-        if (s->grace_end_ns) {
-                if (now >= s->grace_end_ns) {
-                        sv_kill(s);
-                        return sv_schedule(s);
-                }
-                next = s->grace_end_ns;
-        } else if (s->cause == LEASH_REASON_OK) {
-                uint64_t wall = c->limit[LEASH_LIMIT_WALL_TIME], cpu = c->limit[LEASH_LIMIT_CPU_TIME];
-                /* a deadline beyond the clock's range is never */
-                if (leash_spec_has(c, LEASH_LIMIT_WALL_TIME) && wall != LEASH_MAX &&
-                    wall <= UINT64_MAX - s->p->start_ns) {
-                        uint64_t d = s->p->start_ns + wall;
-                        if (now >= d) {
-                                sv_reach(s, LEASH_REASON_WALL_TIME);
-                                return sv_schedule(s);
-                        }
-                        next = d;
-                }
-                if (leash_spec_has(c, LEASH_LIMIT_CPU_TIME) && cpu != LEASH_MAX) {
-                        uint64_t used_us, used, d;
-                        if (account_cpu_usage_us(s->p->job_fd, &used_us) == 0) {
-                                used = used_us * NSEC_PER_USEC;
-                                if (used >= cpu) {
-                                        sv_reach(s, LEASH_REASON_CPU_TIME);
-                                        return sv_schedule(s);
-                                }
-                                /* the earliest moment the job could reach it */
-                                double wait = (double) (cpu - used) / s->p->cores;
-                                d = wait >= (double) (UINT64_MAX - now) ? UINT64_MAX : now + (uint64_t) wait;
-                                if (d < now + NSEC_PER_MSEC)
-                                        d = now + NSEC_PER_MSEC;
-                                if (!next || d < next)
-                                        next = d;
-                        }
-                }
+        if (now < s->end_ns)
+                return;
+        /* past the bound: looked at on every wake (a task that ends wakes it) */
+        if (cgroupfs_populated(s->p->job_fd) == 0) {
+                s->ended = "no Epilog by the job's limits and epilog-wait, and the job cgroup empty";
+                s->stop = true;
+                sv_write_verdict(s);
+                return;
         }
-        if (next && next != UINT64_MAX) {
-                its.it_value = ns_to_timespec(next);
-                (void) timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
-        } else
-                (void) timerfd_settime(s->timer_fd, 0, &its, NULL);
+        if (now >= s->check_ns)
+                s->check_ns = now + RECHECK_NS;
 }
 
 static bool sv_step_known(const struct sv *s, const char *name) {
@@ -423,7 +401,10 @@ static void sv_step_end(struct sv *s, const char *args, char *reply, size_t size
                 (void) cgroupfs_wait_empty(step_fd, 2000);
                 if ((sc = sv_step(s, step)))
                         sc->leftovers += (unsigned) n;
-                sv_event(s, SIGKILL, "leftover");
+                if (s->job) { /* in the job's log, told to no task */
+                        leash_job_log_signal(s->job, SIGKILL, "leftover");
+                        s->told = leash_job_result(s->job)->n_signals;
+                }
                 sv_write_verdict(s);
         }
         snprintf(reply, size, "ok %d", n > 0 ? n : 0);
@@ -455,7 +436,7 @@ static void sv_request(struct sv *s, int fd) {
                         sv_write_verdict(s);
                 }
         } else if (strcmp(buf, "status") == 0)
-                snprintf(reply, sizeof reply, "ok reason=%s tasks_placed=%u", leash_reason_to_string(s->cause),
+                snprintf(reply, sizeof reply, "ok reason=%s tasks_placed=%u", leash_reason_to_string(sv_cause(s)),
                          s->placed);
         else if (peer.uid != 0)
                 snprintf(reply, sizeof reply, "error only root may ask that");
@@ -501,44 +482,99 @@ static void sv_accept(struct sv *s) {
         };
 }
 
-/* poll's timeout: until the first pending connection's deadline, else none */
+/* poll's timeout: until the first pending connection's deadline or the
+ * Epilog's bound, whichever comes first */
 static int sv_poll_timeout(const struct sv *s) {
-        uint64_t now = now_ns(CLOCK_MONOTONIC), first = UINT64_MAX;
+        uint64_t now = now_ns(CLOCK_MONOTONIC), first = s->check_ns;
 
         for (unsigned i = 0; i < s->n_pending; i++)
                 if (s->pending[i].deadline_ns < first)
                         first = s->pending[i].deadline_ns;
-        if (first == UINT64_MAX)
-                return -1;
-        return first <= now ? 0 : (int) ((first - now) / NSEC_PER_MSEC) + 1;
+        if (first <= now)
+                return 0;
+        return first - now >= (uint64_t) INT32_MAX * NSEC_PER_MSEC ? INT32_MAX
+                                                                   : (int) ((first - now) / NSEC_PER_MSEC) + 1;
 }
 
-int slurm_supervise(const struct slurm_supervisor *p) {
-        struct sv s = {.p = p, .timer_fd = -1};
+/* The job cgroup as an owned job of the engine's: its time limits from now. */
+static int sv_adopt_job(struct sv *s) {
+        struct leash_spec spec = *s->p->config;
+        struct leash_error err = {0};
+        int r;
+
+        spec.strict = false; /* the Prolog planned the limits and wrote them */
+        r = leash_job_adopt_spec(&spec, s->p->cgroup, LEASH_ADOPT_OWNED, &s->job, &err);
+        if (r < 0) {
+                sv_error(s, "supervise the job cgroup: %s: %s: %s", err.step ? err.step : "adopt", err.detail,
+                         strerror(-r));
+                return r;
+        }
+        r = leash_job_fd(s->job);
+        if (r < 0)
+                sv_error(s, "supervise the job cgroup: its fd: %s", strerror(-r));
+        return r;
+}
+
+/* The tasks that ended: their stderr is let go, so that Slurm sees EOF. */
+static void sv_tasks_ended(struct sv *s, const struct pollfd *pfd, unsigned nt) {
+        for (unsigned i = nt; i-- > 0;)
+                if (pfd[i].revents) {
+                        close(s->tasks[i].pidfd);
+                        if (s->tasks[i].err_fd >= 0)
+                                close(s->tasks[i].err_fd);
+                        s->tasks[i] = s->tasks[--s->n_tasks];
+                }
+}
+
+/* The requests that came, and the connections whose time is up. */
+static void sv_requests(struct sv *s, const struct pollfd *pfd, unsigned np) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+        for (unsigned i = np; i-- > 0;) {
+                if (pfd[i].revents)
+                        sv_request(s, s->pending[i].fd);
+                else if (now < s->pending[i].deadline_ns)
+                        continue;
+                sv_pending_drop(s, i);
+        }
+}
+
+static int sv_signalfd(void) {
         sigset_t mask;
-        _cleanup_close_ int sig_fd = -1;
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
         sigprocmask(SIG_BLOCK, &mask, NULL);
-        sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        s.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (sig_fd < 0 || s.timer_fd < 0) {
+        return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int slurm_supervise(const struct slurm_supervisor *p) {
+        struct sv s = {.p = p};
+        _cleanup_close_ int sig_fd = -1;
+        int job_fd;
+
+        sig_fd = sv_signalfd();
+        if (sig_fd < 0) {
                 sv_error(&s, "supervisor: %s", strerror(errno));
                 sv_write_verdict(&s);
                 return 1;
         }
+        job_fd = sv_adopt_job(&s);
+        if (job_fd < 0) {
+                sv_write_verdict(&s);
+                leash_job_free(s.job);
+                return 1;
+        }
+        s.end_ns = s.check_ns = sv_end_ns(&s);
         sv_write_verdict(&s);
-        sv_schedule(&s);
         while (!s.stop) {
                 struct pollfd pfd[3 + PENDING_MAX + TASKS_MAX];
                 unsigned n = 0, np = s.n_pending, nt = s.n_tasks;
-                uint64_t now;
 
                 pfd[n++] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
-                pfd[n++] = (struct pollfd){.fd = s.timer_fd, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = job_fd, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = sig_fd, .events = POLLIN};
                 for (unsigned i = 0; i < np; i++)
                         pfd[n++] = (struct pollfd){.fd = s.pending[i].fd, .events = POLLIN};
@@ -556,35 +592,22 @@ int slurm_supervise(const struct slurm_supervisor *p) {
                                 break;
                 }
                 if (pfd[1].revents) {
-                        uint64_t ticks;
-                        (void) !read(s.timer_fd, &ticks, sizeof ticks);
-                        sv_schedule(&s);
+                        int r = leash_job_dispatch(s.job);
+                        if (r < 0)
+                                sv_error(&s, "supervise the job cgroup: %s", strerror(-r));
+                        sv_job_events(&s);
                 }
-                /* tasks that ended: their stderr is let go, so that Slurm sees EOF */
-                for (unsigned i = nt; i-- > 0;)
-                        if (pfd[3 + np + i].revents) {
-                                close(s.tasks[i].pidfd);
-                                if (s.tasks[i].err_fd >= 0)
-                                        close(s.tasks[i].err_fd);
-                                s.tasks[i] = s.tasks[--s.n_tasks];
-                        }
-                /* requests that came, and connections whose time is up */
-                now = now_ns(CLOCK_MONOTONIC);
-                for (unsigned i = np; i-- > 0;) {
-                        if (pfd[3 + i].revents)
-                                sv_request(&s, s.pending[i].fd);
-                        else if (now < s.pending[i].deadline_ns)
-                                continue;
-                        sv_pending_drop(&s, i);
-                }
+                sv_tasks_ended(&s, pfd + 3 + np, nt);
+                sv_requests(&s, pfd + 3, np);
                 if (pfd[0].revents)
                         sv_accept(&s);
-                if (np || pfd[0].revents)
-                        sv_schedule(&s);
+                sv_check_end(&s);
         }
         while (s.n_pending)
                 sv_pending_drop(&s, 0);
         sv_write_verdict(&s);
+        /* owned: no kill, no removal; the Epilog reads and removes the cgroup */
+        leash_job_free(s.job);
         return 0;
 }
 

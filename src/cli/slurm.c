@@ -45,7 +45,7 @@
 #include "../lib/options.h"
 #include "../lib/profile.h"
 #include "cli.h"
-#include "slurm.h"
+#include "slurm-supervise.h"
 
 #define SPANK_OPT_ENV "SPANK__SLURM_SPANK_OPTION_leash_leash_profile"
 #define SPANK_OPT_ENV2 "SPANK__SLURM_SPANK_OPTION_leash_leash-profile"
@@ -286,18 +286,6 @@ static int listen_socket(int state_fd, uid_t uid, int *ret_fd) {
         return 0;
 }
 
-static double node_cores(const struct leash_spec *c, const enum leash_enforcer *plan) {
-        cpu_set_t set;
-        double cores = 1;
-
-        if (sched_getaffinity(0, sizeof set, &set) == 0)
-                cores = CPU_COUNT(&set);
-        if (plan[LEASH_LIMIT_CPUS] == LEASH_BY_CGROUP && c->limit[LEASH_LIMIT_CPUS] != LEASH_MAX &&
-            (double) c->limit[LEASH_LIMIT_CPUS] / 1e6 < cores)
-                cores = (double) c->limit[LEASH_LIMIT_CPUS] / 1e6;
-        return cores > 0 ? cores : 1;
-}
-
 static int state_text(struct ctx *x, char *buf, size_t size, const char *profile, const char *why,
                       const struct leash_spec *c, const enum leash_enforcer *plan, const char *cgroup,
                       const char *setup_error, bool refuse, pid_t sv_pid, uint64_t sv_start, uint64_t started) {
@@ -410,7 +398,7 @@ static int prolog(void) {
         const char *notes[_LEASH_LIMIT_MAX];
         char why[4400], root[4096], cgroup[4200], text[STATE_SIZE], msg[4600];
         unsigned available = 0;
-        uint64_t start_ns, started;
+        uint64_t started;
         int ready[2] = {-1, -1}, r, rc;
         pid_t pid;
 
@@ -507,7 +495,6 @@ static int prolog(void) {
                 snprintf(msg, sizeof msg, "the supervisor's socket: %s", strerror(-r));
                 goto trouble;
         }
-        start_ns = now_ns(CLOCK_MONOTONIC);
         started = now_ns(CLOCK_REALTIME);
         if (pipe2(ready, O_CLOEXEC) < 0) {
                 snprintf(msg, sizeof msg, "pipe: %s", strerror(errno));
@@ -529,8 +516,8 @@ static int prolog(void) {
                         .listen_fd = listen_fd,
                         .job_fd = job_fd,
                         .state_fd = state_fd,
-                        .start_ns = start_ns,
-                        .cores = node_cores(&s.config, plan),
+                        .cgroup = cgroup,
+                        .epilog_wait_ns = x.conf.epilog_wait_ns,
                 };
                 int null = open("/dev/null", O_RDWR | O_CLOEXEC);
                 (void) setsid();
@@ -611,6 +598,19 @@ static int supervisor_pidfd(const char *state) {
         return fd;
 }
 
+/* A supervisor that waited epilog-wait past the job's limits for this
+ * Epilog, found the job cgroup empty and ended by itself: its verdict says
+ * so, and that is no trouble. */
+static bool supervisor_ended(struct ctx *x, int state_fd) {
+        _cleanup_free_ char *verdict = NULL;
+        char why[256];
+
+        if (state_read(state_fd, "verdict", &verdict) < 0 || kv_get(verdict, "ended", why, sizeof why) < 0)
+                return false;
+        log_notice("job %" PRIu32 ": the supervisor had ended by itself: %s", x->job.id, why);
+        return true;
+}
+
 /* The Epilog's stop, through the socket in root's state directory, then a
  * wait for the supervisor's exit (SIGKILL after 2 s). state NULL: the state
  * was refused as malformed and names no pid to trust; the socket still
@@ -625,6 +625,8 @@ static void stop_supervisor(struct ctx *x, int state_fd, const char *state) {
 
         if (state && pfd == -ESRCH && !kv_u64(state, "supervisor_pid", 0))
                 return; /* none was started */
+        if (pfd < 0 && supervisor_ended(x, state_fd))
+                return;
         r = slurm_request(state_fd, "stop", -1, 2000, reply, sizeof reply);
         if (r < 0 && (state || (r != -ENOENT && r != -ECONNREFUSED)))
                 ctx_error(x, "job %" PRIu32 ": the supervisor did not answer: %s", x->job.id, strerror(-r));

@@ -54,7 +54,7 @@
 #include "../basic/time-util.h"
 #include "heldfd.h"
 #include "host.h"
-#include "job.h"
+#include "job-object.h"
 #include "proctree.h"
 
 #define WALK_MAX (1u << 18)             /* entries one walk may hold: far above a tree the job can keep alive */

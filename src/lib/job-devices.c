@@ -14,7 +14,7 @@
 
 #include "../basic/macro.h"
 #include "devices.h"
-#include "job.h"
+#include "job-devices.h"
 
 #define DEVICES_STEP "restrict the job's device nodes"
 

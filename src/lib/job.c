@@ -7,7 +7,9 @@
  *           exists), mkdir the job cgroup, write its limits, start its
  *           watchdog (watchdog.c)
  *   adopt   the same on a cgroup the caller already has, which may hold no
- *           main process at all
+ *           main process at all; owned (LEASH_ADOPT_OWNED): a cgroup its
+ *           owner ends, empty between the tasks it places (Slurm's job), so
+ *           its emptying ends nothing, finish kills nothing, no watchdog
  *   start   clone3 into the cgroup and exec (spawn.c), or
  *   fork    clone3 into the cgroup and return in the child; then, beside the
  *           job, sweep job cgroups of this parent whose leash died
@@ -21,7 +23,7 @@
  * state: no signal mask or disposition, no environment variable, no static
  * buffer; every process made has exit signal 0 and a pidfd.
  */
-#include "job.h"
+#include "job-object.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +51,7 @@
 #include "placement.h"
 #include "sample.h"
 #include "spawn.h"
+#include "supervise.h"
 #include "sweep.h"
 #include "tree.h"
 
@@ -160,6 +163,8 @@ static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leas
         if (j->timer_fd < 0)
                 return leash_error_set(err, "create a timerfd", "", negative_errno());
         if (j->no_cgroup) /* no cgroup to remove; the main process has a parent-death signal */
+                return 0;
+        if (j->owned) /* its owner removes it, whether or not this process lives */
                 return 0;
         r = watchdog_start(&j->wd, watch, j->parent_fd, j->job_fd, j->dirname, j->remove_cgroup);
         if (r < 0)
@@ -325,7 +330,7 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
         char mount[4096], path[4096], ctl[512], *slash;
         int r;
 
-        if (!cgroup || !cgroup[0] || (flags & ~(unsigned) LEASH_ADOPT_REMOVE))
+        if (!cgroup || !cgroup[0] || (flags & ~(unsigned) (LEASH_ADOPT_REMOVE | LEASH_ADOPT_OWNED)))
                 return leash_error_set(err, "adopt a cgroup", cgroup ? cgroup : "", -EINVAL);
         r = leash_spec_validate(spec, err);
         if (r < 0)
@@ -351,7 +356,9 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
                 return leash_error_set(err, "allocate the job", "", -ENOMEM);
         j->adopted = true;
         j->remove_cgroup = flags & LEASH_ADOPT_REMOVE;
-        r = job_prepare(j, spec, err);
+        j->owned = flags & LEASH_ADOPT_OWNED;
+        /* an owned cgroup gets no main process: no sandbox to prepare */
+        r = j->owned ? sampler_new(&spec->sampling, &j->sampler, err) : job_prepare(j, spec, err);
         if (r < 0)
                 goto fail;
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
@@ -440,67 +447,6 @@ static void spawn_params_fill(struct leash_job *j, struct spawn_params *sp) {
         add_rlimit(sp, RLIMIT_CORE, c, LEASH_LIMIT_CORE);
 }
 
-/* "RLIMIT_NOFILE = 5000000 (--nofile)": which rlimit the child could not set */
-static void rlimit_detail(const struct spawn_failure *sf, char *buf, size_t size) {
-        static const struct {
-                int resource;
-                const char *name, *option;
-        } names[] = {
-                {RLIMIT_AS, "RLIMIT_AS", "--memory, without a memory controller"},
-                {RLIMIT_NOFILE, "RLIMIT_NOFILE", "--nofile"},
-                {RLIMIT_FSIZE, "RLIMIT_FSIZE", "--fsize"},
-                {RLIMIT_CORE, "RLIMIT_CORE", "--core"},
-        };
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (names[i].resource == sf->rlimit) {
-                        snprintf(buf, size, "%s = %llu (%s)", names[i].name, (unsigned long long) sf->rlimit_to,
-                                 names[i].option);
-                        return;
-                }
-        snprintf(buf, size, "resource %d = %llu", sf->rlimit, (unsigned long long) sf->rlimit_to);
-}
-
-/* The child failed before it ran anything of the job's: the job has ended. */
-static int start_failed(struct leash_job *j, const struct spawn_failure *sf, struct leash_error *err) {
-        j->r.exec_errno = sf->error;
-        j->r.exec_step = spawn_step_to_string(sf->step);
-        j->r.usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
-        if (sf->step == SPAWN_STEP_EXEC) {
-                j->r.reason = LEASH_REASON_EXEC_ERROR;
-                j->r.exit_code = (sf->error == ENOENT || sf->error == ENOTDIR) ? 127 : 126;
-        } else {
-                j->r.reason = LEASH_REASON_SETUP_ERROR;
-                j->r.exit_code = 125;
-        }
-        j->state = JOB_ENDED;
-        if (sf->step == SPAWN_STEP_RLIMIT) {
-                char d[128];
-                rlimit_detail(sf, d, sizeof d);
-                leash_error_set(&j->start_error, spawn_step_to_string(sf->step), d, -sf->error);
-        } else
-                leash_error_set(&j->start_error, spawn_step_to_string(sf->step),
-                                sf->step == SPAWN_STEP_CHDIR ? j->spec.sandbox.chdir
-                                : j->argv                    ? j->argv[0]
-                                                             : "",
-                                -sf->error);
-        if (err)
-                *err = j->start_error;
-        return -sf->error;
-}
-
-void job_setup_collect(struct leash_job *j) {
-        struct spawn_failure sf;
-        int fd = j->setup_fd;
-
-        if (fd < 0)
-                return;
-        j->setup_fd = -1;
-        /* killed before it was set up: ended as the kill says, sandbox not applied */
-        j->r.sandbox.applied = spawn_setup_result(fd, &sf) > 0;
-        if (sf.step != SPAWN_STEP_NONE)
-                (void) start_failed(j, &sf, NULL);
-}
-
 static int begin(struct leash_job *j, struct leash_error *err) {
         int r;
 
@@ -524,6 +470,9 @@ static int begin(struct leash_job *j, struct leash_error *err) {
 static int may_start(const struct leash_job *j, struct leash_error *err) {
         if (j->has_main || j->state >= JOB_ENDED)
                 return leash_error_set(err, "start the job", "the job already has a main process or has ended", -EBUSY);
+        if (j->owned)
+                return leash_error_set(err, "start the job", "an owned cgroup's processes are placed by its owner",
+                                       -EBUSY);
         return 0;
 }
 
@@ -567,7 +516,7 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
                 return leash_error_set(err, "start the job", "", r);
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
         if (sf.step != SPAWN_STEP_NONE)
-                return start_failed(j, &sf, err);
+                return supervise_start_failed(j, &sf, err);
         return begin(j, err);
 }
 
@@ -594,10 +543,10 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
                 return leash_error_set(err, "fork into the job", "", r);
         if (r > 0)
                 return 0; /* the child */
-        /* with a setup fd, known when the child has ended (job_setup_collect) */
+        /* with a setup fd, known when the child has ended (supervise.c, setup_collect) */
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE && j->setup_fd < 0;
         if (sf.step != SPAWN_STEP_NONE)
-                return start_failed(j, &sf, err);
+                return supervise_start_failed(j, &sf, err);
         r = begin(j, err);
         return r < 0 ? r : j->r.pid;
 }
@@ -705,7 +654,11 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 return 0;
         r = &j->r;
         ran = j->state >= JOB_RUNNING && r->reason != LEASH_REASON_EXEC_ERROR && r->reason != LEASH_REASON_SETUP_ERROR;
-        if (j->state == JOB_RUNNING) {
+        if (j->state == JOB_RUNNING && j->owned) {
+                /* its owner ends it: what runs in it is the owner's to kill */
+                r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
+                supervise_end(j);
+        } else if (j->state == JOB_RUNNING) {
                 /* finished before it ended: the caller ends it now */
                 if (j->cause == LEASH_REASON_OK)
                         j->cause = LEASH_REASON_KILLED;
@@ -723,7 +676,7 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         if (j->no_cgroup)
                 finish_treeonly(j, ran);
         else {
-                if (!j->stuck)
+                if (!j->stuck && !j->owned)
                         (void) cgroupfs_wait_empty(j->job_fd, 10000);
                 account_read_enabled(j->job_fd, j->controllers, &r->usage);
         }
@@ -815,6 +768,14 @@ const struct leash_spec *leash_job_spec(const struct leash_job *j) {
         return &j->spec;
 }
 
+enum leash_reason leash_job_cause(const struct leash_job *j) {
+        return j->cause;
+}
+
+void leash_job_log_signal(struct leash_job *j, int sig, const char *why) {
+        supervise_log_signal(j, sig, why);
+}
+
 const struct leash_error *leash_job_start_error(const struct leash_job *j) {
         return &j->start_error;
 }
@@ -839,18 +800,6 @@ int leash_job_warnings(const struct leash_job *j, char **ret_text) {
         }
         *ret_text = text;
         return 0;
-}
-
-int leash_job_report(const struct leash_job *j, enum leash_format format, char **ret_text) {
-        if (!j || !ret_text)
-                return -EINVAL;
-        return leash_report_format(&j->spec, &j->r, format, ret_text);
-}
-
-int leash_job_summary(const struct leash_job *j, char **ret_text) {
-        if (!j || !ret_text)
-                return -EINVAL;
-        return leash_report_summary(&j->spec, &j->r, ret_text);
 }
 
 enum leash_reason leash_job_reason(const struct leash_job *j) {

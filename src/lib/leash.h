@@ -284,6 +284,13 @@ int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsi
                          struct leash_error *err);
 const struct leash_result *leash_job_result(const struct leash_job *j);
 const struct leash_spec *leash_job_spec(const struct leash_job *j);
+/* What has ended or is ending the job so far (a time limit, an interrupt,
+ * the caller): LEASH_REASON_OK while none; the result's reason is only set
+ * by leash_job_finish(). An owned adopted job's owner reports it as it goes. */
+enum leash_reason leash_job_cause(const struct leash_job *j);
+/* Records a signal the owner of an adopted job sent to part of it (a Slurm
+ * step's leftovers) in the job's signal log, beside the job's own. */
+void leash_job_log_signal(struct leash_job *j, int sig, const char *why);
 /* Why leash_job_start/fork's child failed (step and detail), for the one-line message. */
 const struct leash_error *leash_job_start_error(const struct leash_job *j);
 

@@ -24,9 +24,9 @@
 #include "history.h"
 #include "leash.h"
 #include "placement.h"
+#include "report.h"
 #include "monitor.h"
 #include "sample.h"
-#include "slurm.h"
 
 static void json_object_putp(json_object **o) {
         if (*o)
@@ -670,14 +670,110 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
         }
 }
 
-/* The Slurm Epilog's additions: new keys only (schema 1 stays). */
-static json_object *slurm_step_json(const struct slurm_step_usage *st) {
-        json_object *o = json_object_new_object();
-        const struct leash_usage *x = &st->usage;
-        uint64_t cpu_total = x->cpu_usage_us;
+/* ---- a report a layer above adds keys to ----
+ * A scheduler's hooks (the Slurm Epilog) write the `leash run` report with
+ * keys of their own; they know what to say, this module how JSON is written
+ * (json-c stays here): the report knows no scheduler. */
 
-        json_object_object_add(o, "step", json_object_new_string(st->name));
-        json_object_object_add(o, "cpu_time_s", seconds(cpu_total, USEC_PER_SEC));
+struct report_json {
+        json_object *root;
+};
+
+int report_json_new(const struct leash_spec *c, const struct leash_result *r, struct report_json **ret) {
+        struct report_json *rj = calloc(1, sizeof *rj);
+
+        if (!rj)
+                return -ENOMEM;
+        rj->root = build(c, r);
+        if (!rj->root) {
+                free(rj);
+                return -ENOMEM;
+        }
+        *ret = rj;
+        return 0;
+}
+
+void report_json_free(struct report_json *rj) {
+        if (!rj)
+                return;
+        json_object_put(rj->root);
+        free(rj);
+}
+
+/* The object that holds path's last key (made when missing), and that key. */
+static json_object *parent_of(struct report_json *rj, const char *path, char *key, size_t size) {
+        json_object *o = rj->root, *next;
+        const char *dot;
+
+        while ((dot = strchr(path, '.'))) {
+                if ((size_t) (dot - path) >= size)
+                        return NULL;
+                snprintf(key, size, "%.*s", (int) (dot - path), path);
+                if (!json_object_object_get_ex(o, key, &next) || !json_object_is_type(next, json_type_object)) {
+                        next = json_object_new_object();
+                        json_object_object_add(o, key, next);
+                }
+                o = next;
+                path = dot + 1;
+        }
+        snprintf(key, size, "%s", path);
+        return o;
+}
+
+static int put(struct report_json *rj, const char *path, json_object *v) {
+        char key[128];
+        json_object *o = parent_of(rj, path, key, sizeof key);
+
+        if (!o) {
+                json_object_put(v);
+                return -EINVAL;
+        }
+        json_object_object_add(o, key, v);
+        return 0;
+}
+
+int report_json_object(struct report_json *rj, const char *path) {
+        return put(rj, path, json_object_new_object());
+}
+
+int report_json_array(struct report_json *rj, const char *path) {
+        return put(rj, path, json_object_new_array());
+}
+
+int report_json_str(struct report_json *rj, const char *path, const char *value) {
+        return put(rj, path, value ? json_object_new_string(value) : NULL);
+}
+
+int report_json_int(struct report_json *rj, const char *path, int64_t value) {
+        return put(rj, path, json_object_new_int64(value));
+}
+
+int report_json_bool(struct report_json *rj, const char *path, bool value) {
+        return put(rj, path, json_object_new_boolean(value));
+}
+
+static int append(struct report_json *rj, const char *path, json_object *v) {
+        char key[128];
+        json_object *o = parent_of(rj, path, key, sizeof key), *a;
+
+        if (!o || !json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array)) {
+                json_object_put(v);
+                return -EINVAL;
+        }
+        json_object_array_add(a, v);
+        return 0;
+}
+
+int report_json_append_str(struct report_json *rj, const char *path, const char *value) {
+        return append(rj, path, json_object_new_string(value));
+}
+
+int report_json_append_usage(struct report_json *rj, const char *path, const char *name_key, const char *name,
+                             const struct leash_usage *x, unsigned leftovers_killed) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, name_key, json_object_new_string(name));
+        json_object_object_add(o, "cpu_time_s", seconds(x->cpu_usage_us, USEC_PER_SEC));
         json_object_object_add(o, "cpu_user_s", seconds(x->cpu_user_us, USEC_PER_SEC));
         json_object_object_add(o, "cpu_system_s", seconds(x->cpu_system_us, USEC_PER_SEC));
         json_object_object_add(o, "memory_peak_bytes", u64_or_null(x->memory_peak));
@@ -685,72 +781,13 @@ static json_object *slurm_step_json(const struct slurm_step_usage *st) {
         json_object_object_add(o, "oom_kills", u64_or_null(x->mem_ev_oom_kill));
         json_object_object_add(o, "io_read_bytes", u64_or_null(x->io_rbytes));
         json_object_object_add(o, "io_write_bytes", u64_or_null(x->io_wbytes));
-        json_object_object_add(o, "leftovers_killed", json_object_new_int((int) st->leftovers_killed));
-        return o;
+        json_object_object_add(o, "leftovers_killed", json_object_new_int((int) leftovers_killed));
+        return append(rj, path, o);
 }
 
-/*
- * Slurm starts the tasks; leash only places them in the job cgroup. The
- * sandbox and isolation keys then say so, with the job's own identity, and
- * not what an empty leash_result would claim (uid 0, no capabilities).
- */
-static void slurm_sandbox_json(json_object *root, const struct slurm_job *j) {
-        json_object *o = json_object_new_object(), *id = json_object_new_object();
-        char buf[160];
-
-        json_object_object_add(o, "applied", json_object_new_boolean(false));
-        json_object_object_add(o, "started_by", json_object_new_string("slurmstepd"));
-        json_object_object_add(id, "uid", json_object_new_int64((int64_t) j->uid));
-        json_object_object_add(id, "gid", json_object_new_int64((int64_t) j->gid));
-        json_object_object_add(o, "identity", id);
-        json_object_object_add(o, "note",
-                               json_object_new_string("leash placed Slurm's tasks in the job cgroup; it "
-                                                      "changed no identity, capability or seccomp filter"));
-        json_object_object_add(root, "sandbox", o);
-        if (j->uid == 0)
-                snprintf(buf, sizeof buf, "none: Slurm runs the tasks as root, who can leave the cgroup or stop leash");
-        else
-                snprintf(buf, sizeof buf,
-                         "identity: Slurm runs the tasks as uid %u, who cannot write leash's cgroups or signal leash",
-                         (unsigned) j->uid);
-        json_object_object_add(root, "isolation", json_object_new_string(buf));
-}
-
-int slurm_report_format(const struct leash_spec *c, const struct leash_result *r, const struct slurm_report *s,
-                        char **ret_text) {
-        _cleanup_json_ json_object *root = NULL;
-        json_object *o, *a;
-        const struct slurm_job *j = s->job;
-        const char *text;
-
-        root = build(c, r);
-        slurm_sandbox_json(root, j);
-        o = json_object_new_object();
-        json_object_object_add(o, "job_id", json_object_new_int64(j->id));
-        json_object_object_add(o, "user", j->user[0] ? json_object_new_string(j->user) : NULL);
-        json_object_object_add(o, "uid", json_object_new_int64((int64_t) j->uid));
-        json_object_object_add(o, "gid", json_object_new_int64((int64_t) j->gid));
-        json_object_object_add(o, "partition", j->partition[0] ? json_object_new_string(j->partition) : NULL);
-        json_object_object_add(o, "account", j->account[0] ? json_object_new_string(j->account) : NULL);
-        json_object_object_add(o, "features", j->features[0] ? json_object_new_string(j->features) : NULL);
-        json_object_object_add(o, "node", j->node[0] ? json_object_new_string(j->node) : NULL);
-        json_object_object_add(o, "cluster", j->cluster[0] ? json_object_new_string(j->cluster) : NULL);
-        json_object_object_add(o, "requested_profile",
-                               j->requested_profile[0] ? json_object_new_string(j->requested_profile) : NULL);
-        json_object_object_add(o, "profile_chosen_by", s->profile_why ? json_object_new_string(s->profile_why) : NULL);
-        json_object_object_add(o, "on_error", json_object_new_string(s->on_error ? s->on_error : "continue"));
-        json_object_object_add(o, "tasks_placed", json_object_new_int((int) s->tasks_placed));
-        json_object_object_add(root, "slurm", o);
-        a = json_object_new_array();
-        for (size_t i = 0; i < s->n_steps; i++)
-                json_object_array_add(a, slurm_step_json(&s->steps[i]));
-        json_object_object_add(root, "steps", a);
-        a = json_object_new_array();
-        for (size_t i = 0; i < s->n_errors; i++)
-                json_object_array_add(a, json_object_new_string(s->errors[i]));
-        json_object_object_add(root, "errors", a);
-        text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                            JSON_C_TO_STRING_NOSLASHESCAPE);
+int report_json_text(const struct report_json *rj, char **ret_text) {
+        const char *text = json_object_to_json_string_ext(rj->root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                            JSON_C_TO_STRING_NOSLASHESCAPE);
         if (!text || asprintf(ret_text, "%s\n", text) < 0)
                 return -ENOMEM;
         return 0;
@@ -1268,4 +1305,17 @@ int report_monitor_json(const struct monitor_job *jobs, size_t n, bool single, c
                                                             JSON_C_TO_STRING_NOSLASHESCAPE);
         *ret = text ? strdup(text) : NULL;
         return *ret ? 0 : -ENOMEM;
+}
+
+/* The report of a job, from above the engine: the job object formats nothing. */
+int leash_job_report(const struct leash_job *j, enum leash_format format, char **ret_text) {
+        if (!j || !ret_text)
+                return -EINVAL;
+        return leash_report_format(leash_job_spec(j), leash_job_result(j), format, ret_text);
+}
+
+int leash_job_summary(const struct leash_job *j, char **ret_text) {
+        if (!j || !ret_text)
+                return -EINVAL;
+        return leash_report_summary(leash_job_spec(j), leash_job_result(j), ret_text);
 }

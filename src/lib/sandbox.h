@@ -16,7 +16,29 @@
 #include "caps.h"
 #include "filter.h"
 #include "leash.h"
-#include "spawn-step.h"
+
+/* Where a child failed before it ran the job's code: mostly the sandbox's
+ * own steps, in this order, after those spawn.c adds around them (the
+ * adapter is below the spawner: spawn.c includes this, never the reverse). */
+enum spawn_step {
+        SPAWN_STEP_NONE,
+        SPAWN_STEP_CGROUP, /* fallback: moving itself into the job cgroup */
+        SPAWN_STEP_RLIMIT,
+        SPAWN_STEP_PDEATHSIG,
+        SPAWN_STEP_SESSION, /* setsid: no controlling terminal */
+        SPAWN_STEP_ISOLATE, /* isolate.c: namespaces, mounts, the init */
+        SPAWN_STEP_EXEC,
+        SPAWN_STEP_BOUNDING, /* sandbox.c, in this order */
+        SPAWN_STEP_SETGROUPS,
+        SPAWN_STEP_SETGID,
+        SPAWN_STEP_SETUID,
+        SPAWN_STEP_CHDIR,
+        SPAWN_STEP_STDIN,
+        SPAWN_STEP_FDS,
+        SPAWN_STEP_CAPS,
+        SPAWN_STEP_NO_NEW_PRIVS,
+        SPAWN_STEP_SECCOMP,
+};
 
 struct sandbox_plan {
         bool switch_ids;

@@ -25,6 +25,7 @@
 #include "host.h"
 #include "options.h"
 #include "profile.h"
+#include "report.h"
 
 enum {
         SEEN_PROFILE = 1 << 0,
@@ -33,12 +34,14 @@ enum {
         SEEN_STATE_DIR = 1 << 3,
         SEEN_REPORT_DIR = 1 << 4,
         SEEN_KILL_TIMEOUT = 1 << 5,
+        SEEN_EPILOG_WAIT = 1 << 6,
 };
 
 void slurm_conf_init(struct slurm_conf *c) {
         memset(c, 0, sizeof *c);
         c->on_error = SLURM_ON_ERROR_CONTINUE;
         c->kill_timeout_ns = 10 * NSEC_PER_SEC;
+        c->epilog_wait_ns = 600 * NSEC_PER_SEC;
 }
 
 void slurm_conf_done(struct slurm_conf *c) {
@@ -200,6 +203,17 @@ static int conf_handler(void *userdata, const char *section, const char *key, co
                         return -1;
                 }
                 c->kill_timeout_ns = ns;
+                return 0;
+        }
+        if (strcmp(key, "epilog-wait") == 0) {
+                uint64_t ns;
+                if (seen_once(c, SEEN_EPILOG_WAIT, key, why, size) < 0)
+                        return -1;
+                if (parse_duration(v, &ns) < 0 || ns == 0 || ns > 7 * 24 * 3600 * NSEC_PER_SEC) {
+                        snprintf(why, size, "epilog-wait: '%s': expected a duration from 1ms to 7d", v);
+                        return -1;
+                }
+                c->epilog_wait_ns = ns;
                 return 0;
         }
         snprintf(why, size, "unknown key '%s' (value '%s')", key, v);
@@ -524,4 +538,71 @@ int slurm_file_replace(int dir_fd, const char *name, const char *text) {
         if (r < 0)
                 (void) unlinkat(dir_fd, tmp, 0);
         return r;
+}
+
+/*
+ * The Epilog's report: the `leash run` schema plus slurm{}, steps[] and
+ * errors[] (new keys only: schema 1 stays). Slurm starts the tasks; leash only
+ * places them in the job cgroup. The sandbox and isolation keys then say so,
+ * with the job's own identity, and not what an empty leash_result would
+ * claim (uid 0, no capabilities).
+ */
+static void sandbox_keys(struct report_json *rj, const struct slurm_job *j) {
+        char buf[160];
+
+        (void) report_json_object(rj, "sandbox");
+        (void) report_json_bool(rj, "sandbox.applied", false);
+        (void) report_json_str(rj, "sandbox.started_by", "slurmstepd");
+        (void) report_json_int(rj, "sandbox.identity.uid", (int64_t) j->uid);
+        (void) report_json_int(rj, "sandbox.identity.gid", (int64_t) j->gid);
+        (void) report_json_str(rj, "sandbox.note",
+                               "leash placed Slurm's tasks in the job cgroup; it changed no identity, capability or "
+                               "seccomp filter");
+        if (j->uid == 0)
+                snprintf(buf, sizeof buf, "none: Slurm runs the tasks as root, who can leave the cgroup or stop leash");
+        else
+                snprintf(buf, sizeof buf,
+                         "identity: Slurm runs the tasks as uid %u, who cannot write leash's cgroups or signal leash",
+                         (unsigned) j->uid);
+        (void) report_json_str(rj, "isolation", buf);
+}
+
+static const char *or_null(const char *s) {
+        return s && s[0] ? s : NULL;
+}
+
+int slurm_report_format(const struct leash_spec *c, const struct leash_result *r, const struct slurm_report *s,
+                        char **ret_text) {
+        const struct slurm_job *j = s->job;
+        struct report_json *rj;
+        int k;
+
+        k = report_json_new(c, r, &rj);
+        if (k < 0)
+                return k;
+        sandbox_keys(rj, j);
+        (void) report_json_object(rj, "slurm");
+        (void) report_json_int(rj, "slurm.job_id", j->id);
+        (void) report_json_str(rj, "slurm.user", or_null(j->user));
+        (void) report_json_int(rj, "slurm.uid", (int64_t) j->uid);
+        (void) report_json_int(rj, "slurm.gid", (int64_t) j->gid);
+        (void) report_json_str(rj, "slurm.partition", or_null(j->partition));
+        (void) report_json_str(rj, "slurm.account", or_null(j->account));
+        (void) report_json_str(rj, "slurm.features", or_null(j->features));
+        (void) report_json_str(rj, "slurm.node", or_null(j->node));
+        (void) report_json_str(rj, "slurm.cluster", or_null(j->cluster));
+        (void) report_json_str(rj, "slurm.requested_profile", or_null(j->requested_profile));
+        (void) report_json_str(rj, "slurm.profile_chosen_by", s->profile_why);
+        (void) report_json_str(rj, "slurm.on_error", s->on_error ? s->on_error : "continue");
+        (void) report_json_int(rj, "slurm.tasks_placed", (int64_t) s->tasks_placed);
+        (void) report_json_array(rj, "steps");
+        for (size_t i = 0; i < s->n_steps; i++)
+                (void) report_json_append_usage(rj, "steps", "step", s->steps[i].name, &s->steps[i].usage,
+                                                s->steps[i].leftovers_killed);
+        (void) report_json_array(rj, "errors");
+        for (size_t i = 0; i < s->n_errors; i++)
+                (void) report_json_append_str(rj, "errors", s->errors[i]);
+        k = report_json_text(rj, ret_text);
+        report_json_free(rj);
+        return k;
 }

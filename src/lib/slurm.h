@@ -55,7 +55,8 @@ struct slurm_conf {
         enum slurm_on_error on_error;
         char *state_dir, *report_dir;
         uint64_t kill_timeout_ns;
-        unsigned seen; /* keys already set (duplicate check) */
+        uint64_t epilog_wait_ns; /* the per-job supervisor's wait for a late Epilog */
+        unsigned seen;           /* keys already set (duplicate check) */
 };
 
 void slurm_conf_init(struct slurm_conf *c);
@@ -116,7 +117,7 @@ int slurm_job_cgroup_remove(int root_fd, uint32_t job_id);
 int slurm_file_replace(int dir_fd, const char *name, const char *text);
 
 /* The Epilog's report: the `leash run` schema plus slurm{}, steps[] and
- * errors[] (rendered by the report module, the json-c adapter). */
+ * errors[] (written through report.h: json-c stays in report.c). */
 struct slurm_step_usage {
         char name[40]; /* "batch", "0", ... */
         struct leash_usage usage;

@@ -26,7 +26,7 @@
  * through pidfds (escape.c), and leash makes sure it is not inside the job
  * cgroup itself before it freezes or kills it.
  */
-#include "job.h"
+#include "supervise.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +50,70 @@
 #include "tree.h"
 
 #define CPU_CHECK_MIN_NS (250 * NSEC_PER_USEC)
+
+/* "RLIMIT_NOFILE = 5000000 (--nofile)": which rlimit the child could not set */
+static void rlimit_detail(const struct spawn_failure *sf, char *buf, size_t size) {
+        static const struct {
+                int resource;
+                const char *name, *option;
+        } names[] = {
+                {RLIMIT_AS, "RLIMIT_AS", "--memory, without a memory controller"},
+                {RLIMIT_NOFILE, "RLIMIT_NOFILE", "--nofile"},
+                {RLIMIT_FSIZE, "RLIMIT_FSIZE", "--fsize"},
+                {RLIMIT_CORE, "RLIMIT_CORE", "--core"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (names[i].resource == sf->rlimit) {
+                        snprintf(buf, size, "%s = %llu (%s)", names[i].name, (unsigned long long) sf->rlimit_to,
+                                 names[i].option);
+                        return;
+                }
+        snprintf(buf, size, "resource %d = %llu", sf->rlimit, (unsigned long long) sf->rlimit_to);
+}
+
+/* The child failed before it ran anything of the job's: the job has ended. */
+int supervise_start_failed(struct leash_job *j, const struct spawn_failure *sf, struct leash_error *err) {
+        j->r.exec_errno = sf->error;
+        j->r.exec_step = spawn_step_to_string(sf->step);
+        j->r.usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
+        if (sf->step == SPAWN_STEP_EXEC) {
+                j->r.reason = LEASH_REASON_EXEC_ERROR;
+                j->r.exit_code = (sf->error == ENOENT || sf->error == ENOTDIR) ? 127 : 126;
+        } else {
+                j->r.reason = LEASH_REASON_SETUP_ERROR;
+                j->r.exit_code = 125;
+        }
+        j->state = JOB_ENDED;
+        if (sf->step == SPAWN_STEP_RLIMIT) {
+                char d[128];
+                rlimit_detail(sf, d, sizeof d);
+                leash_error_set(&j->start_error, spawn_step_to_string(sf->step), d, -sf->error);
+        } else
+                leash_error_set(&j->start_error, spawn_step_to_string(sf->step),
+                                sf->step == SPAWN_STEP_CHDIR ? j->spec.sandbox.chdir
+                                : j->argv                    ? j->argv[0]
+                                                             : "",
+                                -sf->error);
+        if (err)
+                *err = j->start_error;
+        return -sf->error;
+}
+
+/* A forked main process has ended: did its setup complete? (The parent did
+ * not wait for it: spawn_fork's setup fd.) A failed setup ends the job as a
+ * failed leash_job_start does. */
+static void setup_collect(struct leash_job *j) {
+        struct spawn_failure sf;
+        int fd = j->setup_fd;
+
+        if (fd < 0)
+                return;
+        j->setup_fd = -1;
+        /* killed before it was set up: ended as the kill says, sandbox not applied */
+        j->r.sandbox.applied = spawn_setup_result(fd, &sf) > 0;
+        if (sf.step != SPAWN_STEP_NONE)
+                (void) supervise_start_failed(j, &sf, NULL);
+}
 
 static uint64_t sat_add(uint64_t a, uint64_t b) {
         return a >= DEADLINE_NEVER - b ? DEADLINE_NEVER : a + b;
@@ -179,8 +243,13 @@ static void check_cpu(struct leash_job *j, uint64_t now) {
 
 /* What is due at now, in order: the end of the grace, the limits. */
 static void supervise_due(struct leash_job *j, uint64_t now) {
-        if (now >= j->deadline[DEADLINE_GRACE])
-                supervise_kill_now(j, "grace");
+        if (now >= j->deadline[DEADLINE_GRACE]) {
+                /* an adopted cgroup the soft signal emptied: no kill to report */
+                if (!j->has_main && !j->no_cgroup && cgroupfs_populated(j->job_fd) == 0)
+                        j->deadline[DEADLINE_GRACE] = DEADLINE_NEVER;
+                else
+                        supervise_kill_now(j, "grace");
+        }
         if (now >= j->deadline[DEADLINE_WALL])
                 escalate(j, LEASH_REASON_WALL_TIME, now);
         if (now >= j->deadline[DEADLINE_SAMPLE]) {
@@ -253,7 +322,7 @@ static int reap_held(struct leash_job *j) {
         r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
         r->status_code = got > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         r->term_signal = got > 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-        job_setup_collect(j);
+        setup_collect(j);
         return 1;
 }
 
@@ -287,7 +356,7 @@ static int reap(struct leash_job *j) {
                         r->usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
                         r->status_code = -1;
                         r->term_signal = 0;
-                        job_setup_collect(j);
+                        setup_collect(j);
                         return 1;
                 }
                 return negative_errno();
@@ -303,11 +372,11 @@ static int reap(struct leash_job *j) {
                 r->term_signal = si.si_status;
         }
         isolate_collect(&j->iso, r); /* the job's status, not its init's */
-        job_setup_collect(j);        /* a forked main process: did its setup fail? */
+        setup_collect(j);            /* a forked main process: did its setup fail? */
         return 1;
 }
 
-static void ended(struct leash_job *j) {
+void supervise_end(struct leash_job *j) {
         j->state = JOB_ENDED;
         for (int d = 0; d < _DEADLINE_MAX; d++)
                 j->deadline[d] = DEADLINE_NEVER;
@@ -332,10 +401,11 @@ int leash_job_dispatch(struct leash_job *j) {
                 if (r < 0)
                         return r;
         } else {
+                /* read each time: it also clears the fd's POLLPRI */
                 r = cgroupfs_events_populated(j->events_fd);
                 if (r < 0)
                         return r;
-                r = !r;
+                r = !r && !j->owned; /* an owned cgroup empty between its tasks goes on */
                 if (r)
                         j->r.usage.wall_ns = now_ns(CLOCK_MONOTONIC) - j->start_ns;
         }
@@ -343,7 +413,7 @@ int leash_job_dispatch(struct leash_job *j) {
                 /* the last sample: the main process has ended, what it left still runs */
                 if (j->sampler && sampler_next(j->sampler) != DEADLINE_NEVER)
                         (void) sampler_step(j->sampler, now_ns(CLOCK_MONOTONIC), true, j);
-                ended(j);
+                supervise_end(j);
                 return 1;
         }
         r = arm_timer(j);
@@ -353,8 +423,8 @@ int leash_job_dispatch(struct leash_job *j) {
 int leash_job_wait(struct leash_job *j) {
         if (!j)
                 return -EINVAL;
-        if (j->state == JOB_CREATED)
-                return -EINVAL; /* nothing runs: it would never end */
+        if (j->state == JOB_CREATED || (j->owned && j->state == JOB_RUNNING))
+                return -EINVAL; /* nothing runs, or its owner ends it: it would never end */
         for (;;) {
                 struct pollfd pfd[2] = {
                         {.fd = j->has_main ? j->pidfd : j->events_fd, .events = j->has_main ? POLLIN : POLLPRI},

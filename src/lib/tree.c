@@ -47,7 +47,7 @@
 #include "../basic/macro.h"
 #include "../basic/procstat.h"
 #include "../basic/time-util.h"
-#include "job.h"
+#include "job-object.h"
 #include "proctree.h"
 
 #define TREE_MAX 4096

@@ -670,6 +670,80 @@ static void test_adopt(void) {
         leash_config_free(c_long);
 }
 
+/* Puts a new `sleep SECONDS` into cgroup cg; its pid. */
+static pid_t sleeper_in(const char *cg, const char *seconds) {
+        char procs[4200], pidtxt[32];
+        pid_t pid = fork();
+        int fd;
+
+        if (pid == 0) {
+                execlp("sleep", "sleep", seconds, (char *) NULL);
+                _exit(127);
+        }
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+        snprintf(pidtxt, sizeof pidtxt, "%d", (int) pid);
+        fd = open(procs, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, pidtxt, strlen(pidtxt)) <= 0)
+                pid = -pid;
+        if (fd >= 0)
+                close(fd);
+        return pid;
+}
+
+/* LEASH_ADOPT_OWNED: a cgroup empty at first and between its tasks (a Slurm
+ * job between steps), ended by its owner (issue 27) */
+static void test_adopt_owned(void) {
+        struct leash_config *c = config("api-owned", "wall-time", "300ms", "grace", "200ms", NULL);
+        struct leash_error err = {0};
+        struct leash_job *j = NULL;
+        char cg[4096], *report = NULL;
+        pid_t first, late;
+        int fd, status = 0, r = 0, ended = 0;
+        struct pollfd pfd;
+        char arg0[] = "true", *argv0[] = {arg0, NULL};
+
+        snprintf(cg, sizeof cg, "%s/owned", parent);
+        ok(mkdir(cg, 0755) == 0, "the owner makes %s, empty", cg);
+        ok(leash_job_adopt(c, cg, LEASH_ADOPT_OWNED, &j, &err) == 0, "leash_job_adopt(LEASH_ADOPT_OWNED)");
+        fd = leash_job_fd(j);
+        pfd = (struct pollfd){.fd = fd, .events = POLLIN};
+        (void) poll(&pfd, 1, 50);
+        ok(leash_job_dispatch(j) == 0 && !leash_job_ended(j), "empty: it has not ended");
+        ok(leash_job_wait(j) == -EINVAL, "leash_job_wait: -EINVAL (only its owner ends it)");
+        ok(leash_job_start(j, argv0, &err) == -EBUSY, "leash_job_start: -EBUSY");
+        first = sleeper_in(cg, "30");
+        ok(first > 0, "a task placed later");
+        /* the wall-time ladder: SIGXCPU kills sleep; the grace ends on an empty cgroup */
+        for (int i = 0; i < 200 && r == 0; i++) {
+                pfd.revents = 0;
+                (void) poll(&pfd, 1, 20);
+                ended += leash_job_dispatch(j) != 0;
+                r = waitpid(first < 0 ? -first : first, &status, WNOHANG);
+        }
+        ok(r > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU, "the wall-time limit's soft signal ended it");
+        for (int i = 0; i < 30; i++) { /* past the grace */
+                pfd.revents = 0;
+                (void) poll(&pfd, 1, 20);
+                ended += leash_job_dispatch(j) != 0;
+        }
+        ok(!ended && !leash_job_ended(j), "empty again: it goes on");
+        late = sleeper_in(cg, "30");
+        ok(late > 0, "another task placed after the ladder");
+        ok(leash_job_finish(j, &err) == 0, "its owner finishes it");
+        ok(kill(late < 0 ? -late : late, 0) == 0, "finish killed nothing: the task is the owner's");
+        ok(dir_exists(cg), "nor removed the cgroup");
+        is_str(leash_reason_to_string(leash_job_reason(j)), "wall_time", "reason wall_time");
+        ok(leash_job_report(j, LEASH_FORMAT_JSON, &report) == 0 && strstr(report, "\"XCPU\"") &&
+                   !strstr(report, "\"KILL\""),
+           "the report: SIGXCPU, and no SIGKILL (the grace ended on an empty cgroup)");
+        free(report);
+        leash_job_free(j);
+        kill(late < 0 ? -late : late, SIGKILL);
+        waitpid(late < 0 ? -late : late, NULL, 0);
+        ok(rmdir(cg) == 0, "the owner removes it");
+        leash_config_free(c);
+}
+
 /* Children of pid but those in skip[]: their pids in out (at most n), how many */
 static int children_but(pid_t pid, const pid_t *skip, int n_skip, pid_t *out, int n) {
         DIR *d = opendir("/proc");
@@ -963,6 +1037,7 @@ int main(int argc, char **argv) {
         test_threads();
         test_no_hidden_state();
         test_adopt();
+        test_adopt_owned();
         test_shared_watchdog();
         test_watchdog_in_fork();
         return tap_done();

@@ -47,15 +47,16 @@ int main(void) {
         is_str(c.report_dir, SLURM_DEFAULT_REPORT_DIR, "default report-dir");
         ok(c.on_error == SLURM_ON_ERROR_CONTINUE, "default on-error: continue");
         is_u64(c.kill_timeout_ns, 10000000000ULL, "default kill-timeout: 10s");
+        is_u64(c.epilog_wait_ns, 600000000000ULL, "default epilog-wait: 10min");
         slurm_conf_done(&c);
 
         ok(load("[slurm]\nprofile = batch\npartition.gpu = hpo\nfeature.bigmem = batch\naccount.team = none\n"
                 "user-profiles = hpo, judge\non-error = fail-job\nstate-dir = /run/x\nreport-dir = /var/y\n"
-                "kill-timeout = 2.5s\n",
+                "kill-timeout = 2.5s\nepilog-wait = 1h\n",
                 &c, e, sizeof e) == 0,
            "a full slurm.ini loads");
         ok(c.on_error == SLURM_ON_ERROR_FAIL_JOB && c.n_maps == 3 && c.n_user_profiles == 2 &&
-                   c.kill_timeout_ns == 2500000000ULL,
+                   c.kill_timeout_ns == 2500000000ULL && c.epilog_wait_ns == 3600000000000ULL,
            "its values are kept");
         ok(slurm_user_profile_allowed(&c, "judge") && !slurm_user_profile_allowed(&c, "batch"),
            "user-profiles allows exactly what it lists");
@@ -85,6 +86,7 @@ int main(void) {
         bad("[other]\n", "slurm.ini:1: unknown section [other]");
         bad("[slurm]\nstate-dir = relative\n", "slurm.ini:2: state-dir: 'relative': expected an absolute path");
         bad("[slurm]\nkill-timeout = 0\n", "slurm.ini:2: kill-timeout: '0'");
+        bad("[slurm]\nepilog-wait = 8d\n", "slurm.ini:2: epilog-wait: '8d': expected a duration from 1ms to 7d");
         bad("[slurm]\npartition. = x\n", "slurm.ini:2: 'partition.': expected partition.NAME");
         bad("[slurm]\nuser-profiles = ok, ../x\n", "user-profiles: '../x': not a profile name");
         bad("profile = x\n", "slurm.ini:1: key 'profile' (value 'x') is outside a section");

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The job object, shared by job.c (its life: create or adopt, start or fork,
- * finish, results) and supervise.c (its events: deadlines, the grace ladder,
- * the main process's exit, an adopted cgroup emptying).
+ * The job object's data, below the modules that work on it: job.c (its
+ * life: create or adopt, start or fork, finish, results), supervise.c (its
+ * events: deadlines, the grace ladder, the main process's exit, an adopted
+ * cgroup emptying; supervise.h), escape.c and tree.c. It declares no
+ * function, so none of them includes another's header through it.
  */
 #pragma once
 
@@ -45,8 +47,9 @@ struct leash_job {
         struct isolate_plan iso; /* --isolate: the status pipe from the init */
         enum job_state state;
         bool adopted, remove_cgroup, has_main;
+        bool owned; /* LEASH_ADOPT_OWNED: never ends by itself, its owner ends it */
         int parent_fd, job_fd, pidfd, timer_fd, events_fd, epoll_fd;
-        int setup_fd; /* a forked main process's setup pipe, read once it ended (job_setup_collect) */
+        int setup_fd; /* a forked main process's setup pipe, read once it ended (supervise.c) */
         char dirname[256];
         size_t mount_len; /* r.cgroup = the cgroup2 mount (this long) + the job's path in it */
         struct watchdog wd;
@@ -79,22 +82,3 @@ struct leash_job {
         char *gpu_envp[3];
         struct leash_result r; /* last: its own tail is not zeroed (job_alloc) */
 };
-
-/* job-devices.c: --gpus/--devices resolved (before the sandbox is), and
- * their device program attached to the job cgroup (or the job refused). */
-int job_devices_prepare(struct leash_job *j, struct leash_error *err);
-int job_devices_attach(struct leash_job *j, struct leash_error *err);
-
-/* job.c: a forked main process has ended: did its setup complete? (The
- * parent did not wait for it: spawn_fork's setup fd.) A failed setup ends
- * the job as a failed leash_job_start does. */
-void job_setup_collect(struct leash_job *j);
-/* supervise.c: from the start of the job (start, fork or adopt). */
-int supervise_begin(struct leash_job *j);
-/* Kills the whole job now (cgroup.kill, and the main process through its pidfd). */
-void supervise_kill_now(struct leash_job *j, const char *why);
-/* SIGKILL to every process of the job cgroup (cgroup.kill, never with leash
- * inside it: then each process but leash and its watchdog). */
-void supervise_kill_tree(struct leash_job *j);
-/* Records a signal in the report's log. */
-void supervise_log_signal(struct leash_job *j, int sig, const char *why);

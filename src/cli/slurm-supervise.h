@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The per-job supervisor (slurm-supervise.c) as `leash slurm` (slurm.c) uses
+ * it: slurm.c depends on it, never the reverse. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../lib/leash.h"
+#include "../lib/slurm.h"
+
+/* What the Prolog hands to the supervisor it forks. */
+struct slurm_supervisor {
+        const struct leash_spec *config;
+        uint32_t job_id;
+        uid_t uid;
+        int listen_fd;           /* the socket, bound and listening */
+        int job_fd;              /* the job cgroup */
+        int state_fd;            /* <state-dir>/job_<ID> */
+        const char *cgroup;      /* the job cgroup's path: adopted as an owned job */
+        uint64_t epilog_wait_ns; /* slurm.ini's epilog-wait */
+        bool refuse;             /* fail-job after a setup error: every task is refused */
+        const char *refuse_why;
+};
+
+/* Runs until the Epilog says stop (or SIGTERM), or ends by itself when no
+ * Epilog came by the job's wall limit + grace + epilog-wait and the job
+ * cgroup is empty. Never prints: what goes wrong
+ * is written to the verdict file. Returns an exit code. */
+int slurm_supervise(const struct slurm_supervisor *s);
+
+/* Client side: one request, one reply (SOCK_SEQPACKET), optionally passing
+ * fd_to_send. Bounded by timeout_ms. */
+int slurm_request(int state_fd, const char *request, int fd_to_send, int timeout_ms, char *reply, size_t size);
