@@ -47,6 +47,7 @@
 #include "escape.h"
 #include "heldfd.h"
 #include "host.h"
+#include "job-devices.h"
 #include "jobstate.h"
 #include "placement.h"
 #include "sample.h"
