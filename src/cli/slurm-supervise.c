@@ -63,6 +63,7 @@
 #include "../basic/time-util.h"
 #include "../lib/account.h"
 #include "../lib/cgroupfs.h"
+#include "../lib/slurm-nest.h"
 #include "slurm.h"
 
 #define TASKS_MAX 256
@@ -80,6 +81,8 @@ struct task {
 struct step_count {
         char name[40];
         unsigned leftovers;
+        bool ended;               /* nest: its figures below were read at its end */
+        struct leash_usage usage; /* nest: Slurm's step cgroup at the step's end */
 };
 
 struct pending {
@@ -107,6 +110,10 @@ struct sv {
         char errors[ERRORS_MAX][200];
         unsigned n_errors;
         bool stop;
+        int nest_fd;              /* nest: Slurm's job_<ID>, -1 until the first task */
+        char nest_path[1024];     /* nest: its path */
+        struct leash_usage nest_job; /* nest: job_<ID>'s own files at the last step end */
+        double nest_cores;           /* nest: the CPUs Slurm's job cgroup may use at once */
 };
 
 static int pidfd_open_(pid_t pid) {
@@ -121,6 +128,90 @@ static void sv_error(struct sv *s, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(s->errors[s->n_errors++], sizeof s->errors[0], fmt, ap);
         va_end(ap);
+}
+
+static struct step_count *sv_step(struct sv *s, const char *name);
+static void sv_event(struct sv *s, int sig, const char *why);
+static void sv_write_verdict(struct sv *s);
+
+/* --- nest mode: Slurm's cgroups, adopted read-only (src/lib/slurm-nest.h) --- */
+
+/* The cgroup the limits watch: leash's job cgroup, or Slurm's once adopted. */
+static int sv_job_fd(const struct sv *s) {
+        return s->p->nest ? s->nest_fd : s->p->job_fd;
+}
+
+static double sv_cores(const struct sv *s) {
+        return s->p->nest && s->nest_cores > 0 ? s->nest_cores : s->p->cores;
+}
+
+static void kv_usage(struct kv_buf *b, const char *prefix, const struct leash_usage *u) {
+        char key[96];
+        snprintf(key, sizeof key, "%s.cpu_us", prefix);
+        kv_add(b, key, "%" PRIu64, u->cpu_usage_us);
+        snprintf(key, sizeof key, "%s.memory_peak", prefix);
+        kv_add(b, key, "%" PRIu64, u->memory_peak);
+        snprintf(key, sizeof key, "%s.oom_kill", prefix);
+        kv_add(b, key, "%" PRIu64, u->mem_ev_oom_kill);
+}
+
+/* What the Epilog cannot read any more (Slurm removes its cgroups first). */
+static void sv_nest_verdict(const struct sv *s, struct kv_buf *b) {
+        char list[STEPS_MAX * 41] = "", key[64];
+        size_t n = 0;
+
+        if (s->nest_path[0])
+                kv_add(b, "nest_cgroup", "%s", s->nest_path);
+        kv_usage(b, "job", &s->nest_job);
+        for (unsigned i = 0; i < s->n_steps; i++) {
+                if (!s->steps[i].ended)
+                        continue;
+                n += (size_t) snprintf(list + n, sizeof list - n, "%s%s", n ? "," : "", s->steps[i].name);
+                snprintf(key, sizeof key, "step.%s", s->steps[i].name);
+                kv_usage(b, key, &s->steps[i].usage);
+        }
+        kv_add(b, "steps", "%s", list);
+}
+
+/* adopt in nest mode: the task stays where Slurm put it, which must be this
+ * job's step_<step>/user; the first one names Slurm's job cgroup. */
+static int sv_nest_adopt(struct sv *s, pid_t pid, const char *step, char *reply, size_t size) {
+        char path[sizeof s->nest_path];
+        int fd, r;
+
+        r = slurm_nest_open_job(pid, s->p->job_id, step, &fd, path, sizeof path);
+        if (r < 0) {
+                snprintf(reply, size, "error pid %d is not in Slurm's job_%" PRIu32 "/step_%s/user: %s", (int) pid,
+                         s->p->job_id, step, strerror(-r));
+                return r;
+        }
+        if (s->nest_fd < 0) {
+                s->nest_fd = fd;
+                snprintf(s->nest_path, sizeof s->nest_path, "%s", path);
+                s->nest_cores = cgroupfs_job_cores(fd); /* the event loop reschedules after each request */
+        } else
+                close(fd);
+        return 0;
+}
+
+/* step-end in nest mode (the plugin, once the step's last task exited and
+ * before Slurm's proctrack kills the rest): leftovers counted and killed,
+ * the step's and the job's figures kept for the Epilog. */
+static int sv_nest_step_end(struct sv *s, const char *step) {
+        struct slurm_nest_step st;
+        struct step_count *sc;
+
+        if (s->nest_fd < 0 || slurm_nest_step_end(s->nest_fd, step, &st) < 0 || !(sc = sv_step(s, step)))
+                return 0;
+        sc->leftovers += st.leftovers;
+        sc->usage = st.usage;
+        sc->ended = true;
+        account_usage_init(&s->nest_job);
+        account_read(s->nest_fd, &s->nest_job);
+        if (st.leftovers)
+                sv_event(s, SIGKILL, "leftover");
+        sv_write_verdict(s);
+        return (int) st.leftovers;
 }
 
 static void sv_write_verdict(struct sv *s) {
@@ -138,6 +229,8 @@ static void sv_write_verdict(struct sv *s) {
                 snprintf(key, sizeof key, "step.%s.leftovers", s->steps[i].name);
                 kv_add(&b, key, "%u", s->steps[i].leftovers);
         }
+        if (s->p->nest)
+                sv_nest_verdict(s, &b);
         for (unsigned i = 0; i < s->n_errors; i++) {
                 snprintf(key, sizeof key, "error.%u", i);
                 kv_add(&b, key, "%s", s->errors[i]);
@@ -180,7 +273,10 @@ static void sv_reach(struct sv *s, enum leash_reason cause) {
         char line[512], lim[64], grace[32];
 
         s->cause = cause;
-        (void) slurm_tree_signal(s->p->job_fd, c->soft_signal);
+        if (s->p->nest)
+                (void) slurm_nest_signal(sv_job_fd(s), c->soft_signal);
+        else
+                (void) slurm_tree_signal(s->p->job_fd, c->soft_signal);
         sv_event(s, c->soft_signal, leash_reason_to_string(cause));
         {
                 uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -200,14 +296,14 @@ static void sv_kill(struct sv *s) {
 
         s->grace_end_ns = 0;
         s->killed = true;
-        if (cgroupfs_populated(s->p->job_fd) <= 0)
+        if (s->p->nest ? slurm_nest_signal(sv_job_fd(s), 0) <= 0 : cgroupfs_populated(s->p->job_fd) <= 0)
                 return; /* the soft signal was enough */
         sv_limit_text(s, lim, sizeof lim);
         format_duration(c->grace_ns, grace, sizeof grace);
         snprintf(line, sizeof line, "leash: job %" PRIu32 ": %s reached: killed by SIGKILL after the %s grace\n",
                  s->p->job_id, lim, grace);
         sv_tell(s, line);
-        if (cgroupfs_kill(s->p->job_fd) < 0)
+        if (s->p->nest ? slurm_nest_kill(sv_job_fd(s)) < 0 : cgroupfs_kill(s->p->job_fd) < 0)
                 sv_error(s, "kill the job at the end of the grace: %s", strerror(errno));
         sv_event(s, SIGKILL, "grace");
         sv_write_verdict(s);
@@ -239,14 +335,14 @@ static void sv_schedule(struct sv *s) {
                 }
                 if (leash_spec_has(c, LEASH_LIMIT_CPU_TIME) && cpu != LEASH_MAX) {
                         uint64_t used_us, used, d;
-                        if (account_cpu_usage_us(s->p->job_fd, &used_us) == 0) {
+                        if (account_cpu_usage_us(sv_job_fd(s), &used_us) == 0) {
                                 used = used_us * NSEC_PER_USEC;
                                 if (used >= cpu) {
                                         sv_reach(s, LEASH_REASON_CPU_TIME);
                                         return sv_schedule(s);
                                 }
                                 /* the earliest moment the job could reach it */
-                                double wait = (double) (cpu - used) / s->p->cores;
+                                double wait = (double) (cpu - used) / sv_cores(s);
                                 d = wait >= (double) (UINT64_MAX - now) ? UINT64_MAX : now + (uint64_t) wait;
                                 if (d < now + NSEC_PER_MSEC)
                                         d = now + NSEC_PER_MSEC;
@@ -380,6 +476,11 @@ static void sv_adopt(struct sv *s, const struct ucred *peer, const char *args, i
                          STEPS_MAX);
                 return;
         }
+        if (s->p->nest) {
+                if (sv_nest_adopt(s, (pid_t) pid, step, reply, size) < 0)
+                        return;
+                goto placed;
+        }
         r = slurm_step_cgroup_open(s->p->job_fd, step, true, &step_fd);
         if (r < 0) {
                 snprintf(reply, size, "error step_%s: %s", step, strerror(-r));
@@ -392,11 +493,13 @@ static void sv_adopt(struct sv *s, const struct ucred *peer, const char *args, i
                 snprintf(reply, size, "error move pid %ld into step_%s: %s", pid, step, strerror(-r));
                 return;
         }
+placed:
         /* the pid was not recycled between the checks and the move */
         if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
                 snprintf(reply, size, "error pid %ld exited while being placed", pid);
                 return;
         }
+        (void) sv_step(s, step);
         s->placed++;
         if (s->n_tasks < TASKS_MAX) {
                 s->tasks[s->n_tasks].pidfd = TAKE_FD(pidfd);
@@ -413,6 +516,10 @@ static void sv_step_end(struct sv *s, const char *args, char *reply, size_t size
         struct step_count *sc;
         int n;
 
+        if (s->p->nest && sscanf(args, "%39s", step) == 1) {
+                snprintf(reply, size, "ok %d", sv_nest_step_end(s, step));
+                return;
+        }
         if (sscanf(args, "%39s", step) != 1 || slurm_step_cgroup_open(s->p->job_fd, step, false, &step_fd) < 0) {
                 snprintf(reply, size, "ok 0");
                 return;
@@ -514,7 +621,7 @@ static int sv_poll_timeout(const struct sv *s) {
 }
 
 int slurm_supervise(const struct slurm_supervisor *p) {
-        struct sv s = {.p = p, .timer_fd = -1};
+        struct sv s = {.p = p, .timer_fd = -1, .nest_fd = -1};
         sigset_t mask;
         _cleanup_close_ int sig_fd = -1;
 
@@ -585,6 +692,8 @@ int slurm_supervise(const struct slurm_supervisor *p) {
         while (s.n_pending)
                 sv_pending_drop(&s, 0);
         sv_write_verdict(&s);
+        if (s.nest_fd >= 0)
+                close(s.nest_fd);
         return 0;
 }
 

@@ -20,6 +20,7 @@ struct slurm_supervisor {
         int state_fd;      /* <state-dir>/job_<ID> */
         uint64_t start_ns; /* CLOCK_MONOTONIC at the Prolog */
         double cores;
+        bool nest;   /* mode = nest: job_fd is -1; Slurm's job cgroup is adopted from the first task */
         bool refuse; /* fail-job after a setup error: every task is refused */
         const char *refuse_why;
 };

@@ -33,6 +33,7 @@ enum {
         SEEN_STATE_DIR = 1 << 3,
         SEEN_REPORT_DIR = 1 << 4,
         SEEN_KILL_TIMEOUT = 1 << 5,
+        SEEN_MODE = 1 << 6,
 };
 
 void slurm_conf_init(struct slurm_conf *c) {
@@ -200,6 +201,15 @@ static int conf_handler(void *userdata, const char *section, const char *key, co
                         return -1;
                 }
                 c->kill_timeout_ns = ns;
+                return 0;
+        }
+        if (strcmp(key, "mode") == 0) {
+                if (seen_once(c, SEEN_MODE, key, why, size) < 0)
+                        return -1;
+                if (slurm_mode_from_string(v, &c->mode) < 0) {
+                        snprintf(why, size, "mode: '%s': expected own or nest", v);
+                        return -1;
+                }
                 return 0;
         }
         snprintf(why, size, "unknown key '%s' (value '%s')", key, v);

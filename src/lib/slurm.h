@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include "leash.h"
+#include "slurm-node.h"
 
 struct leash_profiles;
 
@@ -55,6 +56,7 @@ struct slurm_conf {
         enum slurm_on_error on_error;
         char *state_dir, *report_dir;
         uint64_t kill_timeout_ns;
+        enum slurm_mode mode; /* own (default) or nest: slurm-node.h */
         unsigned seen; /* keys already set (duplicate check) */
 };
 

@@ -1,0 +1,358 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Slurm as clusters run it (issue 29): munge, slurmctld and slurmd started by systemd
+# from their Debian units (unmasked here only: tests/vm/init-systemd masks them for every
+# other script), on pure cgroup v2 with CgroupPlugin=cgroup/v2, ProctrackType=
+# proctrack/cgroup, TaskPlugin=task/cgroup,task/affinity and ConstrainRAMSpace=yes.
+# slurmd (Delegate=yes in its unit) then owns system.slice/slurmstepd.scope and puts
+# every task in job_<id>/step_<s>/user/task_<n> itself.
+#
+# 1. Where Slurm places tasks, and what Slurm alone does: an OOM over --mem, a setsid
+#    daemon left by a step, what is left under slurmstepd.scope.
+# 2. leash's own layout beside it (Prolog/Epilog + TaskProlog, the way leash-slurm(8)
+#    shows them): leash moves the task out of Slurm's step cgroup into
+#    <cgroup2>/leash/slurm/job_<id>/step_<s>: the fight the issue fears.  `leash slurm
+#    check` must refuse that configuration.
+# 3. The nest mode (`mode = nest` in slurm.ini): leash adopts Slurm's cgroups read-only.
+
+. "$(dirname "$0")/lib.sh"
+
+SRC=$LEASH_VM_SRCDIR
+B=$LEASH_VM_BUILDDIR
+CG=/sys/fs/cgroup
+SCOPE=$CG/system.slice/slurmstepd.scope
+user=$(getent passwd 1000 | cut -d: -f1)
+W=/var/tmp/leash-slurm-vm # the jobs' working directory (the guest's own, in the overlay)
+D=/etc/leash-vm           # leash's configuration for the hooks
+mkdir -p "$W" "$D/profiles.d" /var/log/leash
+chmod 1777 "$W"
+
+# --- the node, configured the way a cluster configures it ---------------------------
+mkdir -p /etc/slurm /var/spool/slurmd /var/lib/slurm/slurmctld /var/log/slurm
+slurmuser=root
+id slurm >/dev/null 2>&1 && slurmuser=slurm
+chown "$slurmuser" /var/lib/slurm/slurmctld /var/log/slurm
+node=$(slurmd -C 2>/dev/null | sed -n '1s/^NodeName=\([^ ]*\).*/\1/p')
+cpus=$(nproc)
+mem=$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 - 64 }' /proc/meminfo)
+# slurm_conf EXTRA: slurm.conf with EXTRA lines (the hooks) before the node lines.
+slurm_conf() {
+	cat >/etc/slurm/slurm.conf <<-EOF
+		ClusterName=leashvm
+		SlurmctldHost=$node(127.0.0.1)
+		SlurmUser=$slurmuser
+		AuthType=auth/munge
+		CredType=cred/munge
+		ProctrackType=proctrack/cgroup
+		TaskPlugin=task/cgroup,task/affinity
+		JobAcctGatherType=jobacct_gather/cgroup
+		JobAcctGatherFrequency=task=5
+		AccountingStorageType=accounting_storage/none
+		JobCompType=jobcomp/filetxt
+		JobCompLoc=/var/log/slurm/jobcomp.log
+		SelectType=select/cons_tres
+		SelectTypeParameters=CR_Core_Memory
+		SchedulerType=sched/backfill
+		MpiDefault=none
+		ReturnToService=2
+		SlurmdSpoolDir=/var/spool/slurmd
+		StateSaveLocation=/var/lib/slurm/slurmctld
+		SlurmctldLogFile=/var/log/slurm/slurmctld.log
+		SlurmdLogFile=/var/log/slurm/slurmd.log
+		SlurmctldDebug=info
+		SlurmdDebug=debug2
+		KillWait=2
+		MinJobAge=300
+		InactiveLimit=0
+		PrologEpilogTimeout=60
+		PlugStackConfig=/etc/slurm/plugstack.conf
+		$1
+		NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
+		PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
+	EOF
+	[[ -f /etc/slurm/plugstack.conf ]] || : >/etc/slurm/plugstack.conf
+}
+cat >/etc/slurm/cgroup.conf <<-EOF
+	CgroupPlugin=cgroup/v2
+	ConstrainCores=yes
+	ConstrainRAMSpace=yes
+	ConstrainSwapSpace=yes
+	AllowedSwapSpace=0
+EOF
+slurm_conf ""
+
+# Unmask the Debian units for this boot (the masks are the overlay's), as on a node.
+for u in munge.service slurmctld.service slurmd.service; do
+	rm -f "/etc/systemd/system/$u"
+done
+systemctl daemon-reload
+started=$EPOCHREALTIME
+systemctl start munge.service slurmctld.service slurmd.service
+tap_is "$?" 0 "systemctl start munge slurmctld slurmd (their Debian units)"
+
+# bail DESC: what the daemons said, and the end of the script (a dead cluster would
+# otherwise spend the script's whole time limit in timeouts).
+bail() {
+	tap_fail "$1"
+	for u in munge slurmctld slurmd; do
+		tap_diag "$(systemctl status --no-pager -n 0 "$u.service" 2>&1 | head -n 4)"
+	done
+	tap_diag "$(journalctl -q --no-pager -n 30 -u slurmctld.service -u slurmd.service 2>&1)"
+	tap_diag "$(tail -n 15 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log 2>&1)"
+	systemctl stop slurmd.service slurmctld.service munge.service
+	tap_plan "$_tap_n"
+	exit 1
+}
+node_idle() {
+	for _ in $(seq 120); do
+		case $(timeout 5 sinfo -h -N -o %t 2>/dev/null | head -n 1) in idle*) return 0 ;; esac
+		sleep 0.5
+	done
+	bail "the node $node did not become idle in 60 s: $(timeout 5 sinfo -N 2>&1 | tail -n 1)"
+}
+node_idle
+tap_ok "the node $node is idle ($(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s after start)"
+slurmd_cg=$(grep '^0::' "/proc/$(systemctl show -P MainPID slurmd.service)/cgroup" | cut -d: -f3)
+tap_is "$slurmd_cg" /system.slice/slurmd.service "slurmd runs in its own unit's cgroup"
+tap_diag "$(sed -n 's/^\([A-Za-z]*Plugin\|ProctrackType\|TaskPlugin\)=/&/p' /etc/slurm/slurm.conf /etc/slurm/cgroup.conf)"
+
+# submit ARGS...: sbatch as the user; prints the job id.
+submit() {
+	(cd "$W" && runuser -u "$user" -- sbatch --parsable -o "$W/out.%j" "$@") 2>"$TMP/sbatch.err" | cut -d';' -f1
+}
+# job_done ID: wait (120 s) until the job is no longer pending/running/completing.
+job_done() {
+	local s
+	[[ -n $1 ]] || bail "sbatch: $(cat "$TMP/sbatch.err")"
+	for _ in $(seq 240); do
+		s=$(timeout 5 scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+		case $s in PENDING | RUNNING | COMPLETING | CONFIGURING | "") sleep 0.5 ;; *) return 0 ;; esac
+	done
+	bail "job $1 did not end in 120 s: $(timeout 5 scontrol show job "$1" 2>&1 | grep -o 'JobState=[^ ]* Reason=[^ ]*')"
+}
+job_state() { scontrol show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\) Reason=\([^ ]*\).*/\1 \2/p'; }
+# scope_empty: nothing left under slurmstepd.scope but its own leaf (system).
+scope_empty() {
+	local left
+	for _ in $(seq 100); do
+		left=$(find "$SCOPE" -mindepth 1 -maxdepth 1 -type d -name 'job_*')
+		[[ -z $left ]] && return 0
+		sleep 0.1
+	done
+	tap_diag "left: $left"
+	return 1
+}
+dead() {
+	[[ -n $1 ]] || return 1
+	for _ in $(seq 30); do
+		[[ ! -e /proc/$1 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- 1. Slurm alone -----------------------------------------------------------------
+cat >"$W/where.sh" <<-EOF
+	#!/bin/bash
+	echo "batch_cgroup=\$(grep '^0::' /proc/self/cgroup)"
+	srun -n1 bash -c 'echo "step_cgroup=\$(grep ^0:: /proc/self/cgroup)"; echo "step_memmax=\$(cat /sys/fs/cgroup/\$(grep ^0:: /proc/self/cgroup | cut -d: -f3)/../../memory.max)"'
+	echo "job_memmax=\$(cat $SCOPE/job_\$SLURM_JOB_ID/memory.max)"
+	find $SCOPE/job_\$SLURM_JOB_ID -type d | sed 's|^$CG/|tree=|'
+	setsid -f bash -c 'echo \$\$ >$W/daemon.\$SLURM_JOB_ID; exec sleep 1000' </dev/null >/dev/null 2>&1
+	for _ in \$(seq 50); do [ -s $W/daemon.\$SLURM_JOB_ID ] && break; sleep 0.1; done
+EOF
+cat >"$W/oom.sh" <<-EOF
+	#!/bin/bash
+	srun -n1 $LEASH_VM_HOG alloc 200
+	echo "srun_rc=\$?"
+EOF
+chmod 755 "$W"/*.sh
+
+id=$(submit --mem=64M "$W/where.sh")
+tap_check "sbatch where.sh (job ${id:-none})" test -n "$id"
+job_done "$id"
+out=$W/out.$id
+tap_diag "$(cat "$out")"
+tap_check "Slurm put the batch script in system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" \
+	grep -qx "batch_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" "$out"
+tap_check "and the srun step in job_$id/step_0/user/task_0" \
+	grep -qx "step_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_0/user/task_0" "$out"
+tap_is "$(sed -n 's/^job_memmax=//p' "$out")" $((64 << 20)) "ConstrainRAMSpace: job_$id's memory.max is --mem"
+tap_check "the setsid daemon of job $id is dead after the job (proctrack/cgroup)" dead "$(cat "$W/daemon.$id" 2>/dev/null)"
+tap_check "nothing is left under slurmstepd.scope after job $id" scope_empty
+
+id=$(submit --mem=64M "$W/oom.sh")
+job_done "$id"
+tap_diag "$(cat "$W/out.$id")"
+tap_is "$(job_state "$id")" "OUT_OF_MEMORY OutOfMemory" "Slurm alone: job $id over --mem is OUT_OF_MEMORY"
+tap_diag "jobcomp: $(grep "JobId=$id " /var/log/slurm/jobcomp.log)"
+
+# --- 2. leash's own layout beside Slurm's cgroup plugin: refused --------------------
+cat >"$D/profiles.d/vm.ini" <<-EOF
+	[vm]
+	wall-time = 300s
+	[cpu]
+	cpu-time = 3s
+	grace = 2s
+EOF
+slurm_ini() {
+	cat >"$D/slurm.ini" <<-EOF
+		[slurm]
+		profile = vm
+		user-profiles = cpu
+		state-dir = /run/leash/slurm
+		report-dir = /var/log/leash/slurm
+		kill-timeout = 5s
+		$1
+	EOF
+}
+slurm_ini ""
+mkdir -p /usr/libexec/leash
+for w in prolog epilog task-prolog; do
+	redirect="2>>/var/log/leash/slurm-$w.log"
+	[[ $w == task-prolog ]] && redirect=
+	printf '#!/bin/bash\nexport LEASH_CONFIG_DIR=%s\nexec -a slurm-%s %s --config-dir=%s %s\n' "$D" "$w" \
+		"$LEASH" "$D" "$redirect" >"/usr/libexec/leash/slurm-$w"
+	chmod 755 "/usr/libexec/leash/slurm-$w"
+done
+printf '#!/bin/bash\nexport LEASH_CONFIG_DIR=%s\nexec %s "$@"\n' "$D" "$LEASH" >/usr/libexec/leash/leash
+chmod 755 /usr/libexec/leash/leash
+echo "required $B/src/slurm/spank_leash.so state-dir=/run/leash/slurm leash=/usr/libexec/leash/leash" \
+	>/etc/slurm/plugstack.conf
+slurm_conf "Prolog=/usr/libexec/leash/slurm-prolog
+Epilog=/usr/libexec/leash/slurm-epilog
+PrologFlags=Alloc"
+check_out=$(SLURM_CONF=/etc/slurm/slurm.conf /usr/libexec/leash/leash slurm check 2>&1)
+check_rc=$?
+tap_diag "$check_out"
+tap_is "$check_rc" 1 "leash slurm check refuses mode own beside task/cgroup (both would place tasks)"
+tap_check "and says why" grep -q 'both would place tasks' <<<"$check_out"
+systemctl restart slurmctld.service slurmd.service
+node_idle
+id=$(submit --mem=64M "$W/where.sh")
+job_done "$id"
+rep=/var/log/leash/slurm/$id.$node.json
+tap_diag "$(cat "$W/out.$id")"
+# The main of 2026-11-27 moved the task into <cgroup2>/leash/slurm/job_ID/step_batch,
+# out of the cgroup that holds --mem: the fight.  Now the Prolog refuses to take part.
+tap_check "own layout beside task/cgroup: the batch task stays in Slurm's step cgroup" \
+	grep -qx "batch_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" "$W/out.$id"
+tap_check "the report says setup_error: both would place tasks" \
+	bash -c "[[ \$(jget '$rep' reason) == setup_error ]] && grep -q 'both would place tasks' '$rep'"
+tap_check "nothing at the top of systemd's tree ($CG/leash/slurm/job_$id)" test ! -e "$CG/leash/slurm/job_$id"
+tap_check "nothing is left under slurmstepd.scope after job $id" scope_empty
+
+# --- 3. nest: leash adopts Slurm's cgroups read-only --------------------------------
+slurm_ini "mode = nest"
+check_out=$(SLURM_CONF=/etc/slurm/slurm.conf /usr/libexec/leash/leash slurm check 2>&1)
+check_rc=$?
+tap_diag "$check_out"
+tap_is "$check_rc" 0 "leash slurm check: mode nest on this node"
+
+cat >"$W/nest.sh" <<-EOF
+	#!/bin/bash
+	echo "batch_cgroup=\$(grep '^0::' /proc/self/cgroup)"
+	srun -n1 bash -c 'echo "step_cgroup=\$(grep ^0:: /proc/self/cgroup)"'
+	setsid -f bash -c 'echo \$\$ >$W/daemon.\$SLURM_JOB_ID; exec sleep 1000' </dev/null >/dev/null 2>&1
+	for _ in \$(seq 50); do [ -s $W/daemon.\$SLURM_JOB_ID ] && break; sleep 0.1; done
+EOF
+# The step's own memory.peak, read in the step once its hog was OOM-killed: the ground truth.
+cat >"$W/oom-step.sh" <<-EOF
+	#!/bin/bash
+	$LEASH_VM_HOG alloc 200
+	echo "hog_rc=\$?"
+	d=$CG\$(grep ^0:: /proc/self/cgroup | cut -d: -f3)/../..
+	echo "step_peak=\$(cat \$d/memory.peak)"
+	echo "step_oom_kill=\$(grep ^oom_kill \$d/memory.events | cut -d' ' -f2)"
+EOF
+cat >"$W/oom.sh" <<-EOF
+	#!/bin/bash
+	srun -n1 $W/oom-step.sh
+	echo "srun_rc=\$?"
+EOF
+cat >"$W/cpu.sh" <<-'EOF'
+	#!/bin/bash
+	trap 'echo got-XCPU' XCPU
+	while :; do :; done
+EOF
+chmod 755 "$W"/*.sh
+report() { # JOBID: the report's path, once it is there (60 s)
+	local f=/var/log/leash/slurm/$1.$node.json
+	for _ in $(seq 600); do
+		[[ -s $f ]] && break
+		sleep 0.1
+	done
+	echo "$f"
+}
+# stepj FILE STEP FIELD: a field of the steps[] entry STEP
+stepj() {
+	"$PY" - "$1" "$2" "$3" <<-'PYEOF'
+		import json, sys
+		r = json.load(open(sys.argv[1]))
+		s = [s for s in r.get('steps', []) if s.get('step') == sys.argv[2]]
+		v = s[0] if s else {}
+		for k in sys.argv[3].split('.'):
+		    v = v.get(k) if isinstance(v, dict) else None
+		print('null' if v is None else v)
+	PYEOF
+}
+signals() { # FILE: "SIG:why ..." of the report's signals[]
+	"$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(" ".join("%s:%s" % (s.get("signal"), s.get("why")) for s in r.get("signals", [])))' "$1"
+}
+
+id=$(submit --mem=64M "$W/nest.sh")
+job_done "$id"
+rep=$(report "$id")
+out=$W/out.$id
+tap_diag "$(cat "$out")"
+tap_diag "$(head -c 2000 "$rep")"
+tap_check "nest: the batch task stays where Slurm put it (job_$id/step_batch/user/task_0)" \
+	grep -qx "batch_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" "$out"
+tap_check "nest: and the srun step (job_$id/step_0/user/task_0)" \
+	grep -qx "step_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_0/user/task_0" "$out"
+tap_is "$(jget "$rep" cgroup)" "$SCOPE/job_$id" "nest: the report names Slurm's job cgroup"
+tap_is "$(jget "$rep" reason)" ok "nest: reason ok"
+tap_check "nest: the setsid daemon is dead after the job" dead "$(cat "$W/daemon.$id" 2>/dev/null)"
+tap_is "$(stepj "$rep" batch leftovers_killed)" 1 "nest: leash killed and counted it at the batch step's end"
+tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
+
+id=$(submit --mem=64M "$W/oom.sh")
+job_done "$id"
+rep=$(report "$id")
+out=$W/out.$id
+tap_diag "$(cat "$out")"
+tap_is "$(job_state "$id")" "OUT_OF_MEMORY OutOfMemory" "nest: Slurm says job $id is OUT_OF_MEMORY"
+tap_is "$(jget "$rep" reason)" memory "nest: leash's report says reason memory"
+tap_check "nest: step 0 had the OOM kill (steps[0].usage.oom_kills >= 1)" \
+	test "$(stepj "$rep" 0 usage.oom_kills)" -ge 1
+truth=$(sed -n 's/^step_peak=//p' "$out")
+tap_is "$(stepj "$rep" 0 usage.memory_peak_bytes)" "$truth" "nest: step 0's peak is its cgroup's memory.peak ($truth)"
+keep slurm-nest-oom.json "$rep"
+{
+	echo "scontrol: $(scontrol show job "$id" | grep -o 'JobState=[^ ]* Reason=[^ ]*')"
+	echo "jobcomp: $(grep "JobId=$id " /var/log/slurm/jobcomp.log)"
+} >"$TMP/slurm-oom.txt"
+keep slurm-nest-oom-slurm.txt "$TMP/slurm-oom.txt"
+tap_diag "$(cat "$TMP/slurm-oom.txt")"
+tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
+
+id=$(submit --leash-profile=cpu "$W/cpu.sh")
+job_done "$id"
+rep=$(report "$id")
+tap_diag "$(cat "$W/out.$id")"
+tap_is "$(jget "$rep" reason)" cpu_time "nest: a CPU-time limit of the profile ends job $id (reason cpu_time)"
+tap_check "nest: the job got SIGXCPU first" grep -q got-XCPU "$W/out.$id"
+sigs=$(signals "$rep")
+tap_check "nest: then SIGKILL after the grace (signals: $sigs)" grep -q '9:grace' <<<"$sigs"
+tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
+tap_check "nest: no state of leash's is left" bash -c '[[ -z $(ls /run/leash/slurm) ]]'
+
+slurm_conf ""
+: >/etc/slurm/plugstack.conf
+systemctl stop slurmd.service slurmctld.service munge.service
+tap_check "no slurmstepd is left" bash -c '! pgrep -x slurmstepd'
+tap_plan "$_tap_n"
+tap_done
