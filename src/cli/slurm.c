@@ -411,6 +411,27 @@ static void node_plugstack_path(const struct slurm_node *n, const char *conf, ch
                 snprintf(buf, size, "%.*splugstack.conf", slash ? (int) (slash - conf + 1) : 0, conf);
 }
 
+/* slurm.conf (path; NULL: $SLURM_CONF, else /etc/slurm/slurm.conf) and its
+ * plugstack.conf into n; -errno when slurm.conf cannot be read. */
+static int node_read(const char *path, struct slurm_node *n, char *stack_path, size_t size) {
+        _cleanup_free_ char *text = NULL, *stack = NULL;
+        size_t len;
+        int r;
+
+        if (!path)
+                path = getenv("SLURM_CONF");
+        if (!path || !*path)
+                path = "/etc/slurm/slurm.conf";
+        r = read_file_at_alloc(AT_FDCWD, path, &text, &len);
+        if (r < 0)
+                return r;
+        (void) slurm_node_parse_conf(text, len, n);
+        node_plugstack_path(n, path, stack_path, size);
+        if (read_file_at_alloc(AT_FDCWD, stack_path, &stack, &len) == 0)
+                slurm_node_parse_plugstack(stack, len, n);
+        return 0;
+}
+
 /* mode own: <cgroup2>/leash/slurm/job_<ID> with the profile's limits. */
 static int prolog_own_cgroup(struct ctx *x, struct leash_spec *c, enum leash_enforcer *plan, char *root,
                              size_t root_size, int *root_fd, int *job_fd, char *msg, size_t msg_size) {
@@ -462,21 +483,12 @@ static int prolog_nest_plan(struct ctx *x, const struct leash_spec *c, enum leas
  * when leash and Slurm would both place tasks. No slurm.conf to read (a
  * test cluster's lives elsewhere, $SLURM_CONF unset) judges nothing. */
 static int node_judge(struct ctx *x, char *why, size_t size) {
-        _cleanup_free_ char *text = NULL, *stack = NULL;
         struct slurm_node n;
-        const char *path = getenv("SLURM_CONF");
         char stack_path[SLURM_NODE_VALUE_MAX + 32];
-        size_t len;
         int r;
 
-        if (!path || !*path)
-                path = "/etc/slurm/slurm.conf";
-        if (read_file_at_alloc(AT_FDCWD, path, &text, &len) < 0)
+        if (node_read(NULL, &n, stack_path, sizeof stack_path) < 0)
                 return 0;
-        (void) slurm_node_parse_conf(text, len, &n);
-        node_plugstack_path(&n, path, stack_path, sizeof stack_path);
-        if (read_file_at_alloc(AT_FDCWD, stack_path, &stack, &len) == 0)
-                slurm_node_parse_plugstack(stack, len, &n);
         r = slurm_node_judge(&n, x->conf.mode, why, size);
         return r == -EEXIST || (r < 0 && x->conf.mode == SLURM_MODE_NEST && !n.slurm_places) ? r : 0;
 }
@@ -1488,10 +1500,8 @@ static int check_profile(int argc, char **argv) {
 static int node_check(int argc, char **argv) {
         struct ctx x = {0};
         struct slurm_node n;
-        _cleanup_free_ char *text = NULL, *stack = NULL;
         const char *path = getenv("SLURM_CONF");
         char why[1400], stack_path[SLURM_NODE_VALUE_MAX + 32];
-        size_t len;
         int r;
 
         if (!path || !*path)
@@ -1502,15 +1512,11 @@ static int node_check(int argc, char **argv) {
                 else
                         return usage_error("slurm check: '%s': expected --slurm-conf=FILE", argv[i]);
         }
-        r = read_file_at_alloc(AT_FDCWD, path, &text, &len);
+        r = node_read(path, &n, stack_path, sizeof stack_path);
         if (r < 0) {
                 log_error("slurm check: read %s: %s", path, strerror(-r));
                 return EXIT_LEASH_FAILED;
         }
-        (void) slurm_node_parse_conf(text, len, &n);
-        node_plugstack_path(&n, path, stack_path, sizeof stack_path);
-        if (read_file_at_alloc(AT_FDCWD, stack_path, &stack, &len) == 0)
-                slurm_node_parse_plugstack(stack, len, &n);
         ctx_load_conf(&x);
         printf("slurm.conf: %s: ProctrackType=%s TaskPlugin=%s\n", path, n.proctrack[0] ? n.proctrack : "(default)",
                n.task_plugin[0] ? n.task_plugin : "(default)");

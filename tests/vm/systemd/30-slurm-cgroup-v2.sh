@@ -6,26 +6,29 @@
 # other script), on pure cgroup v2 with CgroupPlugin=cgroup/v2, ProctrackType=
 # proctrack/cgroup, TaskPlugin=task/cgroup,task/affinity and ConstrainRAMSpace=yes.
 # slurmd (Delegate=yes in its unit) then owns system.slice/slurmstepd.scope and puts
-# every task in job_<id>/step_<s>/user/task_<n> itself.
+# every task in job_<id>/step_<s>/user/task_<n> itself.  leash's Prolog, Epilog and
+# spank_leash.so are installed the way leash-slurm(8) shows them.
 #
-# 1. Where Slurm places tasks, and what Slurm alone does: an OOM over --mem, a setsid
-#    daemon left by a step, what is left under slurmstepd.scope.
-# 2. leash's own layout beside it (Prolog/Epilog + TaskProlog, the way leash-slurm(8)
-#    shows them): leash moves the task out of Slurm's step cgroup into
-#    <cgroup2>/leash/slurm/job_<id>/step_<s>: the fight the issue fears.  `leash slurm
-#    check` must refuse that configuration.
-# 3. The nest mode (`mode = nest` in slurm.ini): leash adopts Slurm's cgroups read-only.
+# 1. Mode own beside Slurm's cgroup plugin: on the main of 2026-11-27 the plugin moved
+#    each task out of Slurm's step cgroup into <cgroup2>/leash/slurm/job_<id>/step_<s>,
+#    out of the cgroup that holds --mem (the fight the issue fears).  Now `leash slurm
+#    check` and the Prolog refuse that node: the task stays where Slurm put it, and the
+#    report says setup_error.
+# 2. Mode nest (mode = nest in slurm.ini; slurm.ini is read by each Prolog, so no
+#    restart): leash adopts Slurm's cgroups read-only and adds the step-end kill and
+#    count of leftovers, memory.peak and OOM kills per step, the CPU-time ladder and the
+#    report.  Slurm's verdict is read from scontrol and jobcomp/filetxt: no slurmdbd
+#    here (it needs a MySQL/MariaDB server; HACKING.md).
+# Four jobs and no daemon restart: each costs seconds under TCG.
 
 . "$(dirname "$0")/lib.sh"
 
-SRC=$LEASH_VM_SRCDIR
 B=$LEASH_VM_BUILDDIR
-CG=/sys/fs/cgroup
 SCOPE=$CG/system.slice/slurmstepd.scope
 user=$(getent passwd 1000 | cut -d: -f1)
 W=/var/tmp/leash-slurm-vm # the jobs' working directory (the guest's own, in the overlay)
 D=/etc/leash-vm           # leash's configuration for the hooks
-mkdir -p "$W" "$D/profiles.d" /var/log/leash
+mkdir -p "$W" "$D/profiles.d" /var/log/leash /usr/libexec/leash
 chmod 1777 "$W"
 
 # --- the node, configured the way a cluster configures it ---------------------------
@@ -34,45 +37,42 @@ slurmuser=root
 id slurm >/dev/null 2>&1 && slurmuser=slurm
 chown "$slurmuser" /var/lib/slurm/slurmctld /var/log/slurm
 node=$(slurmd -C 2>/dev/null | sed -n '1s/^NodeName=\([^ ]*\).*/\1/p')
-cpus=$(nproc)
 mem=$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 - 64 }' /proc/meminfo)
-# slurm_conf EXTRA: slurm.conf with EXTRA lines (the hooks) before the node lines.
-slurm_conf() {
-	cat >/etc/slurm/slurm.conf <<-EOF
-		ClusterName=leashvm
-		SlurmctldHost=$node(127.0.0.1)
-		SlurmUser=$slurmuser
-		AuthType=auth/munge
-		CredType=cred/munge
-		ProctrackType=proctrack/cgroup
-		TaskPlugin=task/cgroup,task/affinity
-		JobAcctGatherType=jobacct_gather/cgroup
-		JobAcctGatherFrequency=task=5
-		AccountingStorageType=accounting_storage/none
-		JobCompType=jobcomp/filetxt
-		JobCompLoc=/var/log/slurm/jobcomp.log
-		SelectType=select/cons_tres
-		SelectTypeParameters=CR_Core_Memory
-		SchedulerType=sched/backfill
-		MpiDefault=none
-		ReturnToService=2
-		SlurmdSpoolDir=/var/spool/slurmd
-		StateSaveLocation=/var/lib/slurm/slurmctld
-		SlurmctldLogFile=/var/log/slurm/slurmctld.log
-		SlurmdLogFile=/var/log/slurm/slurmd.log
-		SlurmctldDebug=info
-		SlurmdDebug=debug2
-		KillWait=2
-		MinJobAge=300
-		InactiveLimit=0
-		PrologEpilogTimeout=60
-		PlugStackConfig=/etc/slurm/plugstack.conf
-		$1
-		NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
-		PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
-	EOF
-	[[ -f /etc/slurm/plugstack.conf ]] || : >/etc/slurm/plugstack.conf
-}
+cat >/etc/slurm/slurm.conf <<-EOF
+	ClusterName=leashvm
+	SlurmctldHost=$node(127.0.0.1)
+	SlurmUser=$slurmuser
+	AuthType=auth/munge
+	CredType=cred/munge
+	ProctrackType=proctrack/cgroup
+	TaskPlugin=task/cgroup,task/affinity
+	JobAcctGatherType=jobacct_gather/cgroup
+	AccountingStorageType=accounting_storage/none
+	JobCompType=jobcomp/filetxt
+	JobCompLoc=/var/log/slurm/jobcomp.log
+	SelectType=select/cons_tres
+	SelectTypeParameters=CR_Core_Memory
+	SchedulerType=sched/builtin
+	MpiDefault=none
+	ReturnToService=2
+	SlurmdSpoolDir=/var/spool/slurmd
+	StateSaveLocation=/var/lib/slurm/slurmctld
+	SlurmctldLogFile=/var/log/slurm/slurmctld.log
+	SlurmdLogFile=/var/log/slurm/slurmd.log
+	SlurmctldDebug=info
+	SlurmdDebug=info
+	MessageTimeout=20
+	KillWait=2
+	MinJobAge=300
+	InactiveLimit=0
+	PrologEpilogTimeout=60
+	Prolog=/usr/libexec/leash/slurm-prolog
+	Epilog=/usr/libexec/leash/slurm-epilog
+	PrologFlags=Alloc
+	PlugStackConfig=/etc/slurm/plugstack.conf
+	NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem State=UNKNOWN
+	PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
+EOF
 cat >/etc/slurm/cgroup.conf <<-EOF
 	CgroupPlugin=cgroup/v2
 	ConstrainCores=yes
@@ -80,115 +80,10 @@ cat >/etc/slurm/cgroup.conf <<-EOF
 	ConstrainSwapSpace=yes
 	AllowedSwapSpace=0
 EOF
-slurm_conf ""
+echo "required $B/src/slurm/spank_leash.so state-dir=/run/leash/slurm leash=/usr/libexec/leash/leash" \
+	>/etc/slurm/plugstack.conf
 
-# Unmask the Debian units for this boot (the masks are the overlay's), as on a node.
-for u in munge.service slurmctld.service slurmd.service; do
-	rm -f "/etc/systemd/system/$u"
-done
-systemctl daemon-reload
-started=$EPOCHREALTIME
-systemctl start munge.service slurmctld.service slurmd.service
-tap_is "$?" 0 "systemctl start munge slurmctld slurmd (their Debian units)"
-
-# bail DESC: what the daemons said, and the end of the script (a dead cluster would
-# otherwise spend the script's whole time limit in timeouts).
-bail() {
-	tap_fail "$1"
-	for u in munge slurmctld slurmd; do
-		tap_diag "$(systemctl status --no-pager -n 0 "$u.service" 2>&1 | head -n 4)"
-	done
-	tap_diag "$(journalctl -q --no-pager -n 30 -u slurmctld.service -u slurmd.service 2>&1)"
-	tap_diag "$(tail -n 15 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log 2>&1)"
-	systemctl stop slurmd.service slurmctld.service munge.service
-	tap_plan "$_tap_n"
-	exit 1
-}
-node_idle() {
-	for _ in $(seq 120); do
-		case $(timeout 5 sinfo -h -N -o %t 2>/dev/null | head -n 1) in idle*) return 0 ;; esac
-		sleep 0.5
-	done
-	bail "the node $node did not become idle in 60 s: $(timeout 5 sinfo -N 2>&1 | tail -n 1)"
-}
-node_idle
-tap_ok "the node $node is idle ($(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s after start)"
-slurmd_cg=$(grep '^0::' "/proc/$(systemctl show -P MainPID slurmd.service)/cgroup" | cut -d: -f3)
-tap_is "$slurmd_cg" /system.slice/slurmd.service "slurmd runs in its own unit's cgroup"
-tap_diag "$(sed -n 's/^\([A-Za-z]*Plugin\|ProctrackType\|TaskPlugin\)=/&/p' /etc/slurm/slurm.conf /etc/slurm/cgroup.conf)"
-
-# submit ARGS...: sbatch as the user; prints the job id.
-submit() {
-	(cd "$W" && runuser -u "$user" -- sbatch --parsable -o "$W/out.%j" "$@") 2>"$TMP/sbatch.err" | cut -d';' -f1
-}
-# job_done ID: wait (120 s) until the job is no longer pending/running/completing.
-job_done() {
-	local s
-	[[ -n $1 ]] || bail "sbatch: $(cat "$TMP/sbatch.err")"
-	for _ in $(seq 240); do
-		s=$(timeout 5 scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-		case $s in PENDING | RUNNING | COMPLETING | CONFIGURING | "") sleep 0.5 ;; *) return 0 ;; esac
-	done
-	bail "job $1 did not end in 120 s: $(timeout 5 scontrol show job "$1" 2>&1 | grep -o 'JobState=[^ ]* Reason=[^ ]*')"
-}
-job_state() { scontrol show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\) Reason=\([^ ]*\).*/\1 \2/p'; }
-# scope_empty: nothing left under slurmstepd.scope but its own leaf (system).
-scope_empty() {
-	local left
-	for _ in $(seq 100); do
-		left=$(find "$SCOPE" -mindepth 1 -maxdepth 1 -type d -name 'job_*')
-		[[ -z $left ]] && return 0
-		sleep 0.1
-	done
-	tap_diag "left: $left"
-	return 1
-}
-dead() {
-	[[ -n $1 ]] || return 1
-	for _ in $(seq 30); do
-		[[ ! -e /proc/$1 ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# --- 1. Slurm alone -----------------------------------------------------------------
-cat >"$W/where.sh" <<-EOF
-	#!/bin/bash
-	echo "batch_cgroup=\$(grep '^0::' /proc/self/cgroup)"
-	srun -n1 bash -c 'echo "step_cgroup=\$(grep ^0:: /proc/self/cgroup)"; echo "step_memmax=\$(cat /sys/fs/cgroup/\$(grep ^0:: /proc/self/cgroup | cut -d: -f3)/../../memory.max)"'
-	echo "job_memmax=\$(cat $SCOPE/job_\$SLURM_JOB_ID/memory.max)"
-	find $SCOPE/job_\$SLURM_JOB_ID -type d | sed 's|^$CG/|tree=|'
-	setsid -f bash -c 'echo \$\$ >$W/daemon.\$SLURM_JOB_ID; exec sleep 1000' </dev/null >/dev/null 2>&1
-	for _ in \$(seq 50); do [ -s $W/daemon.\$SLURM_JOB_ID ] && break; sleep 0.1; done
-EOF
-cat >"$W/oom.sh" <<-EOF
-	#!/bin/bash
-	srun -n1 $LEASH_VM_HOG alloc 200
-	echo "srun_rc=\$?"
-EOF
-chmod 755 "$W"/*.sh
-
-id=$(submit --mem=64M "$W/where.sh")
-tap_check "sbatch where.sh (job ${id:-none})" test -n "$id"
-job_done "$id"
-out=$W/out.$id
-tap_diag "$(cat "$out")"
-tap_check "Slurm put the batch script in system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" \
-	grep -qx "batch_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" "$out"
-tap_check "and the srun step in job_$id/step_0/user/task_0" \
-	grep -qx "step_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_0/user/task_0" "$out"
-tap_is "$(sed -n 's/^job_memmax=//p' "$out")" $((64 << 20)) "ConstrainRAMSpace: job_$id's memory.max is --mem"
-tap_check "the setsid daemon of job $id is dead after the job (proctrack/cgroup)" dead "$(cat "$W/daemon.$id" 2>/dev/null)"
-tap_check "nothing is left under slurmstepd.scope after job $id" scope_empty
-
-id=$(submit --mem=64M "$W/oom.sh")
-job_done "$id"
-tap_diag "$(cat "$W/out.$id")"
-tap_is "$(job_state "$id")" "OUT_OF_MEMORY OutOfMemory" "Slurm alone: job $id over --mem is OUT_OF_MEMORY"
-tap_diag "jobcomp: $(grep "JobId=$id " /var/log/slurm/jobcomp.log)"
-
-# --- 2. leash's own layout beside Slurm's cgroup plugin: refused --------------------
+# --- leash, installed the packaged way (wrappers give it this configuration) -------
 cat >"$D/profiles.d/vm.ini" <<-EOF
 	[vm]
 	wall-time = 300s
@@ -208,52 +103,120 @@ slurm_ini() {
 	EOF
 }
 slurm_ini ""
-mkdir -p /usr/libexec/leash
-for w in prolog epilog task-prolog; do
-	redirect="2>>/var/log/leash/slurm-$w.log"
-	[[ $w == task-prolog ]] && redirect=
-	printf '#!/bin/bash\nexport LEASH_CONFIG_DIR=%s\nexec -a slurm-%s %s --config-dir=%s %s\n' "$D" "$w" \
-		"$LEASH" "$D" "$redirect" >"/usr/libexec/leash/slurm-$w"
+for w in prolog epilog; do
+	printf '#!/bin/bash\nexport LEASH_CONFIG_DIR=%s\nexec -a slurm-%s %s --config-dir=%s 2>>/var/log/leash/slurm-%s.log\n' \
+		"$D" "$w" "$LEASH" "$D" "$w" >"/usr/libexec/leash/slurm-$w"
 	chmod 755 "/usr/libexec/leash/slurm-$w"
 done
 printf '#!/bin/bash\nexport LEASH_CONFIG_DIR=%s\nexec %s "$@"\n' "$D" "$LEASH" >/usr/libexec/leash/leash
 chmod 755 /usr/libexec/leash/leash
-echo "required $B/src/slurm/spank_leash.so state-dir=/run/leash/slurm leash=/usr/libexec/leash/leash" \
-	>/etc/slurm/plugstack.conf
-slurm_conf "Prolog=/usr/libexec/leash/slurm-prolog
-Epilog=/usr/libexec/leash/slurm-epilog
-PrologFlags=Alloc"
-check_out=$(SLURM_CONF=/etc/slurm/slurm.conf /usr/libexec/leash/leash slurm check 2>&1)
-check_rc=$?
-tap_diag "$check_out"
-tap_is "$check_rc" 1 "leash slurm check refuses mode own beside task/cgroup (both would place tasks)"
-tap_check "and says why" grep -q 'both would place tasks' <<<"$check_out"
-systemctl restart slurmctld.service slurmd.service
-node_idle
-id=$(submit --mem=64M "$W/where.sh")
-job_done "$id"
-rep=/var/log/leash/slurm/$id.$node.json
-tap_diag "$(cat "$W/out.$id")"
-# The main of 2026-11-27 moved the task into <cgroup2>/leash/slurm/job_ID/step_batch,
-# out of the cgroup that holds --mem: the fight.  Now the Prolog refuses to take part.
-tap_check "own layout beside task/cgroup: the batch task stays in Slurm's step cgroup" \
-	grep -qx "batch_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" "$W/out.$id"
-tap_check "the report says setup_error: both would place tasks" \
-	bash -c "[[ \$(jget '$rep' reason) == setup_error ]] && grep -q 'both would place tasks' '$rep'"
-tap_check "nothing at the top of systemd's tree ($CG/leash/slurm/job_$id)" test ! -e "$CG/leash/slurm/job_$id"
-tap_check "nothing is left under slurmstepd.scope after job $id" scope_empty
 
-# --- 3. nest: leash adopts Slurm's cgroups read-only --------------------------------
-slurm_ini "mode = nest"
-check_out=$(SLURM_CONF=/etc/slurm/slurm.conf /usr/libexec/leash/leash slurm check 2>&1)
-check_rc=$?
-tap_diag "$check_out"
-tap_is "$check_rc" 0 "leash slurm check: mode nest on this node"
+# bail DESC: what the daemons said, then the end of the script (a dead cluster would
+# otherwise spend the script's whole time limit in timeouts).
+bail() {
+	tap_fail "$1"
+	for u in munge slurmctld slurmd; do
+		tap_diag "$(systemctl status --no-pager -n 0 "$u.service" 2>&1 | head -n 4)"
+	done
+	tap_diag "$(journalctl -q --no-pager -n 20 -u munge.service -u slurmctld.service -u slurmd.service 2>&1)"
+	tap_diag "$(tail -n 15 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log /var/log/leash/*.log 2>&1)"
+	timeout 30 systemctl stop slurmd.service slurmctld.service munge.service
+	tap_plan "$_tap_n"
+	exit 1
+}
 
-cat >"$W/nest.sh" <<-EOF
+# --- start them through systemd, as on a node ------------------------------------
+# The VM has no network device, only lo: slurmctld and slurmd bind with getaddrinfo's
+# AI_ADDRCONFIG, which glibc answers only where some IPv4 address other than 127.0.0.1
+# is configured ("getaddrinfo() failed: Name or service not known", seen here).  A node
+# has one; this one gets a /32 on lo.
+ip addr add 10.254.254.1/32 dev lo 2>/dev/null
+for u in munge.service slurmctld.service slurmd.service; do
+	rm -f "/etc/systemd/system/$u" # the overlay's masks
+done
+systemctl daemon-reload
+t0=$SECONDS
+timeout 120 systemctl start munge.service slurmctld.service slurmd.service ||
+	bail "systemctl start munge slurmctld slurmd"
+tap_ok "systemctl start munge slurmctld slurmd (their Debian units)"
+state=
+while ((SECONDS - t0 < 90)); do
+	state=$(timeout 10 sinfo -h -N -o %t 2>&1 | head -n 1)
+	[[ $state == idle* ]] && break
+	sleep 1
+done
+[[ $state == idle* ]] || bail "the node $node is idle (sinfo: $state)"
+tap_ok "the node $node is idle ($((SECONDS - t0)) s after the start)"
+slurmd_cg=$(grep '^0::' "/proc/$(systemctl show -P MainPID slurmd.service)/cgroup" | cut -d: -f3)
+tap_is "$slurmd_cg" /system.slice/slurmd.service "slurmd runs in its own unit's cgroup"
+
+# submit ARGS...: sbatch as the user; prints the job id.
+submit() {
+	(cd "$W" && timeout 60 runuser -u "$user" -- sbatch --parsable -o "$W/out.%j" "$@") 2>"$TMP/sbatch.err" |
+		cut -d';' -f1
+}
+# job_done ID: until the job has ended (120 s), else bail.
+job_done() {
+	local s t=$SECONDS
+	[[ -n $1 ]] || bail "sbatch: $(cat "$TMP/sbatch.err")"
+	while ((SECONDS - t < 120)); do
+		s=$(timeout 10 scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+		case $s in PENDING | RUNNING | COMPLETING | CONFIGURING | "") sleep 0.5 ;; *) return 0 ;; esac
+	done
+	bail "job $1 ended within 120 s ($s)"
+}
+job_state() { timeout 10 scontrol show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\) Reason=\([^ ]*\).*/\1 \2/p'; }
+# report ID: the report's path, once the Epilog wrote it (60 s).
+report() {
+	local f=/var/log/leash/slurm/$1.$node.json t=$SECONDS
+	while [[ ! -s $f ]] && ((SECONDS - t < 60)); do sleep 0.2; done
+	echo "$f"
+}
+# scope_empty: no job_* left under slurmstepd.scope (10 s for Slurm to remove it).
+scope_empty() {
+	local left
+	for _ in $(seq 50); do
+		left=$(find "$SCOPE" -mindepth 1 -maxdepth 1 -type d -name 'job_*')
+		[[ -z $left ]] && return 0
+		sleep 0.2
+	done
+	tap_diag "left: $left"
+	return 1
+}
+dead() {
+	[[ -n $1 ]] || return 1
+	for _ in $(seq 30); do
+		[[ ! -e /proc/$1 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# stepj FILE STEP FIELD: a field of the report's steps[] entry STEP.
+stepj() {
+	"$PY" - "$1" "$2" "$3" <<-'PYEOF'
+		import json, sys
+		r = json.load(open(sys.argv[1]))
+		s = [s for s in r.get('steps', []) if s.get('step') == sys.argv[2]]
+		v = s[0] if s else {}
+		for k in sys.argv[3].split('.'):
+		    v = v.get(k) if isinstance(v, dict) else None
+		print('null' if v is None else v)
+	PYEOF
+}
+# signals FILE: "SIG:why ..." of the report's signals[].
+signals() {
+	"$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(" ".join("%s:%s" % (s.get("signal"), s.get("why")) for s in r.get("signals", [])))' "$1"
+}
+
+# --- the jobs -------------------------------------------------------------------------
+cat >"$W/where.sh" <<-EOF
 	#!/bin/bash
 	echo "batch_cgroup=\$(grep '^0::' /proc/self/cgroup)"
 	srun -n1 bash -c 'echo "step_cgroup=\$(grep ^0:: /proc/self/cgroup)"'
+	echo "job_memmax=\$(cat $SCOPE/job_\$SLURM_JOB_ID/memory.max)"
+	find $SCOPE/job_\$SLURM_JOB_ID -type d | sed 's|^$CG/|tree=|'
 	setsid -f bash -c 'echo \$\$ >$W/daemon.\$SLURM_JOB_ID; exec sleep 1000' </dev/null >/dev/null 2>&1
 	for _ in \$(seq 50); do [ -s $W/daemon.\$SLURM_JOB_ID ] && break; sleep 0.1; done
 EOF
@@ -277,41 +240,45 @@ cat >"$W/cpu.sh" <<-'EOF'
 	while :; do :; done
 EOF
 chmod 755 "$W"/*.sh
-report() { # JOBID: the report's path, once it is there (60 s)
-	local f=/var/log/leash/slurm/$1.$node.json
-	for _ in $(seq 600); do
-		[[ -s $f ]] && break
-		sleep 0.1
-	done
-	echo "$f"
-}
-# stepj FILE STEP FIELD: a field of the steps[] entry STEP
-stepj() {
-	"$PY" - "$1" "$2" "$3" <<-'PYEOF'
-		import json, sys
-		r = json.load(open(sys.argv[1]))
-		s = [s for s in r.get('steps', []) if s.get('step') == sys.argv[2]]
-		v = s[0] if s else {}
-		for k in sys.argv[3].split('.'):
-		    v = v.get(k) if isinstance(v, dict) else None
-		print('null' if v is None else v)
-	PYEOF
-}
-signals() { # FILE: "SIG:why ..." of the report's signals[]
-	"$PY" -c 'import json, sys
-r = json.load(open(sys.argv[1]))
-print(" ".join("%s:%s" % (s.get("signal"), s.get("why")) for s in r.get("signals", [])))' "$1"
-}
 
-id=$(submit --mem=64M "$W/nest.sh")
+# --- 1. mode own beside Slurm's cgroup plugin: refused ----------------------------------
+check_out=$(SLURM_CONF=/etc/slurm/slurm.conf /usr/libexec/leash/leash slurm check 2>&1)
+check_rc=$?
+tap_diag "$check_out"
+tap_is "$check_rc" 1 "leash slurm check refuses mode own beside task/cgroup"
+tap_check "because both would place tasks" grep -q 'both would place tasks' <<<"$check_out"
+
+id=$(submit --mem=64M "$W/where.sh")
 job_done "$id"
 rep=$(report "$id")
 out=$W/out.$id
 tap_diag "$(cat "$out")"
-tap_diag "$(head -c 2000 "$rep")"
-tap_check "nest: the batch task stays where Slurm put it (job_$id/step_batch/user/task_0)" \
+tap_check "Slurm put the batch script in system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" \
 	grep -qx "batch_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" "$out"
-tap_check "nest: and the srun step (job_$id/step_0/user/task_0)" \
+tap_check "and the srun step in job_$id/step_0/user/task_0: leash moved neither" \
+	grep -qx "step_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_0/user/task_0" "$out"
+tap_is "$(sed -n 's/^job_memmax=//p' "$out")" $((64 << 20)) "ConstrainRAMSpace: job_$id's memory.max is --mem"
+tap_is "$(jget "$rep" reason)" setup_error "mode own beside task/cgroup: the report says setup_error"
+tap_check "because both would place tasks" grep -q 'both would place tasks' "$rep"
+tap_check "nothing at the top of systemd's tree ($CG/leash/slurm/job_$id)" test ! -e "$CG/leash/slurm/job_$id"
+tap_check "Slurm killed the setsid daemon (proctrack/cgroup)" dead "$(cat "$W/daemon.$id" 2>/dev/null)"
+tap_check "nothing is left under slurmstepd.scope after job $id" scope_empty
+
+# --- 2. mode nest: leash adopts Slurm's cgroups read-only ----------------------------
+slurm_ini "mode = nest"
+check_out=$(SLURM_CONF=/etc/slurm/slurm.conf /usr/libexec/leash/leash slurm check 2>&1)
+check_rc=$?
+tap_diag "$check_out"
+tap_is "$check_rc" 0 "leash slurm check: mode nest on this node"
+
+id=$(submit --mem=64M "$W/where.sh")
+job_done "$id"
+rep=$(report "$id")
+out=$W/out.$id
+tap_diag "$(head -c 3000 "$rep")"
+tap_check "nest: the batch task stays where Slurm put it" \
+	grep -qx "batch_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_batch/user/task_0" "$out"
+tap_check "nest: and the srun step" \
 	grep -qx "step_cgroup=0::/system.slice/slurmstepd.scope/job_$id/step_0/user/task_0" "$out"
 tap_is "$(jget "$rep" cgroup)" "$SCOPE/job_$id" "nest: the report names Slurm's job cgroup"
 tap_is "$(jget "$rep" reason)" ok "nest: reason ok"
@@ -332,7 +299,7 @@ truth=$(sed -n 's/^step_peak=//p' "$out")
 tap_is "$(stepj "$rep" 0 usage.memory_peak_bytes)" "$truth" "nest: step 0's peak is its cgroup's memory.peak ($truth)"
 keep slurm-nest-oom.json "$rep"
 {
-	echo "scontrol: $(scontrol show job "$id" | grep -o 'JobState=[^ ]* Reason=[^ ]*')"
+	echo "scontrol: $(timeout 10 scontrol show job "$id" | grep -o 'JobState=[^ ]* Reason=[^ ]*')"
 	echo "jobcomp: $(grep "JobId=$id " /var/log/slurm/jobcomp.log)"
 } >"$TMP/slurm-oom.txt"
 keep slurm-nest-oom-slurm.txt "$TMP/slurm-oom.txt"
@@ -350,9 +317,7 @@ tap_check "nest: then SIGKILL after the grace (signals: $sigs)" grep -q '9:grace
 tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
 tap_check "nest: no state of leash's is left" bash -c '[[ -z $(ls /run/leash/slurm) ]]'
 
-slurm_conf ""
-: >/etc/slurm/plugstack.conf
-systemctl stop slurmd.service slurmctld.service munge.service
+timeout 60 systemctl stop slurmd.service slurmctld.service munge.service
 tap_check "no slurmstepd is left" bash -c '! pgrep -x slurmstepd'
 tap_plan "$_tap_n"
 tap_done
