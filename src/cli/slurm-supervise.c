@@ -153,6 +153,12 @@ static void kv_usage(struct kv_buf *b, const char *prefix, const struct leash_us
         kv_add(b, key, "%" PRIu64, u->memory_peak);
         snprintf(key, sizeof key, "%s.oom_kill", prefix);
         kv_add(b, key, "%" PRIu64, u->mem_ev_oom_kill);
+        snprintf(key, sizeof key, "%s.oom", prefix);
+        kv_add(b, key, "%" PRIu64, u->mem_ev_oom);
+        snprintf(key, sizeof key, "%s.cpu_user_us", prefix);
+        kv_add(b, key, "%" PRIu64, u->cpu_user_us);
+        snprintf(key, sizeof key, "%s.cpu_system_us", prefix);
+        kv_add(b, key, "%" PRIu64, u->cpu_system_us);
 }
 
 /* What the Epilog cannot read any more (Slurm removes its cgroups first). */
@@ -176,13 +182,13 @@ static void sv_nest_verdict(const struct sv *s, struct kv_buf *b) {
 /* adopt in nest mode: the task stays where Slurm put it, which must be this
  * job's step_<step>/user; the first one names Slurm's job cgroup. */
 static int sv_nest_adopt(struct sv *s, pid_t pid, const char *step, char *reply, size_t size) {
-        char path[sizeof s->nest_path];
+        char path[sizeof s->nest_path] = "";
         int fd, r;
 
         r = slurm_nest_open_job(pid, s->p->job_id, step, &fd, path, sizeof path);
         if (r < 0) {
-                snprintf(reply, size, "error pid %d is not in Slurm's job_%" PRIu32 "/step_%s/user: %s", (int) pid,
-                         s->p->job_id, step, strerror(-r));
+                snprintf(reply, size, "error pid %d is not in Slurm's job_%" PRIu32 "/step_%s/user (%s): %s", (int) pid,
+                         s->p->job_id, step, path, strerror(-r));
                 return r;
         }
         if (s->nest_fd < 0) {

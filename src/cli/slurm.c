@@ -848,6 +848,12 @@ static void usage_from_verdict(const char *verdict, const char *prefix, struct l
         u->memory_peak_basis = u->memory_peak != LEASH_NULL ? "memory.peak" : NULL;
         snprintf(key, sizeof key, "%s.oom_kill", prefix);
         u->mem_ev_oom_kill = kv_u64(verdict, key, LEASH_NULL);
+        snprintf(key, sizeof key, "%s.oom", prefix);
+        u->mem_ev_oom = kv_u64(verdict, key, LEASH_NULL);
+        snprintf(key, sizeof key, "%s.cpu_user_us", prefix);
+        u->cpu_user_us = kv_u64(verdict, key, LEASH_NULL);
+        snprintf(key, sizeof key, "%s.cpu_system_us", prefix);
+        u->cpu_system_us = kv_u64(verdict, key, LEASH_NULL);
 }
 
 static void epilog_nest(const char *verdict, struct leash_result *r, struct epilog_steps *es) {
@@ -1020,6 +1026,7 @@ static int epilog(void) {
         sr.profile_why = pwhy[0] ? pwhy : NULL;
         sr.on_error = slurm_on_error_to_string(x.conf.on_error);
         sr.tasks_placed = placed;
+        sr.nest = strcmp(mode, "nest") == 0;
         sr.steps = es.steps;
         sr.n_steps = es.n;
         /* the cgroups go before the report is written: the report then says the truth */

@@ -650,7 +650,7 @@ static json_object *slurm_step_json(const struct slurm_step_usage *st) {
  * sandbox and isolation keys then say so, with the job's own identity, and
  * not what an empty leash_result would claim (uid 0, no capabilities).
  */
-static void slurm_sandbox_json(json_object *root, const struct slurm_job *j) {
+static void slurm_sandbox_json(json_object *root, const struct slurm_job *j, bool nest) {
         json_object *o = json_object_new_object(), *id = json_object_new_object();
         char buf[160];
 
@@ -660,8 +660,10 @@ static void slurm_sandbox_json(json_object *root, const struct slurm_job *j) {
         json_object_object_add(id, "gid", json_object_new_int64((int64_t) j->gid));
         json_object_object_add(o, "identity", id);
         json_object_object_add(o, "note",
-                               json_object_new_string("leash placed Slurm's tasks in the job cgroup; it "
-                                                      "changed no identity, capability or seccomp filter"));
+                               json_object_new_string(nest ? "Slurm's cgroup plugin placed the tasks (mode nest); "
+                                                             "leash changed no identity, capability or seccomp filter"
+                                                           : "leash placed Slurm's tasks in the job cgroup; it "
+                                                             "changed no identity, capability or seccomp filter"));
         json_object_object_add(root, "sandbox", o);
         if (j->uid == 0)
                 snprintf(buf, sizeof buf, "none: Slurm runs the tasks as root, who can leave the cgroup or stop leash");
@@ -680,7 +682,9 @@ int slurm_report_format(const struct leash_spec *c, const struct leash_result *r
         const char *text;
 
         root = build(c, r);
-        slurm_sandbox_json(root, j);
+        slurm_sandbox_json(root, j, s->nest);
+        if (s->nest)
+                json_object_object_add(root, "slurm_mode", json_object_new_string("nest"));
         o = json_object_new_object();
         json_object_object_add(o, "job_id", json_object_new_int64(j->id));
         json_object_object_add(o, "user", j->user[0] ? json_object_new_string(j->user) : NULL);

@@ -30,9 +30,9 @@
 #include "slurm.h"
 
 int slurm_nest_job_path(const char *cgroup_text, uint32_t job_id, const char *step, char *ret, size_t size) {
-        const char *l = cgroup_text, *p, *nl;
+        const char *l = cgroup_text, *p;
         char job[32], want[96];
-        size_t n;
+        size_t n, w;
 
         /* the cgroup2 line: "0::/system.slice/slurmstepd.scope/job_5/step_batch/user/task_0" */
         while (l && strncmp(l, "0::", 3) != 0)
@@ -40,13 +40,13 @@ int slurm_nest_job_path(const char *cgroup_text, uint32_t job_id, const char *st
         if (!l)
                 return -ENOENT;
         l += 3;
-        nl = strchr(l, '\n');
-        n = nl ? (size_t) (nl - l) : strlen(l);
+        n = strcspn(l, "\n");
         snprintf(job, sizeof job, "/job_%" PRIu32 "/", job_id);
-        snprintf(want, sizeof want, "/job_%" PRIu32 "/step_%s/user/", job_id, step);
-        p = memmem(l, n, want, strlen(want));
-        /* exactly one job_<ID> component, and the task under the step's user/ */
-        if (!p || memmem(p + 1, n - (size_t) (p + 1 - l), job, strlen(job)) || p == l)
+        w = (size_t) snprintf(want, sizeof want, "/job_%" PRIu32 "/step_%s", job_id, step);
+        p = memmem(l, n, want, w);
+        /* exactly one job_<ID> component, then the step (its user/ subtree, or
+         * slurmstepd's leaf before the task is moved to user/task_N) */
+        if (!p || p == l || (p + w < l + n && p[w] != '/') || memmem(p + 1, n - (size_t) (p + 1 - l), job, strlen(job)))
                 return -EPERM;
         n = (size_t) (p - l) + strlen(job) - 1;
         if (n + 1 > size)
@@ -65,8 +65,11 @@ int slurm_nest_open_job(pid_t pid, uint32_t job_id, const char *step, int *ret_f
         if (r < 0)
                 return r;
         r = slurm_nest_job_path(text, job_id, step, rel, sizeof rel);
-        if (r < 0)
+        if (r < 0) { /* where it is, for the refusal's message */
+                const char *l = strstr(text, "0::");
+                snprintf(ret_path, size, "%.*s", l ? (int) strcspn(l + 3, "\n") : 0, l ? l + 3 : "");
                 return r;
+        }
         r = host_cgroup2_mount(mount, sizeof mount, NULL);
         if (r < 0)
                 return r;

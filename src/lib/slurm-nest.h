@@ -15,10 +15,13 @@
 #include "leash.h"
 
 /* From /proc/PID/cgroup text: the cgroup2 path of job_<job_id>, when the
- * process sits in .../job_<job_id>/step_<step>/user/...; -ENOENT without a
- * cgroup2 line, -EPERM when it is not in that step's user subtree. */
+ * process sits in .../job_<job_id>/step_<step> or below (user/task_N, or
+ * slurm/ before slurmstepd moved it); -ENOENT without a cgroup2 line, -EPERM
+ * when it is not in that job's step. Only read: adoption opens the job
+ * directory, it never writes there. */
 int slurm_nest_job_path(const char *cgroup_text, uint32_t job_id, const char *step, char *ret, size_t size);
-/* The same for a live pid: opens Slurm's job cgroup (ret_path: its path). */
+/* The same for a live pid: opens Slurm's job cgroup (ret_path: its path; on
+ * -EPERM, the cgroup the process is in). */
 int slurm_nest_open_job(pid_t pid, uint32_t job_id, const char *step, int *ret_fd, char *ret_path, size_t size);
 /* sig to every task process of every step (step_* /user subtrees), never to
  * slurmstepd; how many got it. */

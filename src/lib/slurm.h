@@ -130,6 +130,7 @@ struct slurm_report {
         const char *profile_why; /* "partition.debug", "--leash-profile", ... */
         const char *on_error;
         unsigned tasks_placed;
+        bool nest; /* mode nest: Slurm placed the tasks, leash adopted its cgroups */
         const struct slurm_step_usage *steps;
         size_t n_steps;
         char *const *errors;

@@ -79,8 +79,11 @@ static void node_tests(void) {
                    strcmp(path, "/system.slice/n1_slurmstepd.scope/job_7") == 0,
            "a multi-slurmd node's scope, step 0, task 3");
         ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_42/step_batch/slurm\n", 42, "batch", path,
+                               sizeof path) == 0,
+           "a task not yet moved out of slurmstepd's leaf names the job too");
+        ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_42/step_01/user/task_0\n", 42, "0", path,
                                sizeof path) == -EPERM,
-           "slurmstepd's own leaf is not a task's");
+           "step_01 is not step_0");
         ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_43/step_batch/user/task_0\n", 42, "batch", path,
                                sizeof path) == -EPERM,
            "another job's task is refused");
