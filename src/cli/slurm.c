@@ -966,6 +966,11 @@ static int epilog(void) {
         if (getenv("SLURM_JOB_EXIT_CODE2")) {
                 int e = 0, sg = 0;
                 if (sscanf(env("SLURM_JOB_EXIT_CODE2"), "%d:%d", &e, &sg) == 2) {
+                        /* 125 is no signal: Slurm's SIG_OOM (253) as WTERMSIG
+                         * reads it ("ExitCode=0:125" of an OOM job, seen with
+                         * 22.05); the OOM killer's signal is SIGKILL */
+                        if (sg == 125)
+                                sg = SIGKILL;
                         r->status_code = sg ? -1 : e;
                         r->term_signal = sg;
                 }

@@ -9,11 +9,14 @@
 # every task in job_<id>/step_<s>/user/task_<n> itself.  leash's Prolog, Epilog and
 # spank_leash.so are installed the way leash-slurm(8) shows them.
 #
-# 1. Mode own beside Slurm's cgroup plugin: on the main of 2026-11-27 the plugin moved
-#    each task out of Slurm's step cgroup into <cgroup2>/leash/slurm/job_<id>/step_<s>,
-#    out of the cgroup that holds --mem (the fight the issue fears).  Now `leash slurm
-#    check` and the Prolog refuse that node: the task stays where Slurm put it, and the
-#    report says setup_error.
+# 1. Mode own beside Slurm's cgroup plugin.  On the main of 2026-11-27 (2720a02, this
+#    script run against its build) leash made <cgroup2>/leash/slurm/job_1 with the
+#    profile's limits, the plugin asked its supervisor to place each task there, and the
+#    tasks still ran in Slurm's job_1/step_batch/user/task_0 (Slurm's task plugin moves
+#    the task after the plugin's hook): leash's limits, CPU-time ladder and figures were
+#    on a cgroup the tasks had left, and its report said reason ok.  The next job with
+#    mode = nest in slurm.ini failed its Prolog (unknown key) and drained the node.  Now
+#    `leash slurm check` and the Prolog refuse the node: the report says setup_error.
 # 2. Mode nest (mode = nest in slurm.ini; slurm.ini is read by each Prolog, so no
 #    restart): leash adopts Slurm's cgroups read-only and adds the step-end kill and
 #    count of leftovers, memory.peak and OOM kills per step, the CPU-time ladder and the
