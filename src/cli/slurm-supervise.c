@@ -45,6 +45,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,8 +111,8 @@ struct sv {
         char errors[ERRORS_MAX][200];
         unsigned n_errors;
         bool stop;
-        int nest_fd;              /* nest: Slurm's job_<ID>, -1 until the first task */
-        char nest_path[1024];     /* nest: its path */
+        int nest_fd;                 /* nest: Slurm's job_<ID>, -1 until the first task */
+        char nest_path[1024];        /* nest: its path */
         struct leash_usage nest_job; /* nest: job_<ID>'s own files at the last step end */
         double nest_cores;           /* nest: the CPUs Slurm's job cgroup may use at once */
 };
@@ -145,20 +146,24 @@ static double sv_cores(const struct sv *s) {
         return s->p->nest && s->nest_cores > 0 ? s->nest_cores : s->p->cores;
 }
 
+const struct slurm_nest_figure slurm_nest_figures[] = {
+        {"cpu_us", offsetof(struct leash_usage, cpu_usage_us)},
+        {"cpu_user_us", offsetof(struct leash_usage, cpu_user_us)},
+        {"cpu_system_us", offsetof(struct leash_usage, cpu_system_us)},
+        {"memory_peak", offsetof(struct leash_usage, memory_peak)},
+        {"oom", offsetof(struct leash_usage, mem_ev_oom)},
+        {"oom_kill", offsetof(struct leash_usage, mem_ev_oom_kill)},
+};
+const size_t slurm_nest_n_figures = ELEMENTSOF(slurm_nest_figures);
+
 static void kv_usage(struct kv_buf *b, const char *prefix, const struct leash_usage *u) {
-        char key[96];
-        snprintf(key, sizeof key, "%s.cpu_us", prefix);
-        kv_add(b, key, "%" PRIu64, u->cpu_usage_us);
-        snprintf(key, sizeof key, "%s.memory_peak", prefix);
-        kv_add(b, key, "%" PRIu64, u->memory_peak);
-        snprintf(key, sizeof key, "%s.oom_kill", prefix);
-        kv_add(b, key, "%" PRIu64, u->mem_ev_oom_kill);
-        snprintf(key, sizeof key, "%s.oom", prefix);
-        kv_add(b, key, "%" PRIu64, u->mem_ev_oom);
-        snprintf(key, sizeof key, "%s.cpu_user_us", prefix);
-        kv_add(b, key, "%" PRIu64, u->cpu_user_us);
-        snprintf(key, sizeof key, "%s.cpu_system_us", prefix);
-        kv_add(b, key, "%" PRIu64, u->cpu_system_us);
+        for (size_t i = 0; i < slurm_nest_n_figures; i++) {
+                char key[96];
+                uint64_t v;
+                snprintf(key, sizeof key, "%s.%s", prefix, slurm_nest_figures[i].key);
+                memcpy(&v, (const char *) u + slurm_nest_figures[i].offset, sizeof v);
+                kv_add(b, key, "%" PRIu64, v);
+        }
 }
 
 /* What the Epilog cannot read any more (Slurm removes its cgroups first). */

@@ -470,8 +470,7 @@ static int prolog_own_cgroup(struct ctx *x, struct leash_spec *c, enum leash_enf
 static int prolog_nest_plan(struct ctx *x, const struct leash_spec *c, enum leash_enforcer *plan) {
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 plan[l] = l == LEASH_LIMIT_CPU_TIME || l == LEASH_LIMIT_WALL_TIME ? LEASH_BY_LEASH : LEASH_BY_NONE;
-                if (plan[l] == LEASH_BY_NONE && leash_spec_has(c, (enum leash_limit) l) &&
-                    c->limit[l] != LEASH_MAX)
+                if (plan[l] == LEASH_BY_NONE && leash_spec_has(c, (enum leash_limit) l) && c->limit[l] != LEASH_MAX)
                         log_notice("job %" PRIu32 ": %s: not applied in mode nest (Slurm's cgroup plugin holds the "
                                    "job's cgroup)",
                                    x->job.id, leash_limit_to_string((enum leash_limit) l));
@@ -840,20 +839,14 @@ static enum leash_reason decide_reason(const struct leash_result *r, const char 
  * usage is job_<ID>'s own files at the last step end, its OOM kills the
  * steps' sum, and every step that ended is a steps[] entry. */
 static void usage_from_verdict(const char *verdict, const char *prefix, struct leash_usage *u) {
-        char key[96];
-        snprintf(key, sizeof key, "%s.cpu_us", prefix);
-        u->cpu_usage_us = kv_u64(verdict, key, LEASH_NULL);
-        snprintf(key, sizeof key, "%s.memory_peak", prefix);
-        u->memory_peak = kv_u64(verdict, key, LEASH_NULL);
+        for (size_t i = 0; i < slurm_nest_n_figures; i++) {
+                char key[96];
+                uint64_t v;
+                snprintf(key, sizeof key, "%s.%s", prefix, slurm_nest_figures[i].key);
+                v = kv_u64(verdict, key, LEASH_NULL);
+                memcpy((char *) u + slurm_nest_figures[i].offset, &v, sizeof v);
+        }
         u->memory_peak_basis = u->memory_peak != LEASH_NULL ? "memory.peak" : NULL;
-        snprintf(key, sizeof key, "%s.oom_kill", prefix);
-        u->mem_ev_oom_kill = kv_u64(verdict, key, LEASH_NULL);
-        snprintf(key, sizeof key, "%s.oom", prefix);
-        u->mem_ev_oom = kv_u64(verdict, key, LEASH_NULL);
-        snprintf(key, sizeof key, "%s.cpu_user_us", prefix);
-        u->cpu_user_us = kv_u64(verdict, key, LEASH_NULL);
-        snprintf(key, sizeof key, "%s.cpu_system_us", prefix);
-        u->cpu_system_us = kv_u64(verdict, key, LEASH_NULL);
 }
 
 static void epilog_nest(const char *verdict, struct leash_result *r, struct epilog_steps *es) {
@@ -1552,7 +1545,8 @@ int cmd_slurm(int argc, char **argv) {
         const char *sub = argc > 1 ? argv[1] : NULL;
 
         if (!sub)
-                return usage_error("slurm: expected prolog, epilog, task-prolog, status, sweep, check or check-profile");
+                return usage_error(
+                        "slurm: expected prolog, epilog, task-prolog, status, sweep, check or check-profile");
         if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
                 slurm_help(stdout);
                 return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
@@ -1586,7 +1580,8 @@ int cmd_slurm(int argc, char **argv) {
                 return check_profile(argc - 1, argv + 1);
         if (strcmp(sub, "check") == 0)
                 return node_check(argc - 1, argv + 1);
-        return usage_error("slurm: unknown subcommand '%s': expected prolog, epilog, task-prolog, status, sweep, check or "
-                           "check-profile",
-                           sub);
+        return usage_error(
+                "slurm: unknown subcommand '%s': expected prolog, epilog, task-prolog, status, sweep, check or "
+                "check-profile",
+                sub);
 }

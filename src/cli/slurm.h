@@ -25,6 +25,16 @@ struct slurm_supervisor {
         const char *refuse_why;
 };
 
+/* Mode nest: the figures of a step (and of the job) that the supervisor reads
+ * at the step's end and writes into the verdict as "<prefix>.<key>", and the
+ * Epilog reads back (Slurm has removed its cgroups by then): one table. */
+struct slurm_nest_figure {
+        const char *key;
+        size_t offset; /* of a uint64_t in struct leash_usage */
+};
+extern const struct slurm_nest_figure slurm_nest_figures[];
+extern const size_t slurm_nest_n_figures;
+
 /* Runs until the Epilog says stop (or SIGTERM). Never prints: what goes wrong
  * is written to the verdict file. Returns an exit code. */
 int slurm_supervise(const struct slurm_supervisor *s);

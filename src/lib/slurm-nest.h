@@ -30,7 +30,7 @@ int slurm_nest_signal(int job_fd, int sig);
 int slurm_nest_kill(int job_fd);
 
 struct slurm_nest_step {
-        unsigned leftovers;      /* processes killed in step_<S>/user at its end */
+        unsigned leftovers;       /* processes killed in step_<S>/user at its end */
         struct leash_usage usage; /* step_<S>'s own files: memory.peak, memory.events, cpu.stat */
 };
 /* At the end of step_<step>: count and kill what is left in its user

@@ -139,7 +139,8 @@ int slurm_node_judge(const struct slurm_node *n, enum slurm_mode mode, char *why
                 snprintf(why, size,
                          "mode = nest needs Slurm's cgroup plugin to place the tasks (ProctrackType=proctrack/cgroup "
                          "or TaskPlugin=task/cgroup), and slurm.conf has ProctrackType=%s, TaskPlugin=%s",
-                         n->proctrack[0] ? n->proctrack : "(default)", n->task_plugin[0] ? n->task_plugin : "(default)");
+                         n->proctrack[0] ? n->proctrack : "(default)",
+                         n->task_plugin[0] ? n->task_plugin : "(default)");
                 return -ENOENT;
         }
         if (mode == SLURM_MODE_NEST && !n->leash_spank) {
@@ -147,11 +148,13 @@ int slurm_node_judge(const struct slurm_node *n, enum slurm_mode mode, char *why
                 return -ENOENT;
         }
         if (mode == SLURM_MODE_OWN && !leash_places)
-                snprintf(why, size, "own layout, but neither TaskProlog nor spank_leash.so is leash's: tasks are not "
-                                    "placed in the job cgroup");
+                snprintf(why, size,
+                         "own layout, but neither TaskProlog nor spank_leash.so is leash's: tasks are not "
+                         "placed in the job cgroup");
         else
-                snprintf(why, size, "%s", mode == SLURM_MODE_NEST ? "nest: Slurm's cgroup plugin places the tasks, "
-                                                                    "leash adopts its job and step cgroups read-only"
-                                                                  : "own: leash places the tasks in its own layout");
+                snprintf(why, size, "%s",
+                         mode == SLURM_MODE_NEST ? "nest: Slurm's cgroup plugin places the tasks, "
+                                                   "leash adopts its job and step cgroups read-only"
+                                                 : "own: leash places the tasks in its own layout");
         return 0;
 }

@@ -57,7 +57,7 @@ struct slurm_conf {
         char *state_dir, *report_dir;
         uint64_t kill_timeout_ns;
         enum slurm_mode mode; /* own (default) or nest: slurm-node.h */
-        unsigned seen; /* keys already set (duplicate check) */
+        unsigned seen;        /* keys already set (duplicate check) */
 };
 
 void slurm_conf_init(struct slurm_conf *c);

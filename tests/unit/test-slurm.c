@@ -46,7 +46,8 @@ static void node_tests(void) {
         static const char cluster[] = "# a node as clusters run it\nproctracktype=proctrack/cgroup # comment\n"
                                       "TaskPlugin=task/affinity,task/cgroup\nPrologFlags=Contain\n"
                                       "Prolog=/usr/libexec/leash/slurm-prolog\n";
-        static const char stack[] = "# leash\nrequired /usr/lib/x86_64-linux-gnu/leash/spank_leash.so state-dir=/run/x\n";
+        static const char stack[] =
+                "# leash\nrequired /usr/lib/x86_64-linux-gnu/leash/spank_leash.so state-dir=/run/x\n";
         struct slurm_node n;
         char why[1400], path[256];
         enum slurm_mode m;
