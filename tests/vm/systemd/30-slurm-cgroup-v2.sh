@@ -230,6 +230,21 @@ r = json.load(open(sys.argv[1]))
 print(" ".join("%s:%s" % (s.get("signal"), s.get("why")) for s in r.get("signals", [])))' "$1"
 }
 
+# run_job SBATCH-ARGS...: submits, waits, sets id, out (its output) and rep (leash's report).
+run_job() {
+	id=$(submit "$@")
+	job_done "$id"
+	rep=$(report "$id")
+	out=$W/out.$id
+}
+# in_slurm_cgroups LABEL: where.sh's batch script and srun step ran where Slurm put them.
+in_slurm_cgroups() {
+	tap_check "$1: the batch script ran in ${scope_rel#/}/job_$id/step_batch/user/task_0" \
+		grep -qx "batch_cgroup=0::/${scope_rel#/}/job_$id/step_batch/user/task_0" "$out"
+	tap_check "$1: the srun step in job_$id/step_0/user/task_0" \
+		grep -qx "step_cgroup=0::/${scope_rel#/}/job_$id/step_0/user/task_0" "$out"
+}
+
 # --- the jobs -------------------------------------------------------------------------
 cat >"$W/where.sh" <<-EOF
 	#!/bin/bash
@@ -265,15 +280,9 @@ tap_diag "$check_out"
 tap_is "$check_rc" 1 "leash slurm check refuses mode own beside task/cgroup"
 tap_check "because both would place tasks" grep -q 'both would place tasks' <<<"$check_out"
 
-id=$(submit --mem=64M "$W/where.sh")
-job_done "$id"
-rep=$(report "$id")
-out=$W/out.$id
+run_job --mem=64M "$W/where.sh"
 tap_diag "$(cat "$out")"
-tap_check "Slurm put the batch script in ${scope_rel#/}/job_$id/step_batch/user/task_0" \
-	grep -qx "batch_cgroup=0::/${scope_rel#/}/job_$id/step_batch/user/task_0" "$out"
-tap_check "and the srun step in job_$id/step_0/user/task_0: leash moved neither" \
-	grep -qx "step_cgroup=0::/${scope_rel#/}/job_$id/step_0/user/task_0" "$out"
+in_slurm_cgroups "own beside task/cgroup"
 tap_is "$(sed -n 's/^job_memmax=//p' "$out")" $((64 << 20)) "ConstrainRAMSpace: job_$id's memory.max is --mem"
 tap_is "$(jget "$rep" reason)" setup_error "mode own beside task/cgroup: the report says setup_error"
 tap_check "because both would place tasks" grep -q 'both would place tasks' "$rep"
@@ -288,25 +297,16 @@ check_rc=$?
 tap_diag "$check_out"
 tap_is "$check_rc" 0 "leash slurm check: mode nest on this node"
 
-id=$(submit --mem=64M "$W/where.sh")
-job_done "$id"
-rep=$(report "$id")
-out=$W/out.$id
+run_job --mem=64M "$W/where.sh"
 tap_diag "$(head -c 3000 "$rep")"
-tap_check "nest: the batch task stays where Slurm put it" \
-	grep -qx "batch_cgroup=0::/${scope_rel#/}/job_$id/step_batch/user/task_0" "$out"
-tap_check "nest: and the srun step" \
-	grep -qx "step_cgroup=0::/${scope_rel#/}/job_$id/step_0/user/task_0" "$out"
+in_slurm_cgroups nest
 tap_is "$(jget "$rep" cgroup)" "$SCOPE/job_$id" "nest: the report names Slurm's job cgroup"
 tap_is "$(jget "$rep" reason)" ok "nest: reason ok"
 tap_check "nest: the setsid daemon is dead after the job" dead "$(cat "$W/daemon.$id" 2>/dev/null)"
 tap_is "$(stepj "$rep" batch leftovers_killed)" 1 "nest: leash killed and counted it at the batch step's end"
 tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
 
-id=$(submit --mem=64M "$W/oom.sh")
-job_done "$id"
-rep=$(report "$id")
-out=$W/out.$id
+run_job --mem=64M "$W/oom.sh"
 tap_diag "$(cat "$out")"
 tap_is "$(job_state "$id")" "OUT_OF_MEMORY OutOfMemory" "nest: Slurm says job $id is OUT_OF_MEMORY"
 tap_is "$(jget "$rep" reason)" memory "nest: leash's report says reason memory"
@@ -323,9 +323,7 @@ keep slurm-nest-oom-slurm.txt "$TMP/slurm-oom.txt"
 tap_diag "$(cat "$TMP/slurm-oom.txt")"
 tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
 
-id=$(submit --leash-profile=cpu "$W/cpu.sh")
-job_done "$id"
-rep=$(report "$id")
+run_job --leash-profile=cpu "$W/cpu.sh"
 tap_diag "$(cat "$W/out.$id")"
 tap_is "$(jget "$rep" reason)" cpu_time "nest: a CPU-time limit of the profile ends job $id (reason cpu_time)"
 tap_check "nest: the job got SIGXCPU first" grep -q got-XCPU "$W/out.$id"
