@@ -325,6 +325,14 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
         return job_new(spec, NULL, NULL, ret, err);
 }
 
+/* An owned cgroup gets no main process: no sandbox to prepare, only the
+ * device program's rules (--gpus/--devices hold its processes too: without
+ * them the program would refuse every device) and the sampler. */
+static int job_prepare_owned(struct leash_job *j, const struct leash_spec *spec, struct leash_error *err) {
+        int r = job_devices_prepare(j, err);
+        return r < 0 ? r : sampler_new(&spec->sampling, &j->sampler, err);
+}
+
 static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct watchdog_pool *watch,
                      struct leash_job **ret, struct leash_error *err) {
         struct leash_job *j;
@@ -358,8 +366,7 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
         j->adopted = true;
         j->remove_cgroup = flags & LEASH_ADOPT_REMOVE;
         j->owned = flags & LEASH_ADOPT_OWNED;
-        /* an owned cgroup gets no main process: no sandbox to prepare */
-        r = j->owned ? sampler_new(&spec->sampling, &j->sampler, err) : job_prepare(j, spec, err);
+        r = j->owned ? job_prepare_owned(j, spec, err) : job_prepare(j, spec, err);
         if (r < 0)
                 goto fail;
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
