@@ -326,8 +326,8 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
 }
 
 /* An owned cgroup gets no main process: no sandbox to prepare, only the
- * device program's rules (--gpus/--devices hold its processes too) and the
- * sampler. */
+ * device program's rules (--gpus/--devices hold its processes too: without
+ * them the program would refuse every device) and the sampler. */
 static int job_prepare_owned(struct leash_job *j, const struct leash_spec *spec, struct leash_error *err) {
         int r = job_devices_prepare(j, err);
         return r < 0 ? r : sampler_new(&spec->sampling, &j->sampler, err);
@@ -782,14 +782,6 @@ enum leash_reason leash_job_cause(const struct leash_job *j) {
 
 void leash_job_log_signal(struct leash_job *j, int sig, const char *why) {
         supervise_log_signal(j, sig, why);
-}
-
-int leash_job_set_signal_fn(struct leash_job *j, int (*fn)(void *userdata, int sig), void *userdata) {
-        if (!j || !j->owned)
-                return -EINVAL;
-        j->signal_fn = fn;
-        j->signal_userdata = userdata;
-        return 0;
 }
 
 const struct leash_error *leash_job_start_error(const struct leash_job *j) {
