@@ -784,6 +784,14 @@ void leash_job_log_signal(struct leash_job *j, int sig, const char *why) {
         supervise_log_signal(j, sig, why);
 }
 
+int leash_job_set_signal_fn(struct leash_job *j, int (*fn)(void *userdata, int sig), void *userdata) {
+        if (!j || !j->owned)
+                return -EINVAL;
+        j->signal_fn = fn;
+        j->signal_userdata = userdata;
+        return 0;
+}
+
 const struct leash_error *leash_job_start_error(const struct leash_job *j) {
         return &j->start_error;
 }
