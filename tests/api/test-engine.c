@@ -301,61 +301,62 @@ static void test_owned_signal_fn(void) {
         (void) leash_job_wait(j);
         (void) leash_job_finish(j, &err);
         leash_job_free(j);
-        /* A process placed in cg opens path: 0, or its errno. */
-        static int open_in(const char *cg, const char *path) {
-                char procs[4200];
-                int status = 0;
-                pid_t pid = fork();
+}
 
-                if (pid == 0) {
-                        int fd;
-                        snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
-                        fd = open(procs, O_WRONLY | O_CLOEXEC);
-                        if (fd < 0 || write(fd, "0", 1) != 1)
-                                _exit(100);
-                        _exit(open(path, O_RDONLY | O_CLOEXEC) >= 0 ? 0 : errno);
-                }
-                if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-                        return -1;
-                return WEXITSTATUS(status);
+/* A process placed in cg opens path: 0, or its errno. */
+static int open_in(const char *cg, const char *path) {
+        char procs[4200];
+        int status = 0;
+        pid_t pid = fork();
+
+        if (pid == 0) {
+                int fd;
+                snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+                fd = open(procs, O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || write(fd, "0", 1) != 1)
+                        _exit(100);
+                _exit(open(path, O_RDONLY | O_CLOEXEC) >= 0 ? 0 : errno);
         }
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+                return -1;
+        return WEXITSTATUS(status);
+}
 
-        static void test_owned_devices(void) {
-                char cg[4096];
-                struct leash_spec s;
-                struct leash_job *j = NULL;
-                struct leash_error err = {0};
-                int r;
+static void test_owned_devices(void) {
+        char cg[4096];
+        struct leash_spec s;
+        struct leash_job *j = NULL;
+        struct leash_error err = {0};
+        int r;
 
-                snprintf(cg, sizeof cg, "%s/owned-gpus", parent);
-                if (mkdir(cg, 0755) < 0) {
-                        ok(false, "make %s: %s", cg, strerror(errno));
-                        return;
-                }
-                spec_init(&s, "owned-gpus");
-                s.devices.gpus = LEASH_GPUS_NONE;
-                r = leash_job_adopt_spec(&s, cg, LEASH_ADOPT_OWNED, &j, &err);
-                if (r == -EPERM || r == -EOPNOTSUPP || r == -EINVAL) /* no device programs here */
-                        printf("ok %d # SKIP owned adoption with --gpus none: %s: %s\n", ++tap_n, err.detail,
-                               strerror(-r));
-                else {
-                        ok(r == 0, "owned adoption with --gpus none");
-                        r = open_in(cg, "/dev/null");
-                        ok(r == 0, "a process of the owned cgroup opens /dev/null (%s)", r > 0 ? strerror(r) : "ok");
-                        (void) leash_job_finish(j, &err);
-                }
-                leash_job_free(j);
-                ok(rmdir(cg) == 0, "the owner removes its cgroup");
+        snprintf(cg, sizeof cg, "%s/owned-gpus", parent);
+        if (mkdir(cg, 0755) < 0) {
+                ok(false, "make %s: %s", cg, strerror(errno));
+                return;
         }
-
-        int main(int argc, char **argv) {
-                if (argc < 2)
-                        return 2;
-                parent = argv[1];
-                test_saturation();
-                test_is_set();
-                test_watchdog();
-                test_owned_signal_fn();
-                test_owned_devices();
-                return tap_done();
+        spec_init(&s, "owned-gpus");
+        s.devices.gpus = LEASH_GPUS_NONE;
+        r = leash_job_adopt_spec(&s, cg, LEASH_ADOPT_OWNED, &j, &err);
+        if (r == -EPERM || r == -EOPNOTSUPP || r == -EINVAL) /* no device programs here */
+                printf("ok %d # SKIP owned adoption with --gpus none: %s: %s\n", ++tap_n, err.detail, strerror(-r));
+        else {
+                ok(r == 0, "owned adoption with --gpus none");
+                r = open_in(cg, "/dev/null");
+                ok(r == 0, "a process of the owned cgroup opens /dev/null (%s)", r > 0 ? strerror(r) : "ok");
+                (void) leash_job_finish(j, &err);
         }
+        leash_job_free(j);
+        ok(rmdir(cg) == 0, "the owner removes its cgroup");
+}
+
+int main(int argc, char **argv) {
+        if (argc < 2)
+                return 2;
+        parent = argv[1];
+        test_saturation();
+        test_is_set();
+        test_watchdog();
+        test_owned_signal_fn();
+        test_owned_devices();
+        return tap_done();
+}
