@@ -851,6 +851,13 @@ static void usage_from_verdict(const char *verdict, const char *prefix, struct l
         u->memory_peak_basis = u->memory_peak != LEASH_NULL ? "memory.peak" : NULL;
 }
 
+/* The report's placement: the job cgroup the Epilog reports on was made by
+ * the Prolog (mode own) or by Slurm (mode nest), and adopted. */
+static void placement_adopted(struct leash_result *r, const char *why) {
+        r->placement = PLACEMENT_ADOPTED;
+        snprintf(r->placement_why, sizeof r->placement_why, "%s", why);
+}
+
 static void epilog_nest(const char *verdict, struct leash_result *r, struct epilog_steps *es) {
         char list[4096] = "", *save = NULL;
         uint64_t wall = r->usage.wall_ns, ooms = 0;
@@ -973,10 +980,15 @@ static int epilog(void) {
 
         if (state && kv_get(state, "mode", mode, sizeof mode) == 0 && strcmp(mode, "nest") == 0) {
                 epilog_nest(verdict, r, &es);
+                if (r->cgroup[0])
+                        placement_adopted(r, "adopted: Slurm's job cgroup (mode nest: Slurm's cgroup plugin placed "
+                                             "the tasks and holds memory, CPUs and devices; leash moved none)");
         } else if (slurm_cgroup_root(false, root, sizeof root, &root_fd, NULL) == 0 &&
                    slurm_job_cgroup_open(root_fd, x.job.id, &job_fd) == 0) {
                 have_job = true;
                 snprintf(r->cgroup, sizeof r->cgroup, "%s/job_%" PRIu32, root, x.job.id);
+                placement_adopted(r, "adopted: the job cgroup leash's Prolog made (mode own: leash's layout, "
+                                     "its limits written there)");
                 es.verdict = verdict;
                 (void) slurm_for_each_step(job_fd, collect_step, &es);
                 /* every process left in the job's subtree (steps and any cgroup a

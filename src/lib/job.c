@@ -371,6 +371,10 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
                 goto fail;
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", path);
+        j->r.placement = PLACEMENT_ADOPTED;
+        snprintf(j->r.placement_why, sizeof j->r.placement_why, "%s",
+                 j->owned ? "adopted: a cgroup its owner made and places processes in; leash moved nothing"
+                          : "adopted: a cgroup leash's caller made");
         j->mount_len = strlen(mount);
         escape_home_open(j);
         *slash = '\0';

@@ -149,6 +149,7 @@ enum placement_kind {
         PLACEMENT_SYSTEMD,   /* a transient Delegate=yes scope from the service manager */
         PLACEMENT_NAMESPACE, /* the writable root of leash's cgroup namespace (a container) */
         PLACEMENT_HOST,      /* root on a host whose cgroup tree no service manager owns: <mount>/leash */
+        PLACEMENT_ADOPTED,   /* a cgroup its caller made, adopted (leash_job_adopt*): a Slurm job's */
         _PLACEMENT_MAX,
 };
 

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "lib/leash.h"
+#include "lib/placement.h"
 #include "tap.h"
 
 #define HUGE_NS (UINT64_MAX - 2)
@@ -283,6 +284,10 @@ static void owned_ladder(bool hook) {
                    "%s: what is not the job's was signalled too (signal %d)", what,
                    WIFSIGNALED(st_by) ? WTERMSIG(st_by) : 0);
         ok(leash_job_finish(j, &err) == 0, "%s: its owner finishes it", what);
+        /* the report says where the job is: adopted, not "none" (a Slurm job's report said none) */
+        is_str(placement_kind_to_string(leash_job_result(j)->placement), "adopted", "%s: placement adopted", what);
+        ok(strstr(leash_job_result(j)->placement_why, "its owner made"), "%s: placement why: %s", what,
+           leash_job_result(j)->placement_why);
         leash_job_free(j);
         ok(rmdir(sub) == 0 && rmdir(other) == 0 && rmdir(cg) == 0, "%s: the owner removes its cgroups", what);
 }

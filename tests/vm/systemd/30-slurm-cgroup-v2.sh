@@ -302,6 +302,9 @@ tap_diag "$(head -c 3000 "$rep")"
 in_slurm_cgroups nest
 tap_is "$(jget "$rep" cgroup)" "$SCOPE/job_$id" "nest: the report names Slurm's job cgroup"
 tap_is "$(jget "$rep" reason)" ok "nest: reason ok"
+tap_is "$(jget "$rep" placement.kind)" adopted "nest: placement kind adopted (not none)"
+tap_is "$(jget "$rep" placement.path)" "$SCOPE" "nest: placement path: slurmstepd.scope, where Slurm made the job"
+tap_check "nest: placement why names Slurm's job cgroup" grep -q "Slurm's job cgroup" <<<"$(jget "$rep" placement.why)"
 tap_check "nest: the setsid daemon is dead after the job" dead "$(cat "$W/daemon.$id" 2>/dev/null)"
 tap_is "$(stepj "$rep" batch leftovers_killed)" 1 "nest: leash killed and counted it at the batch step's end"
 tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
