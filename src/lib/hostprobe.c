@@ -68,6 +68,36 @@ static bool any_child_has(const char *root, const char *file) {
         return found;
 }
 
+/* Whether the kernel has a controller's peak file (pids.peak: Linux 6.1),
+ * seen in fd's cgroup if the controller is on there (its current file), else
+ * in the first child of the root that has it on. Leash's own cgroup is only
+ * a sample when the job parent does not exist yet, and it may lack the
+ * controller where the parent will have it (seen on a lent GPU machine). */
+static bool peak_file(int fd, const char *root, const char *current, const char *peak) {
+        DIR *d;
+        struct dirent *e;
+        bool found = false;
+
+        if (faccessat(fd, current, F_OK, 0) == 0)
+                return faccessat(fd, peak, F_OK, 0) == 0;
+        d = opendir(root);
+        if (!d)
+                return false;
+        while ((e = readdir(d))) {
+                char p[8400];
+                if (e->d_type != DT_DIR || e->d_name[0] == '.')
+                        continue;
+                snprintf(p, sizeof p, "%s/%s/%s", root, e->d_name, current);
+                if (access(p, F_OK) < 0)
+                        continue;
+                snprintf(p, sizeof p, "%s/%s/%s", root, e->d_name, peak);
+                found = access(p, F_OK) == 0;
+                break;
+        }
+        closedir(d);
+        return found;
+}
+
 int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct leash_error *err) {
         unsigned v1 = 0, avail = 0;
         struct stat st;
@@ -130,8 +160,10 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
                         h->cgroup_kill = faccessat(fd, "cgroup.kill", F_OK, 0) == 0 || h->cgroup_kill;
                         if (!h->cgroup_kill)
                                 h->cgroup_kill = any_child_has(h->cgroup2_mount, "cgroup.kill");
-                        h->memory_peak = (avail & CTL_MEMORY) && faccessat(fd, "memory.peak", F_OK, 0) == 0;
-                        h->pids_peak = (avail & CTL_PIDS) && faccessat(fd, "pids.peak", F_OK, 0) == 0;
+                        h->memory_peak = (avail & CTL_MEMORY) &&
+                                         peak_file(fd, h->cgroup2_mount, "memory.current", "memory.peak");
+                        h->pids_peak =
+                                (avail & CTL_PIDS) && peak_file(fd, h->cgroup2_mount, "pids.current", "pids.peak");
                         close(fd);
                 }
         }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../basic/dlsafe.h"
+
 /* The subset of nvml.h leash uses, with the layouts of the _v2/_v3 calls
  * (driver 510 and later). */
 typedef int nvml_ret;
@@ -38,6 +40,7 @@ static struct {
         void *dl;
         const char *path;
         const char *why;
+        char why_buf[300];
         int error;
         nvml_ret (*init)(void);
         nvml_ret (*count)(unsigned *);
@@ -81,9 +84,11 @@ static void load(void) {
         nv.path = library_path();
         if (!nv.path)
                 return;
-        nv.dl = dlopen(nv.path, RTLD_NOW | RTLD_LOCAL);
+        const char *why = NULL;
+        nv.dl = dl_open_checked(nv.path, RTLD_NOW | RTLD_LOCAL, nv.why_buf, sizeof nv.why_buf, &why);
         if (!nv.dl) {
-                nv.why = "no NVIDIA driver (libnvidia-ml.so.1 cannot be opened)";
+                /* a static leash that must not load it says so; else the usual absence */
+                nv.why = why == nv.why_buf ? nv.why_buf : "no NVIDIA driver (libnvidia-ml.so.1 cannot be opened)";
                 return;
         }
         SYM(init, "nvmlInit_v2");

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../basic/dlsafe.h"
 #include "../basic/macro.h"
 #include "../basic/time-util.h"
 
@@ -107,12 +108,16 @@ static struct {
         SD_CALLS(SD_FIELD)
 #undef SD_FIELD
 } sd;
-static int sd_loaded; /* 0 not tried, 1 loaded, -errno failed */
+static int sd_loaded;    /* 0 not tried, 1 loaded, -errno failed */
+static char sd_why[300]; /* why not, when a static leash refused to load it */
 static pthread_once_t sd_once = PTHREAD_ONCE_INIT;
 
 static void sd_load(void) {
-        void *h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+        const char *why = NULL;
+        void *h = dl_open_checked("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL, sd_why, sizeof sd_why, &why);
         if (!h) {
+                if (why != sd_why)
+                        sd_why[0] = '\0';
                 sd_loaded = -ENOPKG;
                 return;
         }
@@ -283,8 +288,11 @@ int systemd_start_scope(bool user, const char *unit, const char *slice, pid_t pi
         if (what && what_size)
                 what[0] = '\0';
         pthread_once(&sd_once, sd_load);
-        if (sd_loaded < 0)
+        if (sd_loaded < 0) {
+                if (what && what_size && sd_why[0])
+                        snprintf(what, what_size, "%s", sd_why);
                 return sd_loaded;
+        }
         r = manager_connect(user, &b, &client);
         if (r < 0)
                 return r;

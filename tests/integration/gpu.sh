@@ -134,6 +134,36 @@ else
         check "check: no driver: says none, and why" grep -q "^  none: no NVIDIA driver" "$TMP/check"
 fi
 
+# --- a static leash on a system of another glibc: NVML is not loaded, and that is said --------
+# Seen on a lent H200 machine (Ubuntu 24.04, glibc 2.39): a leash linked -static-pie on Debian
+# 12 (glibc 2.36) died with SIGFPE in every dlopen of libnvidia-ml.so.1 (docs/gpu-check.out).
+# Here the system's loader is replaced, in a private mount namespace, by a file that names
+# glibc 9.99; the stand-in NVML (built for this glibc, so loading it would work) must not be
+# loaded. Control: the stand-in is loaded with the real loader in place (the check above).
+LOADER=/lib64/ld-linux-x86-64.so.2
+if ! ldd "$LEASH" 2>&1 | grep -Eq 'not a dynamic|statically linked'; then
+        SKIP_WHY="this leash is linked dynamically (it loads libraries like any program)"
+        skip "static leash, another glibc: NVML not loaded"
+elif [ "$(id -u)" != 0 ] || [ ! -e "$LOADER" ] || ! unshare -m true 2>/dev/null; then
+        SKIP_WHY="needs root, $LOADER and a mount namespace"
+        skip "static leash, another glibc: NVML not loaded"
+else
+        printf 'ld.so (a future GLIBC) stable release version 9.99.\n' >"$TMP/fake-ld"
+        reset_script
+        unshare -m --propagation private sh -c "mount --bind '$TMP/fake-ld' $LOADER && exec '$LEASH' check" \
+                >"$TMP/check-glibc" 2>&1
+        diag "$(grep -A1 '^GPUs:' "$TMP/check-glibc")"
+        check "static leash, glibc 9.99: check does not load NVML and says why" \
+                grep -q "none: this leash is linked statically with glibc .* and the system's is 9.99" "$TMP/check-glibc"
+        check "static leash, glibc 9.99: check still ends with its verdict" grep -q '^verdict:' "$TMP/check-glibc"
+        # the job is leash itself: a static program runs under the fake loader, /bin/true does not
+        unshare -m --propagation private sh -c "mount --bind '$TMP/fake-ld' $LOADER && exec '$LEASH' run \
+                --sample 50ms -o '$TMP/glibc.json' -- '$LEASH' --version" >/dev/null 2>&1
+        check "static leash, glibc 9.99: the job ran" test "$(jget "$TMP/glibc.json" exit.code)" = 0
+        check "static leash, glibc 9.99: the report says why there are no GPU figures" \
+                bash -c "[[ '$(jget "$TMP/glibc.json" usage.gpu_accounting.why_not)' == *'and the system'\''s is 9.99'* ]]"
+fi
+
 # --- bad input ------------------------------------------------------------------------
 run_leash --limit gpu_memory=lots -- true
 check "bad value: exit 125 naming it" bash -c "[ $RC = 125 ] && grep -q gpu_memory '$TMP/err'"

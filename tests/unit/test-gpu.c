@@ -3,9 +3,12 @@
  * (Documentation/gpu/drm-usage-stats.rst), the DRM utilisation from two
  * readings, the per-GPU peaks, and the gpu_memory limits' parsing. */
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "basic/dlsafe.h"
 #include "basic/drmfdinfo.h"
 #include "lib/gpu.h"
 #include "lib/sample.h"
@@ -43,6 +46,48 @@ static const char i915[] = "pos:\t0\nflags:\t02100002\n"
 static const char not_drm[] = "pos:\t0\nflags:\t0100002\nmnt_id:\t15\nino:\t4\n";
 static const char bad_unit[] = "drm-driver:\txe\ndrm-client-id:\t1\ndrm-resident-vram0:\t12 parsecs\n";
 
+/* a loader-like file: n bytes of padding, then the banner */
+static const char *loader_file(size_t pad, const char *banner) {
+        static char path[64];
+        snprintf(path, sizeof path, "/tmp/leash-test-ld-XXXXXX");
+        int fd = mkstemp(path);
+        if (fd < 0)
+                return NULL;
+        for (size_t i = 0; i < pad; i++)
+                if (write(fd, "\x7f", 1) != 1)
+                        break;
+        if (write(fd, banner, strlen(banner)) < 0)
+                path[0] = '\0';
+        close(fd);
+        return path;
+}
+
+/* the glibc version a static leash compares before it loads NVML or
+ * libsystemd (src/basic/dlsafe.c; on the H200 machine a mismatch crashed it) */
+static void test_glibc_version(void) {
+        char v[32];
+        const char *p;
+
+        if (access("/lib64/ld-linux-x86-64.so.2", R_OK) == 0) {
+                ok(dl_system_glibc_version(NULL, v, sizeof v) == 0, "the system loader names its glibc version");
+                is_str(v, gnu_get_libc_version(), "and it is this program's (a dynamic test program runs on it)");
+        }
+        p = loader_file(100, "ld.so (Ubuntu GLIBC 2.39-0ubuntu8.9) stable release version 2.39.\n");
+        ok(p && dl_system_glibc_version(p, v, sizeof v) == 0, "a loader's banner is found");
+        is_str(v, "2.39", "its version, without the full stop");
+        unlink(p);
+        /* the reader takes 16 KiB at a time: a banner across two reads */
+        p = loader_file(16 * 1024 - 20, "xx stable release version 2.41.\n");
+        ok(p && dl_system_glibc_version(p, v, sizeof v) == 0, "a banner across a read boundary is found");
+        is_str(v, "2.41", "its version");
+        unlink(p);
+        p = loader_file(5000, "release version of nothing\n");
+        ok(p && dl_system_glibc_version(p, v, sizeof v) == -ENOENT, "no version in the file: -ENOENT");
+        unlink(p);
+        ok(dl_system_glibc_version("/nonexistent/ld.so", v, sizeof v) == -ENOENT, "no loader: -ENOENT");
+        ok(!dl_linked_statically(), "this test program has a dynamic loader");
+}
+
 int main(void) {
         struct drm_fdinfo f;
         struct gpu_reading r;
@@ -51,6 +96,7 @@ int main(void) {
         uint64_t v;
         const char *exp;
 
+        test_glibc_version();
         ok(drm_fdinfo_parse(amdgpu, &f) == 0, "amdgpu fdinfo parses");
         is_str(f.driver, "amdgpu", "driver");
         is_str(f.pdev, "0000:03:00.0", "pdev");
