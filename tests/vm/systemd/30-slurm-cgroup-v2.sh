@@ -20,8 +20,9 @@
 # 2. Mode nest (mode = nest in slurm.ini; slurm.ini is read by each Prolog, so no
 #    restart): leash adopts Slurm's cgroups read-only and adds the step-end kill and
 #    count of leftovers, memory.peak and OOM kills per step, the CPU-time ladder and the
-#    report.  Slurm's verdict is read from scontrol and jobcomp/filetxt: no slurmdbd
-#    here (it needs a MySQL/MariaDB server; HACKING.md).
+#    report.  Slurm's verdict is read from sacct, as admins read it: slurmdbd over a
+#    MariaDB server, both started by systemd from their Debian units (and from scontrol
+#    and jobcomp/filetxt beside it).
 # Four jobs and no daemon restart: each costs seconds under TCG.
 
 . "$(dirname "$0")/lib.sh"
@@ -32,7 +33,7 @@ W=/var/tmp/leash-slurm-vm # the jobs' working directory (the guest's own, in the
 D=/etc/leash-vm           # leash's configuration for the hooks
 # The host's packages (tools/install-deps.sh test: slurm-wlm, munge, libslurm-dev) and
 # the plugin built against them; outside CI their absence is a skip.
-for need in slurmd slurmctld munged sbatch "$B/src/slurm/spank_leash.so"; do
+for need in slurmd slurmctld slurmdbd sacct mariadbd munged sbatch "$B/src/slurm/spank_leash.so"; do
 	if ! command -v "$need" >/dev/null && [[ ! -e $need ]]; then
 		[[ ${CI:-false} == true ]] && { tap_fail "$need is here (CI=true)"; tap_plan 1; exit 1; }
 		echo "1..0 # SKIP $need not found (tools/install-deps.sh test; ./configure finds libslurm-dev)"
@@ -58,7 +59,8 @@ cat >/etc/slurm/slurm.conf <<-EOF
 	ProctrackType=proctrack/cgroup
 	TaskPlugin=task/cgroup,task/affinity
 	JobAcctGatherType=jobacct_gather/cgroup
-	AccountingStorageType=accounting_storage/none
+	AccountingStorageType=accounting_storage/slurmdbd
+	AccountingStorageHost=localhost
 	JobCompType=jobcomp/filetxt
 	JobCompLoc=/var/log/slurm/jobcomp.log
 	SelectType=select/cons_tres
@@ -91,6 +93,22 @@ cat >/etc/slurm/cgroup.conf <<-EOF
 	ConstrainSwapSpace=yes
 	AllowedSwapSpace=0
 EOF
+# slurmdbd over MariaDB (root reaches the server through its unix socket, Debian's default)
+dbpass=leash-vm-$RANDOM
+cat >/etc/slurm/slurmdbd.conf <<-EOF
+	AuthType=auth/munge
+	DbdHost=localhost
+	SlurmUser=$slurmuser
+	StorageType=accounting_storage/mysql
+	StorageHost=localhost
+	StorageUser=slurm
+	StoragePass=$dbpass
+	StorageLoc=slurm_acct_db
+	LogFile=/var/log/slurm/slurmdbd.log
+	PidFile=/run/slurmdbd.pid
+EOF
+chown "$slurmuser" /etc/slurm/slurmdbd.conf
+chmod 600 /etc/slurm/slurmdbd.conf
 echo "required $B/src/slurm/spank_leash.so state-dir=/run/leash/slurm leash=/usr/libexec/leash/leash" \
 	>/etc/slurm/plugstack.conf
 
@@ -126,12 +144,14 @@ chmod 755 /usr/libexec/leash/leash
 # otherwise spend the script's whole time limit in timeouts).
 bail() {
 	tap_fail "$1"
-	for u in munge slurmctld slurmd; do
+	for u in munge mariadb slurmdbd slurmctld slurmd; do
 		tap_diag "$(systemctl status --no-pager -n 0 "$u.service" 2>&1 | head -n 4)"
 	done
-	tap_diag "$(journalctl -q --no-pager -n 20 -u munge.service -u slurmctld.service -u slurmd.service 2>&1)"
-	tap_diag "$(tail -n 15 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log /var/log/leash/*.log 2>&1)"
-	timeout 30 systemctl stop slurmd.service slurmctld.service munge.service
+	tap_diag "$(journalctl -q --no-pager -n 20 -u munge.service -u mariadb.service -u slurmdbd.service \
+		-u slurmctld.service -u slurmd.service 2>&1)"
+	tap_diag "$(tail -n 15 /var/log/slurm/slurmdbd.log /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log \
+		/var/log/leash/*.log 2>&1)"
+	timeout 30 systemctl stop slurmd.service slurmctld.service slurmdbd.service mariadb.service munge.service
 	tap_plan "$_tap_n"
 	exit 1
 }
@@ -142,14 +162,23 @@ bail() {
 # is configured ("getaddrinfo() failed: Name or service not known", seen here).  A node
 # has one; this one gets a /32 on lo.
 ip addr add 10.254.254.1/32 dev lo 2>/dev/null
-for u in munge.service slurmctld.service slurmd.service; do
+for u in munge.service mariadb.service slurmdbd.service slurmctld.service slurmd.service; do
 	rm -f "/etc/systemd/system/$u" # the overlay's masks
 done
 systemctl daemon-reload
 t0=$SECONDS
-timeout 120 systemctl start munge.service slurmctld.service slurmd.service ||
-	bail "systemctl start munge slurmctld slurmd"
-tap_ok "systemctl start munge slurmctld slurmd (their Debian units)"
+timeout 120 systemctl start munge.service mariadb.service || bail "systemctl start munge mariadb"
+mysql -e "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$dbpass';
+	GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';" || bail "the database user for slurmdbd"
+timeout 120 systemctl start slurmdbd.service || bail "systemctl start slurmdbd"
+for _ in $(seq 60); do # slurmdbd answers once it has made its tables
+	timeout 10 sacctmgr -i add cluster leashvm >"$TMP/sacctmgr" 2>&1 && break
+	sleep 1
+done
+timeout 10 sacctmgr -n -P list cluster format=cluster | grep -qx leashvm ||
+	bail "sacctmgr add cluster leashvm: $(cat "$TMP/sacctmgr")"
+timeout 120 systemctl start slurmctld.service slurmd.service || bail "systemctl start slurmctld slurmd"
+tap_ok "systemctl start munge mariadb slurmdbd slurmctld slurmd (their Debian units; $((SECONDS - t0)) s)"
 state=
 while ((SECONDS - t0 < 90)); do
 	state=$(timeout 10 sinfo -h -N -o %t 2>&1 | head -n 1)
@@ -323,7 +352,16 @@ keep slurm-nest-oom.json "$rep"
 	echo "jobcomp: $(grep "JobId=$id " /var/log/slurm/jobcomp.log)"
 } >"$TMP/slurm-oom.txt"
 keep slurm-nest-oom-slurm.txt "$TMP/slurm-oom.txt"
+# sacct, once slurmctld has sent the job's end to slurmdbd
+for _ in $(seq 60); do
+	sacct_out=$(timeout 10 sacct -j "$id" -n -P -o JobID,State,ExitCode,MaxRSS 2>&1)
+	grep -q "^$id.batch|OUT_OF_MEMORY" <<<"$sacct_out" && grep -q "^$id|OUT_OF_MEMORY" <<<"$sacct_out" && break
+	sleep 1
+done
+echo "sacct -j $id -o JobID,State,ExitCode,MaxRSS: $(tr '\n' ' ' <<<"$sacct_out")" >>"$TMP/slurm-oom.txt"
 tap_diag "$(cat "$TMP/slurm-oom.txt")"
+tap_check "nest: sacct says job $id is OUT_OF_MEMORY" grep -q "^$id|OUT_OF_MEMORY|" <<<"$sacct_out"
+tap_check "nest: sacct says its batch step is OUT_OF_MEMORY" grep -q "^$id.batch|OUT_OF_MEMORY|" <<<"$sacct_out"
 tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
 
 run_job --leash-profile=cpu "$W/cpu.sh"
@@ -335,7 +373,7 @@ tap_check "nest: then SIGKILL after the grace (signals: $sigs)" grep -q 'KILL:gr
 tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
 tap_check "nest: no state of leash's is left" bash -c '[[ -z $(ls /run/leash/slurm) ]]'
 
-timeout 60 systemctl stop slurmd.service slurmctld.service munge.service
+timeout 60 systemctl stop slurmd.service slurmctld.service slurmdbd.service mariadb.service munge.service
 left=$(pgrep -a -x slurmstepd | grep -v 'slurmstepd infinity')
 tap_is "$left" "" "no slurmstepd is left but Slurm's scope keeper (slurmstepd infinity)"
 timeout 60 systemctl stop "$scope_unit"
