@@ -16,8 +16,9 @@ set -euo pipefail
 build_pkgs=(gcc make autoconf automake pkg-config libcgroup-dev libseccomp-dev libcap-dev
         libinih-dev libjson-c-dev libsystemd-dev)
 test_pkgs=(python3 procps util-linux clang clang-format libclang-rt-14-dev strace)
-# the slurm tier (tests/slurm) and spank_leash.so: a single-node Slurm cluster
-slurm_pkgs=(slurm-wlm slurmd slurmctld slurm-client munge libslurm-dev iproute2)
+# the slurm tier (tests/slurm) and spank_leash.so: a single-node Slurm cluster; slurmdbd
+# and mariadb-server for the systemd VM's node, whose OOM job sacct must call OUT_OF_MEMORY
+slurm_pkgs=(slurm-wlm slurmd slurmctld slurm-client munge libslurm-dev iproute2 slurmdbd mariadb-server)
 # the packaging tier (tests/packaging/packages.sh)
 packaging_pkgs=(debhelper dpkg-dev fakeroot lintian rpm bash-completion man-db libslurm-dev binutils dh-python python3-dev)
 # the Python package (issue 13): its headers to build, pytest to test, setuptools

@@ -54,6 +54,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,9 @@
 #include "../basic/parse.h"
 #include "../basic/seqpacket.h"
 #include "../basic/time-util.h"
+#include "../lib/account.h"
 #include "../lib/cgroupfs.h"
+#include "../lib/slurm-nest.h"
 #include "slurm-supervise.h"
 
 #define TASKS_MAX 256
@@ -91,6 +94,8 @@ struct task {
 struct step_count {
         char name[40];
         unsigned leftovers;
+        bool ended;               /* nest: its figures below were read at its end */
+        struct leash_usage usage; /* nest: Slurm's step cgroup at the step's end */
 };
 
 struct pending {
@@ -117,6 +122,9 @@ struct sv {
         char errors[ERRORS_MAX][200];
         unsigned n_errors;
         bool stop;
+        int nest_fd;                 /* nest: Slurm's job_<ID>, -1 until the first task */
+        char nest_path[1024];        /* nest: its path */
+        struct leash_usage nest_job; /* nest: job_<ID>'s own files at the last step end */
 };
 
 static int pidfd_open_(pid_t pid) {
@@ -137,6 +145,123 @@ static enum leash_reason sv_cause(const struct sv *s) {
         return s->job ? leash_job_cause(s->job) : LEASH_REASON_OK;
 }
 
+static struct step_count *sv_step(struct sv *s, const char *name);
+static void sv_write_verdict(struct sv *s);
+
+/* --- nest mode: Slurm's cgroups, adopted read-only (src/lib/slurm-nest.h) --- */
+
+const struct slurm_nest_figure slurm_nest_figures[] = {
+        {"cpu_us", offsetof(struct leash_usage, cpu_usage_us)},
+        {"cpu_user_us", offsetof(struct leash_usage, cpu_user_us)},
+        {"cpu_system_us", offsetof(struct leash_usage, cpu_system_us)},
+        {"memory_peak", offsetof(struct leash_usage, memory_peak)},
+        {"oom", offsetof(struct leash_usage, mem_ev_oom)},
+        {"oom_kill", offsetof(struct leash_usage, mem_ev_oom_kill)},
+};
+const size_t slurm_nest_n_figures = ELEMENTSOF(slurm_nest_figures);
+
+static void kv_usage(struct kv_buf *b, const char *prefix, const struct leash_usage *u) {
+        for (size_t i = 0; i < slurm_nest_n_figures; i++) {
+                char key[96];
+                uint64_t v;
+                snprintf(key, sizeof key, "%s.%s", prefix, slurm_nest_figures[i].key);
+                memcpy(&v, (const char *) u + slurm_nest_figures[i].offset, sizeof v);
+                kv_add(b, key, "%" PRIu64, v);
+        }
+}
+
+/* What the Epilog cannot read any more (Slurm removes its cgroups first). */
+static void sv_nest_verdict(const struct sv *s, struct kv_buf *b) {
+        char list[STEPS_MAX * 41] = "", key[64];
+        size_t n = 0;
+
+        if (s->nest_path[0])
+                kv_add(b, "nest_cgroup", "%s", s->nest_path);
+        kv_usage(b, "job", &s->nest_job);
+        for (unsigned i = 0; i < s->n_steps; i++) {
+                if (!s->steps[i].ended)
+                        continue;
+                n += (size_t) snprintf(list + n, sizeof list - n, "%s%s", n ? "," : "", s->steps[i].name);
+                snprintf(key, sizeof key, "step.%s", s->steps[i].name);
+                kv_usage(b, key, &s->steps[i].usage);
+        }
+        kv_add(b, "steps", "%s", list);
+}
+
+/* The job object's way to the job's processes in mode nest: the tasks'
+ * subtrees (step_<S>/user), never slurmstepd's (leash_job_set_signal_fn). */
+static int sv_nest_signal(void *userdata, int sig) {
+        const struct sv *s = userdata;
+        return sig == SIGKILL ? slurm_nest_kill(s->nest_fd) : slurm_nest_signal(s->nest_fd, sig);
+}
+
+/* Slurm's job cgroup as an owned job of the engine's, at its first task:
+ * the time limits count from then; no limit file is written there (Slurm's
+ * cgroup plugin holds memory, CPUs and devices), and the engine reaches the
+ * job's processes only through sv_nest_signal. */
+static int sv_nest_adopt_job(struct sv *s) {
+        struct leash_spec spec = *s->p->config;
+        struct leash_error err = {0};
+        int r;
+
+        spec.strict = false;
+        spec.limit_set &= (1U << LEASH_LIMIT_CPU_TIME) | (1U << LEASH_LIMIT_WALL_TIME);
+        memset(&spec.devices, 0, sizeof spec.devices);
+        r = leash_job_adopt_spec(&spec, s->nest_path, LEASH_ADOPT_OWNED, &s->job, &err);
+        if (r < 0) {
+                sv_error(s, "supervise Slurm's job cgroup: %s: %s: %s", err.step ? err.step : "adopt", err.detail,
+                         strerror(-r));
+                return r;
+        }
+        return leash_job_set_signal_fn(s->job, sv_nest_signal, s);
+}
+
+/* adopt in nest mode: the task stays where Slurm put it, which must be this
+ * job's step_<step> (or below); the first one names Slurm's job cgroup. */
+static int sv_nest_adopt(struct sv *s, pid_t pid, const char *step, char *reply, size_t size) {
+        char path[sizeof s->nest_path] = "";
+        int fd, r;
+
+        r = slurm_nest_open_job(pid, s->p->job_id, step, &fd, path, sizeof path);
+        if (r < 0) {
+                snprintf(reply, size, "error pid %d is not in Slurm's job_%" PRIu32 "/step_%s (%s): %s", (int) pid,
+                         s->p->job_id, step, path, strerror(-r));
+                return r;
+        }
+        if (s->nest_fd >= 0) {
+                close(fd);
+                return 0;
+        }
+        s->nest_fd = fd;
+        snprintf(s->nest_path, sizeof s->nest_path, "%s", path);
+        r = sv_nest_adopt_job(s);
+        if (r < 0)
+                snprintf(reply, size, "error supervise Slurm's job cgroup %s: %s", path, strerror(-r));
+        return r;
+}
+
+/* step-end in nest mode (the plugin, once the step's last task exited and
+ * before Slurm's proctrack kills the rest): leftovers counted and killed,
+ * the step's and the job's figures kept for the Epilog. */
+static int sv_nest_step_end(struct sv *s, const char *step) {
+        struct slurm_nest_step st;
+        struct step_count *sc;
+
+        if (s->nest_fd < 0 || slurm_nest_step_end(s->nest_fd, step, &st) < 0 || !(sc = sv_step(s, step)))
+                return 0;
+        sc->leftovers += st.leftovers;
+        sc->usage = st.usage;
+        sc->ended = true;
+        account_usage_init(&s->nest_job);
+        account_read(s->nest_fd, &s->nest_job);
+        if (st.leftovers && s->job) { /* in the job's log, told to no task */
+                leash_job_log_signal(s->job, SIGKILL, "leftover");
+                s->told = leash_job_result(s->job)->n_signals;
+        }
+        sv_write_verdict(s);
+        return (int) st.leftovers;
+}
+
 static void sv_write_verdict(struct sv *s) {
         const struct leash_result *r = s->job ? leash_job_result(s->job) : NULL;
         char buf[16384], key[64];
@@ -153,6 +278,8 @@ static void sv_write_verdict(struct sv *s) {
                 snprintf(key, sizeof key, "step.%s.leftovers", s->steps[i].name);
                 kv_add(&b, key, "%u", s->steps[i].leftovers);
         }
+        if (s->p->nest)
+                sv_nest_verdict(s, &b);
         for (unsigned i = 0; i < s->n_errors; i++) {
                 snprintf(key, sizeof key, "error.%u", i);
                 kv_add(&b, key, "%s", s->errors[i]);
@@ -222,6 +349,13 @@ static uint64_t sv_end_ns(const struct sv *s) {
         return start + bound + (s->p->epilog_wait_ns < SUPERVISE_MAX_NS ? s->p->epilog_wait_ns : SUPERVISE_MAX_NS);
 }
 
+/* Whether a task of the job runs: > 0 yes, 0 no, < 0 cannot tell. */
+static int sv_runs(const struct sv *s) {
+        if (!s->p->nest)
+                return cgroupfs_populated(s->p->job_fd);
+        return s->nest_fd < 0 ? 0 : slurm_nest_signal(s->nest_fd, 0);
+}
+
 /* No Epilog by the bound: ends once nothing of the job runs (a task placed
  * later finds no supervisor and is refused), else looks again later. */
 static void sv_check_end(struct sv *s) {
@@ -230,7 +364,7 @@ static void sv_check_end(struct sv *s) {
         if (now < s->end_ns)
                 return;
         /* past the bound: looked at on every wake (a task that ends wakes it) */
-        if (cgroupfs_populated(s->p->job_fd) == 0) {
+        if (sv_runs(s) == 0) {
                 s->ended = "no Epilog by the job's limits and epilog-wait, and the job cgroup empty";
                 s->stop = true;
                 sv_write_verdict(s);
@@ -358,6 +492,12 @@ static void sv_adopt(struct sv *s, const struct ucred *peer, const char *args, i
                          STEPS_MAX);
                 return;
         }
+        if (s->p->nest) { /* the task stays where Slurm put it */
+                if (sv_nest_adopt(s, (pid_t) pid, step, reply, size) < 0)
+                        return;
+                (void) sv_step(s, step);
+                goto placed;
+        }
         r = slurm_step_cgroup_open(s->p->job_fd, step, true, &step_fd);
         if (r < 0) {
                 snprintf(reply, size, "error step_%s: %s", step, strerror(-r));
@@ -370,6 +510,7 @@ static void sv_adopt(struct sv *s, const struct ucred *peer, const char *args, i
                 snprintf(reply, size, "error move pid %ld into step_%s: %s", pid, step, strerror(-r));
                 return;
         }
+placed:
         /* the pid was not recycled between the checks and the move */
         if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
                 snprintf(reply, size, "error pid %ld exited while being placed", pid);
@@ -391,6 +532,10 @@ static void sv_step_end(struct sv *s, const char *args, char *reply, size_t size
         struct step_count *sc;
         int n;
 
+        if (s->p->nest && sscanf(args, "%39s", step) == 1) {
+                snprintf(reply, size, "ok %d", sv_nest_step_end(s, step));
+                return;
+        }
         if (sscanf(args, "%39s", step) != 1 || slurm_step_cgroup_open(s->p->job_fd, step, false, &step_fd) < 0) {
                 snprintf(reply, size, "ok 0");
                 return;
@@ -551,9 +696,9 @@ static int sv_signalfd(void) {
 }
 
 int slurm_supervise(const struct slurm_supervisor *p) {
-        struct sv s = {.p = p};
+        struct sv s = {.p = p, .nest_fd = -1};
         _cleanup_close_ int sig_fd = -1;
-        int job_fd;
+        int job_fd = -1;
 
         sig_fd = sv_signalfd();
         if (sig_fd < 0) {
@@ -561,8 +706,8 @@ int slurm_supervise(const struct slurm_supervisor *p) {
                 sv_write_verdict(&s);
                 return 1;
         }
-        job_fd = sv_adopt_job(&s);
-        if (job_fd < 0) {
+        /* mode nest: Slurm's job cgroup is adopted at the first task */
+        if (!p->nest && (job_fd = sv_adopt_job(&s)) < 0) {
                 sv_write_verdict(&s);
                 leash_job_free(s.job);
                 return 1;
@@ -573,6 +718,8 @@ int slurm_supervise(const struct slurm_supervisor *p) {
                 struct pollfd pfd[3 + PENDING_MAX + TASKS_MAX];
                 unsigned n = 0, np = s.n_pending, nt = s.n_tasks;
 
+                if (job_fd < 0 && s.job && (job_fd = leash_job_fd(s.job)) < 0)
+                        sv_error(&s, "supervise Slurm's job cgroup: its fd: %s", strerror(-job_fd));
                 pfd[n++] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = job_fd, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = sig_fd, .events = POLLIN};
@@ -608,6 +755,8 @@ int slurm_supervise(const struct slurm_supervisor *p) {
         sv_write_verdict(&s);
         /* owned: no kill, no removal; the Epilog reads and removes the cgroup */
         leash_job_free(s.job);
+        if (s.nest_fd >= 0)
+                close(s.nest_fd);
         return 0;
 }
 

@@ -60,6 +60,7 @@ static void slurm_help(FILE *f) {
                 "       leash slurm status [-o json|text] [JOBID]\n"
                 "       leash slurm sweep [--dry-run] [--orphans]  remove what dead supervisors left behind\n"
                 "       leash slurm check-profile NAME  may a user ask for NAME (--leash-profile)?\n"
+                "       leash slurm check [--slurm-conf=FILE]  which mode the node is in (own or nest)\n"
                 "\n"
                 "Slurm passes no arguments and no PATH: point slurm.conf at the wrappers\n"
                 "  Prolog=%s/leash/slurm-prolog\n"
@@ -305,6 +306,7 @@ static int state_text(struct ctx *x, char *buf, size_t size, const char *profile
         kv_add(&b, "profile", "%s", profile ? profile : "");
         kv_add(&b, "profile_chosen_by", "%s", why ? why : "");
         kv_add(&b, "on_error", "%s", slurm_on_error_to_string(x->conf.on_error));
+        kv_add(&b, "mode", "%s", slurm_mode_to_string(x->conf.mode));
         kv_add(&b, "started_realtime_ns", "%" PRIu64, started);
         kv_add(&b, "started_monotonic_ns", "%" PRIu64, now_ns(CLOCK_MONOTONIC) - (now_ns(CLOCK_REALTIME) - started));
         if (c) {
@@ -388,6 +390,96 @@ static void close_others(struct slurm_supervisor *sv) {
         (void) syscall(SYS_close_range, 6U, ~0U, 0U);
 }
 
+/* plugstack.conf: PlugStackConfig=, else slurmd's default beside slurm.conf. */
+static void node_plugstack_path(const struct slurm_node *n, const char *conf, char *buf, size_t size) {
+        const char *slash = strrchr(conf, '/');
+        if (n->plugstack[0])
+                snprintf(buf, size, "%s", n->plugstack);
+        else
+                snprintf(buf, size, "%.*splugstack.conf", slash ? (int) (slash - conf + 1) : 0, conf);
+}
+
+/* slurm.conf (path; NULL: $SLURM_CONF, else /etc/slurm/slurm.conf) and its
+ * plugstack.conf into n; -errno when slurm.conf cannot be read. */
+static int node_read(const char *path, struct slurm_node *n, char *stack_path, size_t size) {
+        _cleanup_free_ char *text = NULL, *stack = NULL;
+        size_t len;
+        int r;
+
+        if (!path)
+                path = getenv("SLURM_CONF");
+        if (!path || !*path)
+                path = "/etc/slurm/slurm.conf";
+        r = read_file_at_alloc(AT_FDCWD, path, &text, &len);
+        if (r < 0)
+                return r;
+        (void) slurm_node_parse_conf(text, len, n);
+        node_plugstack_path(n, path, stack_path, size);
+        if (read_file_at_alloc(AT_FDCWD, stack_path, &stack, &len) == 0)
+                slurm_node_parse_plugstack(stack, len, n);
+        return 0;
+}
+
+/* mode own: <cgroup2>/leash/slurm/job_<ID> with the profile's limits. */
+static int prolog_own_cgroup(struct ctx *x, struct leash_spec *c, enum leash_enforcer *plan, char *root,
+                             size_t root_size, int *root_fd, int *job_fd, char *msg, size_t msg_size) {
+        const char *notes[_LEASH_LIMIT_MAX];
+        struct leash_error err = {0};
+        unsigned available = 0;
+        int r;
+
+        r = slurm_cgroup_root(true, root, root_size, root_fd, &available);
+        if (r >= 0)
+                r = slurm_job_cgroup_create(*root_fd, x->job.id, job_fd);
+        if (r < 0) {
+                snprintf(msg, msg_size, "create the job cgroup: %s", strerror(-r));
+                return r;
+        }
+        cgroupfs_plan_enforcement(c, available, plan, notes);
+        /* slurmstepd starts the tasks: no RLIMIT_AS of leash's reaches them */
+        if (plan[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT)
+                plan[LEASH_LIMIT_MEMORY] = LEASH_BY_NONE;
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) { /* in the Prolog's log, as leash run says them */
+                char line[512];
+                if (leash_limit_weakness(c, plan, notes, (enum leash_limit) l, false, line, sizeof line) > 0)
+                        log_notice("job %" PRIu32 ": %s", x->job.id, line);
+        }
+        r = cgroupfs_apply_limits(*job_fd, c, plan, &err);
+        if (r < 0)
+                snprintf(msg, msg_size, "%s: %s: %s", err.step ? err.step : "write the limits", err.detail,
+                         strerror(-r));
+        return r;
+}
+
+/* mode nest: Slurm's cgroup plugin holds the job's memory, CPUs and tasks;
+ * leash makes no cgroup and writes no limit, and keeps to what it adds: the
+ * CPU-time and wall-time ladder (its supervisor), the step figures, the
+ * report.  A profile's cgroup limits are not applied, and the log says so. */
+static int prolog_nest_plan(struct ctx *x, const struct leash_spec *c, enum leash_enforcer *plan) {
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
+                plan[l] = l == LEASH_LIMIT_CPU_TIME || l == LEASH_LIMIT_WALL_TIME ? LEASH_BY_LEASH : LEASH_BY_NONE;
+                if (plan[l] == LEASH_BY_NONE && leash_spec_has(c, (enum leash_limit) l) && c->limit[l] != LEASH_MAX)
+                        log_notice("job %" PRIu32 ": %s: not applied in mode nest (Slurm's cgroup plugin holds the "
+                                   "job's cgroup)",
+                                   x->job.id, leash_limit_to_string((enum leash_limit) l));
+        }
+        return 0;
+}
+
+/* The node's slurm.conf against slurm.ini's mode (slurm-node.h): -EEXIST
+ * when leash and Slurm would both place tasks. No slurm.conf to read (a
+ * test cluster's lives elsewhere, $SLURM_CONF unset) judges nothing. */
+static int node_judge(struct ctx *x, char *why, size_t size) {
+        struct slurm_node n;
+        char stack_path[SLURM_NODE_VALUE_MAX + 32];
+        int r;
+
+        if (node_read(NULL, &n, stack_path, sizeof stack_path) < 0)
+                return 0;
+        r = slurm_node_judge(&n, x->conf.mode, why, size);
+        return r == -EEXIST || (r < 0 && x->conf.mode == SLURM_MODE_NEST && !n.slurm_places) ? r : 0;
+}
+
 static int prolog(void) {
         struct ctx x = {0};
         _cleanup_close_ int state_fd = -1, root_fd = -1, job_fd = -1, listen_fd = -1;
@@ -395,9 +487,7 @@ static int prolog(void) {
         struct leash_profiles *profiles = NULL;
         const char *profile = NULL, *pwhy = NULL;
         enum leash_enforcer plan[_LEASH_LIMIT_MAX];
-        const char *notes[_LEASH_LIMIT_MAX];
         char why[4400], root[4096], cgroup[4200], text[STATE_SIZE], msg[4600];
-        unsigned available = 0;
         uint64_t started;
         int ready[2] = {-1, -1}, r, rc;
         pid_t pid;
@@ -464,32 +554,20 @@ static int prolog(void) {
         }
         s.config.profile = profile;
 
-        r = slurm_cgroup_root(true, root, sizeof root, &root_fd, &available);
-        if (r >= 0)
-                r = slurm_job_cgroup_create(root_fd, x.job.id, &job_fd);
+        r = node_judge(&x, why, sizeof why);
         if (r < 0) {
-                snprintf(msg, sizeof msg, "create the job cgroup: %s", strerror(-r));
+                snprintf(msg, sizeof msg, "%s", why);
                 goto trouble;
         }
-        snprintf(cgroup, sizeof cgroup, "%s/job_%" PRIu32, root, x.job.id);
-        cgroupfs_plan_enforcement(&s.config, available, plan, notes);
-        /* slurmstepd starts the tasks: no RLIMIT_AS of leash's reaches them */
-        if (plan[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT)
-                plan[LEASH_LIMIT_MEMORY] = LEASH_BY_NONE;
-        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) { /* in the Prolog's log, as leash run says them */
-                char line[512];
-                if (leash_limit_weakness(&s.config, plan, notes, (enum leash_limit) l, false, line, sizeof line) > 0)
-                        log_notice("job %" PRIu32 ": %s", x.job.id, line);
-        }
-        {
-                struct leash_error err = {0};
-                r = cgroupfs_apply_limits(job_fd, &s.config, plan, &err);
-                if (r < 0) {
-                        snprintf(msg, sizeof msg, "%s: %s: %s", err.step ? err.step : "write the limits", err.detail,
-                                 strerror(-r));
-                        goto trouble;
-                }
-        }
+        if (x.conf.mode == SLURM_MODE_NEST) {
+                r = prolog_nest_plan(&x, &s.config, plan);
+                cgroup[0] = '\0';
+        } else
+                r = prolog_own_cgroup(&x, &s.config, plan, root, sizeof root, &root_fd, &job_fd, msg, sizeof msg);
+        if (r < 0)
+                goto trouble;
+        if (job_fd >= 0)
+                snprintf(cgroup, sizeof cgroup, "%s/job_%" PRIu32, root, x.job.id);
         r = listen_socket(state_fd, x.job.uid, &listen_fd);
         if (r < 0) {
                 snprintf(msg, sizeof msg, "the supervisor's socket: %s", strerror(-r));
@@ -515,6 +593,7 @@ static int prolog(void) {
                         .uid = x.job.uid,
                         .listen_fd = listen_fd,
                         .job_fd = job_fd,
+                        .nest = x.conf.mode == SLURM_MODE_NEST,
                         .state_fd = state_fd,
                         .cgroup = cgroup,
                         .epilog_wait_ns = x.conf.epilog_wait_ns,
@@ -538,8 +617,8 @@ static int prolog(void) {
                 (void) !read(ready[0], &c, 1);
                 close(ready[0]);
         }
-        r = state_text(&x, text, sizeof text, profile, pwhy, &s.config, plan, cgroup, NULL, false, pid,
-                       proc_starttime(pid), started);
+        r = state_text(&x, text, sizeof text, profile, pwhy, &s.config, plan, cgroup[0] ? cgroup : NULL, NULL, false,
+                       pid, proc_starttime(pid), started);
         if (r >= 0)
                 r = slurm_file_replace(state_fd, "state", text);
         leash_settings_done(&s);
@@ -757,6 +836,58 @@ static enum leash_reason decide_reason(const struct leash_result *r, const char 
         return r->status_code > 0 ? LEASH_REASON_EXIT : LEASH_REASON_OK;
 }
 
+/* mode nest: Slurm removed its cgroups before the Epilog, so the figures are
+ * those the supervisor read at each step's end (sv_nest_step_end): the job's
+ * usage is job_<ID>'s own files at the last step end, its OOM kills the
+ * steps' sum, and every step that ended is a steps[] entry. */
+static void usage_from_verdict(const char *verdict, const char *prefix, struct leash_usage *u) {
+        for (size_t i = 0; i < slurm_nest_n_figures; i++) {
+                char key[96];
+                uint64_t v;
+                snprintf(key, sizeof key, "%s.%s", prefix, slurm_nest_figures[i].key);
+                v = kv_u64(verdict, key, LEASH_NULL);
+                memcpy((char *) u + slurm_nest_figures[i].offset, &v, sizeof v);
+        }
+        u->memory_peak_basis = u->memory_peak != LEASH_NULL ? "memory.peak" : NULL;
+}
+
+/* The report's placement: the job cgroup the Epilog reports on was made by
+ * the Prolog (mode own) or by Slurm (mode nest), and adopted. */
+static void placement_adopted(struct leash_result *r, const char *why) {
+        r->placement = PLACEMENT_ADOPTED;
+        snprintf(r->placement_why, sizeof r->placement_why, "%s", why);
+}
+
+static void epilog_nest(const char *verdict, struct leash_result *r, struct epilog_steps *es) {
+        char list[4096] = "", *save = NULL;
+        uint64_t wall = r->usage.wall_ns, ooms = 0;
+
+        (void) kv_get(verdict, "nest_cgroup", r->cgroup, sizeof r->cgroup);
+        usage_from_verdict(verdict, "job", &r->usage);
+        r->usage.wall_ns = wall;
+        (void) kv_get(verdict, "steps", list, sizeof list);
+        for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                struct slurm_step_usage *l = realloc(es->steps, (es->n + 1) * sizeof *l), *st;
+                char key[96], prefix[64];
+                if (!l)
+                        break;
+                es->steps = l;
+                st = &l[es->n++];
+                memset(st, 0, sizeof *st);
+                snprintf(st->name, sizeof st->name, "%s", t);
+                account_usage_init(&st->usage);
+                snprintf(prefix, sizeof prefix, "step.%s", t);
+                usage_from_verdict(verdict, prefix, &st->usage);
+                snprintf(key, sizeof key, "step.%s.leftovers", t);
+                st->leftovers_killed = (unsigned) kv_u64(verdict, key, 0);
+                r->leftovers_killed += st->leftovers_killed;
+                if (st->usage.mem_ev_oom_kill != LEASH_NULL)
+                        ooms += st->usage.mem_ev_oom_kill;
+        }
+        if (es->n && (r->usage.mem_ev_oom_kill == LEASH_NULL || r->usage.mem_ev_oom_kill < ooms))
+                r->usage.mem_ev_oom_kill = ooms;
+}
+
 static int epilog(void) {
         struct ctx x = {0};
         _cleanup_close_ int state_fd = -1, root_fd = -1, job_fd = -1;
@@ -765,7 +896,7 @@ static int epilog(void) {
         struct leash_spec c;
         struct leash_result *r = calloc(1, sizeof *r);
         struct slurm_report sr = {0};
-        char why[4400] = "", root[4096], profile[64] = "", pwhy[160] = "", setup[1024] = "";
+        char why[4400] = "", root[4096], profile[64] = "", pwhy[160] = "", setup[1024] = "", mode[16] = "";
         bool have_job = false, trouble = false;
         unsigned placed = 0, leftovers;
         int n;
@@ -837,15 +968,27 @@ static int epilog(void) {
         if (getenv("SLURM_JOB_EXIT_CODE2")) {
                 int e = 0, sg = 0;
                 if (sscanf(env("SLURM_JOB_EXIT_CODE2"), "%d:%d", &e, &sg) == 2) {
+                        /* 125 is no signal: Slurm's SIG_OOM (253) as WTERMSIG
+                         * reads it ("ExitCode=0:125" of an OOM job, seen with
+                         * 22.05); the OOM killer's signal is SIGKILL */
+                        if (sg == 125)
+                                sg = SIGKILL;
                         r->status_code = sg ? -1 : e;
                         r->term_signal = sg;
                 }
         }
 
-        if (slurm_cgroup_root(false, root, sizeof root, &root_fd, NULL) == 0 &&
-            slurm_job_cgroup_open(root_fd, x.job.id, &job_fd) == 0) {
+        if (state && kv_get(state, "mode", mode, sizeof mode) == 0 && strcmp(mode, "nest") == 0) {
+                epilog_nest(verdict, r, &es);
+                if (r->cgroup[0])
+                        placement_adopted(r, "adopted: Slurm's job cgroup (mode nest: Slurm's cgroup plugin placed "
+                                             "the tasks and holds memory, CPUs and devices; leash moved none)");
+        } else if (slurm_cgroup_root(false, root, sizeof root, &root_fd, NULL) == 0 &&
+                   slurm_job_cgroup_open(root_fd, x.job.id, &job_fd) == 0) {
                 have_job = true;
                 snprintf(r->cgroup, sizeof r->cgroup, "%s/job_%" PRIu32, root, x.job.id);
+                placement_adopted(r, "adopted: the job cgroup leash's Prolog made (mode own: leash's layout, "
+                                     "its limits written there)");
                 es.verdict = verdict;
                 (void) slurm_for_each_step(job_fd, collect_step, &es);
                 /* every process left in the job's subtree (steps and any cgroup a
@@ -895,6 +1038,7 @@ static int epilog(void) {
         sr.profile_why = pwhy[0] ? pwhy : NULL;
         sr.on_error = slurm_on_error_to_string(x.conf.on_error);
         sr.tasks_placed = placed;
+        sr.nest = strcmp(mode, "nest") == 0;
         sr.steps = es.steps;
         sr.n_steps = es.n;
         /* the cgroups go before the report is written: the report then says the truth */
@@ -1366,11 +1510,57 @@ static int check_profile(int argc, char **argv) {
         return rc;
 }
 
+/* --- check: which mode the node is in --------------------------------------- */
+
+/* slurm.conf (--slurm-conf=FILE, else $SLURM_CONF, else /etc/slurm/slurm.conf)
+ * and its plugstack.conf against slurm.ini's mode: 0 when the node is in one
+ * mode, 1 (with why) when leash and Slurm would both place tasks or nest
+ * lacks what it needs, 125 when slurm.conf cannot be read. */
+static int node_check(int argc, char **argv) {
+        struct ctx x = {0};
+        struct slurm_node n;
+        const char *path = getenv("SLURM_CONF");
+        char why[1400], stack_path[SLURM_NODE_VALUE_MAX + 32];
+        int r;
+
+        if (!path || !*path)
+                path = "/etc/slurm/slurm.conf";
+        for (int i = 1; i < argc; i++) {
+                if (strncmp(argv[i], "--slurm-conf=", 13) == 0 && argv[i][13])
+                        path = argv[i] + 13;
+                else
+                        return usage_error("slurm check: '%s': expected --slurm-conf=FILE", argv[i]);
+        }
+        r = node_read(path, &n, stack_path, sizeof stack_path);
+        if (r < 0) {
+                log_error("slurm check: read %s: %s", path, strerror(-r));
+                return EXIT_LEASH_FAILED;
+        }
+        ctx_load_conf(&x);
+        printf("slurm.conf: %s: ProctrackType=%s TaskPlugin=%s\n", path, n.proctrack[0] ? n.proctrack : "(default)",
+               n.task_plugin[0] ? n.task_plugin : "(default)");
+        printf("Slurm places tasks in its cgroups: %s\n", n.slurm_places ? "yes" : "no");
+        printf("leash hooks: Prolog %s, TaskProlog %s, spank_leash.so %s (%s)\n", n.leash_prolog ? "yes" : "no",
+               n.leash_task_prolog ? "yes" : "no", n.leash_spank ? "yes" : "no", stack_path);
+        printf("slurm.ini: mode = %s\n", slurm_mode_to_string(x.conf.mode));
+        if (n.includes)
+                printf("note: %s has Include lines, which this check does not follow\n", path);
+        r = slurm_node_judge(&n, x.conf.mode, why, sizeof why);
+        if (r < 0)
+                log_error("slurm check: refused: %s", why);
+        else
+                printf("mode: %s\n", why);
+        r = r < 0 || !x.conf_ok ? 1 : 0;
+        ctx_done(&x);
+        return r;
+}
+
 int cmd_slurm(int argc, char **argv) {
         const char *sub = argc > 1 ? argv[1] : NULL;
 
         if (!sub)
-                return usage_error("slurm: expected prolog, epilog, task-prolog, status, sweep or check-profile");
+                return usage_error(
+                        "slurm: expected prolog, epilog, task-prolog, status, sweep, check or check-profile");
         if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
                 slurm_help(stdout);
                 return fflush(stdout) == 0 ? 0 : EXIT_LEASH_FAILED;
@@ -1402,7 +1592,10 @@ int cmd_slurm(int argc, char **argv) {
                 return sweep(argc - 1, argv + 1);
         if (strcmp(sub, "check-profile") == 0)
                 return check_profile(argc - 1, argv + 1);
-        return usage_error("slurm: unknown subcommand '%s': expected prolog, epilog, task-prolog, status, sweep or "
-                           "check-profile",
-                           sub);
+        if (strcmp(sub, "check") == 0)
+                return node_check(argc - 1, argv + 1);
+        return usage_error(
+                "slurm: unknown subcommand '%s': expected prolog, epilog, task-prolog, status, sweep, check or "
+                "check-profile",
+                sub);
 }

@@ -32,7 +32,7 @@ void print_help(FILE *f) {
         fprintf(f, "Usage: leash run [OPTIONS] [--] COMMAND [ARG...]\n"
                    "       leash check [--cgroup-parent PATH]\n"
                    "       leash profiles list | show NAME | check [FILE...]\n"
-                   "       leash slurm prolog | epilog | task-prolog | status [JOBID] | sweep   (leash-slurm(8))\n"
+                   "       leash slurm prolog | epilog | task-prolog | status | sweep | check  (leash-slurm(8))\n"
                    "       leash report [--html|--markdown|--text] [-o OUT] REPORT.json|DIR [SERIES]...\n"
                    "       leash suggest [--name NAME|--profile NAME] [--format ini|json|text] REPORTS...\n"
                    "       leash ps [--cgroup-parent PATH] [-o text|json]        (leash-ps(1))\n"

@@ -48,6 +48,10 @@ struct leash_job {
         enum job_state state;
         bool adopted, remove_cgroup, has_main;
         bool owned; /* LEASH_ADOPT_OWNED: never ends by itself, its owner ends it */
+        /* owned: the owner's way to the job's processes (leash_job_set_signal_fn),
+         * NULL: every process of the cgroup */
+        int (*signal_fn)(void *userdata, int sig);
+        void *signal_userdata;
         int parent_fd, job_fd, pidfd, timer_fd, events_fd, epoll_fd;
         int setup_fd; /* a forked main process's setup pipe, read once it ended (supervise.c) */
         char dirname[256];

@@ -371,6 +371,10 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
                 goto fail;
         snprintf(j->dirname, sizeof j->dirname, "%s", slash + 1);
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", path);
+        j->r.placement = PLACEMENT_ADOPTED;
+        snprintf(j->r.placement_why, sizeof j->r.placement_why, "%s",
+                 j->owned ? "adopted: a cgroup its owner made and places processes in; leash moved nothing"
+                          : "adopted: a cgroup leash's caller made");
         j->mount_len = strlen(mount);
         escape_home_open(j);
         *slash = '\0';
@@ -782,6 +786,14 @@ enum leash_reason leash_job_cause(const struct leash_job *j) {
 
 void leash_job_log_signal(struct leash_job *j, int sig, const char *why) {
         supervise_log_signal(j, sig, why);
+}
+
+int leash_job_set_signal_fn(struct leash_job *j, int (*fn)(void *userdata, int sig), void *userdata) {
+        if (!j || !j->owned)
+                return -EINVAL;
+        j->signal_fn = fn;
+        j->signal_userdata = userdata;
+        return 0;
 }
 
 const struct leash_error *leash_job_start_error(const struct leash_job *j) {

@@ -149,6 +149,7 @@ enum placement_kind {
         PLACEMENT_SYSTEMD,   /* a transient Delegate=yes scope from the service manager */
         PLACEMENT_NAMESPACE, /* the writable root of leash's cgroup namespace (a container) */
         PLACEMENT_HOST,      /* root on a host whose cgroup tree no service manager owns: <mount>/leash */
+        PLACEMENT_ADOPTED,   /* a cgroup its caller made, adopted (leash_job_adopt*): a Slurm job's */
         _PLACEMENT_MAX,
 };
 
@@ -291,6 +292,14 @@ enum leash_reason leash_job_cause(const struct leash_job *j);
 /* Records a signal the owner of an adopted job sent to part of it (a Slurm
  * step's leftovers) in the job's signal log, beside the job's own. */
 void leash_job_log_signal(struct leash_job *j, int sig, const char *why);
+/* An owned adopted job whose cgroup also holds processes that are not the
+ * job's (a Slurm job cgroup in mode nest: slurmstepd beside the tasks): its
+ * time limits' signals, the kill at the end of the grace and the look at
+ * whether anything of the job still runs go through fn instead of the whole
+ * cgroup. fn(userdata, sig) sends sig to the job's processes (SIGKILL: kills
+ * them all) and returns how many there were (sig 0: only counts), or -errno.
+ * -EINVAL for a job that is not owned. */
+int leash_job_set_signal_fn(struct leash_job *j, int (*fn)(void *userdata, int sig), void *userdata);
 /* Why leash_job_start/fork's child failed (step and detail), for the one-line message. */
 const struct leash_error *leash_job_start_error(const struct leash_job *j);
 

@@ -73,7 +73,7 @@
 static const char *const kind_names[_PLACEMENT_MAX] = {
         [PLACEMENT_NONE] = "none", [PLACEMENT_CONFIG] = "config",   [PLACEMENT_DELEGATED] = "delegated",
         [PLACEMENT_JOB] = "job",   [PLACEMENT_SYSTEMD] = "systemd", [PLACEMENT_NAMESPACE] = "namespace",
-        [PLACEMENT_HOST] = "host",
+        [PLACEMENT_HOST] = "host", [PLACEMENT_ADOPTED] = "adopted",
 };
 
 const char *placement_kind_to_string(enum placement_kind k) {

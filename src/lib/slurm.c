@@ -35,6 +35,7 @@ enum {
         SEEN_REPORT_DIR = 1 << 4,
         SEEN_KILL_TIMEOUT = 1 << 5,
         SEEN_EPILOG_WAIT = 1 << 6,
+        SEEN_MODE = 1 << 7,
 };
 
 void slurm_conf_init(struct slurm_conf *c) {
@@ -214,6 +215,15 @@ static int conf_handler(void *userdata, const char *section, const char *key, co
                         return -1;
                 }
                 c->epilog_wait_ns = ns;
+                return 0;
+        }
+        if (strcmp(key, "mode") == 0) {
+                if (seen_once(c, SEEN_MODE, key, why, size) < 0)
+                        return -1;
+                if (slurm_mode_from_string(v, &c->mode) < 0) {
+                        snprintf(why, size, "mode: '%s': expected own or nest", v);
+                        return -1;
+                }
                 return 0;
         }
         snprintf(why, size, "unknown key '%s' (value '%s')", key, v);
@@ -547,7 +557,7 @@ int slurm_file_replace(int dir_fd, const char *name, const char *text) {
  * with the job's own identity, and not what an empty leash_result would
  * claim (uid 0, no capabilities).
  */
-static void sandbox_keys(struct report_json *rj, const struct slurm_job *j) {
+static void sandbox_keys(struct report_json *rj, const struct slurm_job *j, bool nest) {
         char buf[160];
 
         (void) report_json_object(rj, "sandbox");
@@ -556,8 +566,10 @@ static void sandbox_keys(struct report_json *rj, const struct slurm_job *j) {
         (void) report_json_int(rj, "sandbox.identity.uid", (int64_t) j->uid);
         (void) report_json_int(rj, "sandbox.identity.gid", (int64_t) j->gid);
         (void) report_json_str(rj, "sandbox.note",
-                               "leash placed Slurm's tasks in the job cgroup; it changed no identity, capability or "
-                               "seccomp filter");
+                               nest ? "Slurm's cgroup plugin placed the tasks (mode nest); leash changed no identity, "
+                                      "capability or seccomp filter"
+                                    : "leash placed Slurm's tasks in the job cgroup; it changed no identity, "
+                                      "capability or seccomp filter");
         if (j->uid == 0)
                 snprintf(buf, sizeof buf, "none: Slurm runs the tasks as root, who can leave the cgroup or stop leash");
         else
@@ -580,7 +592,9 @@ int slurm_report_format(const struct leash_spec *c, const struct leash_result *r
         k = report_json_new(c, r, &rj);
         if (k < 0)
                 return k;
-        sandbox_keys(rj, j);
+        sandbox_keys(rj, j, s->nest);
+        if (s->nest)
+                (void) report_json_str(rj, "slurm_mode", "nest");
         (void) report_json_object(rj, "slurm");
         (void) report_json_int(rj, "slurm.job_id", j->id);
         (void) report_json_str(rj, "slurm.user", or_null(j->user));

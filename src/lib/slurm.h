@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include "leash.h"
+#include "slurm-node.h"
 
 struct leash_profiles;
 
@@ -56,6 +57,7 @@ struct slurm_conf {
         char *state_dir, *report_dir;
         uint64_t kill_timeout_ns;
         uint64_t epilog_wait_ns; /* the per-job supervisor's wait for a late Epilog */
+        enum slurm_mode mode;    /* own (default) or nest: slurm-node.h */
         unsigned seen;           /* keys already set (duplicate check) */
 };
 
@@ -129,6 +131,7 @@ struct slurm_report {
         const char *profile_why; /* "partition.debug", "--leash-profile", ... */
         const char *on_error;
         unsigned tasks_placed;
+        bool nest; /* mode nest: Slurm placed the tasks, leash adopted its cgroups */
         const struct slurm_step_usage *steps;
         size_t n_steps;
         char *const *errors;

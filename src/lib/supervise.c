@@ -141,10 +141,17 @@ static int signal_cgroup(struct leash_job *j, int sig) {
 
         if (j->no_cgroup)
                 return tree_signal(j, sig); /* the main process among them */
+        if (j->signal_fn)                   /* an owned job: its owner knows which processes are the job's */
+                return j->signal_fn(j->signal_userdata, sig);
 
         if (escape_guard(j) == 0)
                 return cgroupfs_signal_all(j->job_fd, sig, skip[0]);
         return cgroupfs_signal_each(j->job_fd, sig, skip, ELEMENTSOF(skip));
+}
+
+/* Whether anything of the job runs: > 0 yes, 0 no, < 0 cannot tell. */
+static int job_runs(struct leash_job *j) {
+        return j->signal_fn ? j->signal_fn(j->signal_userdata, 0) : cgroupfs_populated(j->job_fd);
 }
 
 void supervise_kill_tree(struct leash_job *j) {
@@ -152,6 +159,10 @@ void supervise_kill_tree(struct leash_job *j) {
 
         if (j->no_cgroup) {
                 (void) tree_signal(j, SIGKILL);
+                return;
+        }
+        if (j->signal_fn) {
+                (void) j->signal_fn(j->signal_userdata, SIGKILL);
                 return;
         }
         if (escape_guard(j) == 0)
@@ -245,7 +256,7 @@ static void check_cpu(struct leash_job *j, uint64_t now) {
 static void supervise_due(struct leash_job *j, uint64_t now) {
         if (now >= j->deadline[DEADLINE_GRACE]) {
                 /* an adopted cgroup the soft signal emptied: no kill to report */
-                if (!j->has_main && !j->no_cgroup && cgroupfs_populated(j->job_fd) == 0)
+                if (!j->has_main && !j->no_cgroup && job_runs(j) == 0)
                         j->deadline[DEADLINE_GRACE] = DEADLINE_NEVER;
                 else
                         supervise_kill_now(j, "grace");

@@ -223,9 +223,38 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av) {
         return -1;
 }
 
+static void step_end(uint32_t job, const char *step) {
+        char req[64], reply[128];
+
+        snprintf(req, sizeof req, "step-end %s", step);
+        if (request(job, req, -1, reply, sizeof reply) == 0 && strncmp(reply, "ok ", 3) == 0 && atoi(reply + 3) > 0)
+                slurm_info("leash: job %" PRIu32 ": step %s: killed %s leftover process(es)", job, step, reply + 3);
+}
+
+/* slurmstepd, as each task of the step exits (mode nest): once the last
+ * one has, before Slurm's proctrack kills the rest of the step, what is left
+ * is what the step left behind; the supervisor counts it, kills it and reads
+ * the step's cgroup while Slurm still has it. */
+static uint32_t tasks_exited;
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av) {
+        char state[32768], step[32], mode[16];
+        uint32_t job, local = 0;
+
+        if (spank_context() != S_CTX_REMOTE || job_and_step(sp, &job, step, sizeof step) < 0)
+                return 0;
+        if (read_state(job, state, sizeof state) < 0 || !state_get(state, "mode", mode, sizeof mode) ||
+            strcmp(mode, "nest") != 0 || !state_get(state, "supervisor_pid", mode, sizeof mode))
+                return 0;
+        if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS || ++tasks_exited < local)
+                return 0;
+        step_end(job, step);
+        return 0;
+}
+
 /* slurmstepd, at the end of a step: what the step left behind dies. */
 int slurm_spank_exit(spank_t sp, int ac, char **av) {
-        char state[32768], step[32], req[64], reply[128];
+        char state[32768], step[32], reply[128];
         uint32_t job;
 
         if (spank_context() != S_CTX_REMOTE || job_and_step(sp, &job, step, sizeof step) < 0)
@@ -233,8 +262,6 @@ int slurm_spank_exit(spank_t sp, int ac, char **av) {
         (void) read_state(job, state, sizeof state);
         if (!state_get(state, "supervisor_pid", reply, sizeof reply))
                 return 0;
-        snprintf(req, sizeof req, "step-end %s", step);
-        if (request(job, req, -1, reply, sizeof reply) == 0 && strncmp(reply, "ok ", 3) == 0 && atoi(reply + 3) > 0)
-                slurm_info("leash: job %" PRIu32 ": step %s: killed %s leftover process(es)", job, step, reply + 3);
+        step_end(job, step);
         return 0;
 }

@@ -9,6 +9,10 @@
  *   - the watchdog needs nothing of the thread that made the job: that thread
  *     exits, the process is SIGKILLed, the job still dies and its cgroup goes
  *     (issue 10.2);
+ *   - an owned job whose cgroup also holds what is not the job's (a Slurm job
+ *     cgroup in mode nest: slurmstepd beside the tasks) signals and kills only
+ *     what its owner's signal function reaches; without one, everything in
+ *     the cgroup (the control) (issue 29);
  *   - an owned cgroup (a Slurm job's) adopted with --gpus none keeps every
  *     device but the GPUs openable: its device program has the rules (issue
  *     28; before, it was attached without them and refused /dev/null).
@@ -17,6 +21,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +33,7 @@
 #include <unistd.h>
 
 #include "lib/leash.h"
+#include "lib/placement.h"
 #include "tap.h"
 
 #define HUGE_NS (UINT64_MAX - 2)
@@ -183,6 +189,125 @@ static void test_watchdog(void) {
         ok(gone, "its holder SIGKILLed: the watchdog killed the job and removed its cgroup (%.2f s)", now() - t0);
 }
 
+/* sleep SECONDS, placed in the cgroup cg (its cgroup.procs) */
+static pid_t sleeper_in(const char *cg, const char *seconds) {
+        char procs[4200], pidtxt[32];
+        pid_t pid = fork();
+        int fd;
+
+        if (pid == 0) {
+                execlp("sleep", "sleep", seconds, (char *) NULL);
+                _exit(127);
+        }
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+        snprintf(pidtxt, sizeof pidtxt, "%d", (int) pid);
+        fd = open(procs, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, pidtxt, strlen(pidtxt)) <= 0) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                pid = -1;
+        }
+        if (fd >= 0)
+                close(fd);
+        return pid;
+}
+
+/* the owner's signal function: the processes of one sub-cgroup only */
+static int signal_sub(void *userdata, int sig) {
+        char path[4200], buf[512];
+        int n = 0;
+        FILE *f;
+
+        snprintf(path, sizeof path, "%s/cgroup.procs", (const char *) userdata);
+        f = fopen(path, "re");
+        while (f && fgets(buf, sizeof buf, f)) {
+                n++;
+                if (sig)
+                        (void) kill((pid_t) atoi(buf), sig);
+        }
+        if (f)
+                fclose(f);
+        return f ? n : -errno;
+}
+
+/* wall-time 200 ms, grace 200 ms, a process of the job in sub/ (it ignores
+ * the soft signal: the grace's SIGKILL ends it) and one that is not the job's
+ * beside it in other/; hook: the owner's signal function or none */
+static void owned_ladder(bool hook) {
+        char cg[4096], sub[4200], other[4200];
+        struct leash_error err = {0};
+        struct leash_job *j = NULL;
+        struct leash_spec s;
+        pid_t task, bystander;
+        int st_task = 0, st_by = 0, r_task = 0;
+        struct pollfd pfd;
+        const char *what = hook ? "with the owner's signal function" : "control, without one";
+
+        snprintf(cg, sizeof cg, "%s/owned-%s", parent, hook ? "hook" : "none");
+        snprintf(sub, sizeof sub, "%s/sub", cg);
+        snprintf(other, sizeof other, "%s/other", cg);
+        if (mkdir(cg, 0755) < 0 || mkdir(sub, 0755) < 0 || mkdir(other, 0755) < 0) {
+                ok(false, "%s: make %s/{sub,other}: %s", what, cg, strerror(errno));
+                return;
+        }
+        spec_init(&s, "owned");
+        leash_spec_set_limit(&s, LEASH_LIMIT_WALL_TIME, 200 * 1000000ULL);
+        s.grace_ns = 200 * 1000000ULL;
+        s.soft_signal = SIGTERM;
+        ok(leash_job_adopt_spec(&s, cg, LEASH_ADOPT_OWNED, &j, &err) == 0, "%s: adopted (owned)", what);
+        if (hook)
+                ok(leash_job_set_signal_fn(j, signal_sub, sub) == 0, "%s: leash_job_set_signal_fn", what);
+        task = sleeper_in(sub, "30");
+        bystander = sleeper_in(other, "30");
+        pfd = (struct pollfd){.fd = leash_job_fd(j), .events = POLLIN};
+        for (int i = 0; i < 150 && r_task == 0; i++) {
+                pfd.revents = 0;
+                (void) poll(&pfd, 1, 20);
+                (void) leash_job_dispatch(j);
+                r_task = waitpid(task, &st_task, WNOHANG);
+        }
+        ok(r_task > 0 && WIFSIGNALED(st_task) && WTERMSIG(st_task) == SIGTERM,
+           "%s: the job's process got the wall-time limit's soft signal", what);
+        if (hook) {
+                ok(waitpid(bystander, &st_by, WNOHANG) == 0, "%s: what is not the job's was not signalled", what);
+                for (int i = 0; i < 20; i++) { /* past the grace */
+                        pfd.revents = 0;
+                        (void) poll(&pfd, 1, 20);
+                        (void) leash_job_dispatch(j);
+                }
+                ok(waitpid(bystander, &st_by, WNOHANG) == 0, "%s: nor killed at the end of the grace", what);
+                is_str(leash_reason_to_string(leash_job_cause(j)), "wall_time", "%s: the cause: wall_time", what);
+                kill(bystander, SIGKILL);
+                waitpid(bystander, NULL, 0);
+        } else
+                ok(waitpid(bystander, &st_by, 0) == bystander && WIFSIGNALED(st_by),
+                   "%s: what is not the job's was signalled too (signal %d)", what,
+                   WIFSIGNALED(st_by) ? WTERMSIG(st_by) : 0);
+        ok(leash_job_finish(j, &err) == 0, "%s: its owner finishes it", what);
+        /* the report says where the job is: adopted, not "none" (a Slurm job's report said none) */
+        is_str(placement_kind_to_string(leash_job_result(j)->placement), "adopted", "%s: placement adopted", what);
+        ok(strstr(leash_job_result(j)->placement_why, "its owner made"), "%s: placement why: %s", what,
+           leash_job_result(j)->placement_why);
+        leash_job_free(j);
+        ok(rmdir(sub) == 0 && rmdir(other) == 0 && rmdir(cg) == 0, "%s: the owner removes its cgroups", what);
+}
+
+static void test_owned_signal_fn(void) {
+        struct leash_spec s;
+        struct leash_job *j = NULL;
+        struct leash_error err = {0};
+        char a0[] = "true", *argv[] = {a0, NULL};
+
+        owned_ladder(true);
+        owned_ladder(false);
+        spec_init(&s, "not-owned");
+        j = start(&s, argv);
+        ok(leash_job_set_signal_fn(j, signal_sub, NULL) == -EINVAL, "leash_job_set_signal_fn: -EINVAL unless owned");
+        (void) leash_job_wait(j);
+        (void) leash_job_finish(j, &err);
+        leash_job_free(j);
+}
+
 /* A process placed in cg opens path: 0, or its errno. */
 static int open_in(const char *cg, const char *path) {
         char procs[4200];
@@ -236,6 +361,7 @@ int main(int argc, char **argv) {
         test_saturation();
         test_is_set();
         test_watchdog();
+        test_owned_signal_fn();
         test_owned_devices();
         return tap_done();
 }

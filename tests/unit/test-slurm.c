@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* slurm.ini parsing (errors as FILE:LINE), which profile a job gets, step
  * names, the state files' key=value reader; and conf/slurm.ini, parsed as
- * shipped, must give the built-in defaults (every key commented out). */
+ * shipped, must give the built-in defaults (every key commented out); which
+ * mode a node is in (slurm.conf and plugstack.conf as a node has them), and
+ * where Slurm's cgroup plugin put a task (/proc/PID/cgroup as 22.05 writes it). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -10,6 +12,8 @@
 #include "basic/kvfile.h"
 #include "lib/profile.h"
 #include "lib/slurm.h"
+#include "lib/slurm-nest.h"
+#include "lib/slurm-node.h"
 #include "tap.h"
 
 static int load(const char *text, struct slurm_conf *c, char *first_error, size_t size) {
@@ -33,6 +37,64 @@ static void bad(const char *text, const char *want) {
         if (!strstr(e, want))
                 printf("#   got '%s'\n", e);
         slurm_conf_done(&c);
+}
+
+static void node_tests(void) {
+        static const char own_conf[] = "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n"
+                                       "Prolog=/usr/libexec/leash/slurm-prolog\n"
+                                       "TaskProlog=/usr/libexec/leash/slurm-task-prolog\n";
+        static const char cluster[] = "# a node as clusters run it\nproctracktype=proctrack/cgroup # comment\n"
+                                      "TaskPlugin=task/affinity,task/cgroup\nPrologFlags=Contain\n"
+                                      "Prolog=/usr/libexec/leash/slurm-prolog\n";
+        static const char stack[] =
+                "# leash\nrequired /usr/lib/x86_64-linux-gnu/leash/spank_leash.so state-dir=/run/x\n";
+        struct slurm_node n;
+        char why[1400], path[256];
+        enum slurm_mode m;
+
+        ok(slurm_node_parse_conf(own_conf, sizeof own_conf - 1, &n) == 0 && !n.slurm_places && n.leash_task_prolog &&
+                   n.leash_prolog,
+           "own layout: linuxproc + task/none, leash's Prolog and TaskProlog");
+        ok(slurm_node_judge(&n, SLURM_MODE_OWN, why, sizeof why) == 0 && strstr(why, "own"), "own: judged own");
+        ok(slurm_node_judge(&n, SLURM_MODE_NEST, why, sizeof why) == -ENOENT && strstr(why, "needs Slurm's cgroup"),
+           "nest without Slurm's cgroup plugin: refused");
+        ok(slurm_node_parse_conf(cluster, sizeof cluster - 1, &n) == 0 && n.slurm_places && !n.leash_task_prolog,
+           "keys are case-insensitive, comments cut, task/cgroup found in a list");
+        is_str(n.proctrack, "proctrack/cgroup", "ProctrackType read without its comment");
+        ok(slurm_node_judge(&n, SLURM_MODE_OWN, why, sizeof why) == 0 && strstr(why, "not placed"),
+           "own with no placing hook: said, not refused");
+        slurm_node_parse_plugstack(stack, sizeof stack - 1, &n);
+        ok(n.leash_spank, "plugstack.conf: spank_leash.so found");
+        ok(slurm_node_judge(&n, SLURM_MODE_OWN, why, sizeof why) == -EEXIST && strstr(why, "both would place tasks"),
+           "own + spank_leash.so + Slurm's cgroup plugin: refused (both would place tasks)");
+        ok(slurm_node_judge(&n, SLURM_MODE_NEST, why, sizeof why) == 0 && strstr(why, "nest"), "nest: judged nest");
+        ok(slurm_mode_from_string("nest", &m) == 0 && m == SLURM_MODE_NEST && slurm_mode_from_string("Nest", &m) < 0,
+           "mode names are exact");
+
+        ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_42/step_batch/user/task_0\n", 42, "batch", path,
+                               sizeof path) == 0,
+           "a batch task in Slurm's layout");
+        is_str(path, "/system.slice/slurmstepd.scope/job_42", "its job cgroup");
+        ok(slurm_nest_job_path("0::/system.slice/n1_slurmstepd.scope/job_7/step_0/user/task_3", 7, "0", path,
+                               sizeof path) == 0 &&
+                   strcmp(path, "/system.slice/n1_slurmstepd.scope/job_7") == 0,
+           "a multi-slurmd node's scope, step 0, task 3");
+        ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_42/step_batch/slurm\n", 42, "batch", path,
+                               sizeof path) == 0,
+           "a task not yet moved out of slurmstepd's leaf names the job too");
+        ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_42/step_01/user/task_0\n", 42, "0", path,
+                               sizeof path) == -EPERM,
+           "step_01 is not step_0");
+        ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_43/step_batch/user/task_0\n", 42, "batch", path,
+                               sizeof path) == -EPERM,
+           "another job's task is refused");
+        ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n", 42, "batch", path,
+                               sizeof path) == -EPERM,
+           "another step's task is refused");
+        ok(slurm_nest_job_path("0::/x/job_42/step_batch/user/job_42/step_batch/user/t\n", 42, "batch", path,
+                               sizeof path) == -EPERM,
+           "a job that made job_42/step_batch/user below its own task is refused");
+        ok(slurm_nest_job_path("12:memory:/x\n", 42, "batch", path, sizeof path) == -ENOENT, "no cgroup2 line");
 }
 
 int main(void) {
@@ -145,6 +207,7 @@ int main(void) {
                 leash_profiles_free(p);
                 slurm_conf_done(&c);
         }
+        node_tests();
         printf("1..%d\n", tap_n);
         return tap_failed ? 1 : 0;
 }
