@@ -351,7 +351,6 @@ keep slurm-nest-oom.json "$rep"
 	echo "scontrol: $(timeout 10 scontrol show job "$id" | grep -o 'JobState=[^ ]* Reason=[^ ]*')"
 	echo "jobcomp: $(grep "JobId=$id " /var/log/slurm/jobcomp.log)"
 } >"$TMP/slurm-oom.txt"
-keep slurm-nest-oom-slurm.txt "$TMP/slurm-oom.txt"
 # sacct, once slurmctld has sent the job's end to slurmdbd
 for _ in $(seq 60); do
 	sacct_out=$(timeout 10 sacct -j "$id" -n -P -o JobID,State,ExitCode,MaxRSS 2>&1)
@@ -359,6 +358,7 @@ for _ in $(seq 60); do
 	sleep 1
 done
 echo "sacct -j $id -o JobID,State,ExitCode,MaxRSS: $(tr '\n' ' ' <<<"$sacct_out")" >>"$TMP/slurm-oom.txt"
+keep slurm-nest-oom-slurm.txt "$TMP/slurm-oom.txt"
 tap_diag "$(cat "$TMP/slurm-oom.txt")"
 tap_check "nest: sacct says job $id is OUT_OF_MEMORY" grep -q "^$id|OUT_OF_MEMORY|" <<<"$sacct_out"
 tap_check "nest: sacct says its batch step is OUT_OF_MEMORY" grep -q "^$id.batch|OUT_OF_MEMORY|" <<<"$sacct_out"
