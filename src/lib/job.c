@@ -333,10 +333,65 @@ static int job_prepare_owned(struct leash_job *j, const struct leash_spec *spec,
         return r < 0 ? r : sampler_new(&spec->sampling, &j->sampler, err);
 }
 
+/* The adopted cgroup's absolute path (a path under the cgroup2 mount, or
+ * one relative to it), normalised; not the root, which has no cgroup.procs.
+ * *ret_slash: its last '/'. */
+static int adopt_path(const char *cgroup, char *path, size_t size, char **ret_slash, size_t *ret_mount_len,
+                      struct leash_error *err) {
+        char mount[4096], *slash;
+        size_t ml;
+        int r;
+
+        r = host_cgroup2_mount_fast(mount, sizeof mount);
+        if (r < 0)
+                return leash_error_set(err, "find the cgroup2 mount", "", r);
+        ml = strlen(mount);
+        if (strncmp(cgroup, mount, ml) == 0 && (cgroup[ml] == '/' || !cgroup[ml]))
+                r = snprintf(path, size, "%s", cgroup);
+        else
+                r = snprintf(path, size, "%s/%s", mount, cgroup[0] == '/' ? cgroup + 1 : cgroup);
+        if (r < 0 || (size_t) r >= size || strstr(path, "/../") || strstr(path, "/./"))
+                return leash_error_set(err, "adopt a cgroup", cgroup, -EINVAL);
+        while (strlen(path) > ml + 1 && path[strlen(path) - 1] == '/')
+                path[strlen(path) - 1] = '\0';
+        slash = strrchr(path, '/');
+        if (!slash || slash <= path + ml - 1 || strlen(slash + 1) >= sizeof((struct leash_job *) 0)->dirname)
+                return leash_error_set(err, "adopt a cgroup", cgroup, -EINVAL);
+        *ret_slash = slash;
+        *ret_mount_len = ml;
+        return 0;
+}
+
+/* The adopted cgroup's fds (its parent, itself, its cgroup.events) and what
+ * it has: its own controllers decide how each limit is enforced. */
+static int adopt_open(struct leash_job *j, char *path, char *slash, struct leash_error *err) {
+        char ctl[512];
+        int r;
+
+        *slash = '\0';
+        j->parent_fd = HELD_FD(open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        *slash = '/';
+        if (j->parent_fd < 0)
+                return leash_error_set(err, "open the adopted cgroup's parent", path, negative_errno());
+        j->job_fd = HELD_FD(openat(j->parent_fd, j->dirname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (j->job_fd < 0)
+                return leash_error_set(err, "open the adopted cgroup", path, negative_errno());
+        j->events_fd = HELD_FD(openat(j->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC));
+        if (j->events_fd < 0)
+                return leash_error_set(err, "open the adopted cgroup's cgroup.events", path, negative_errno());
+        r = read_file_at(j->job_fd, "cgroup.controllers", ctl, sizeof ctl, NULL);
+        if (r < 0)
+                return leash_error_set(err, "read the controllers of the adopted cgroup", path, r);
+        j->controllers = cgroupfs_parse_controllers(ctl);
+        cgroupfs_plan_enforcement(&j->spec, j->controllers, j->r.enforced, j->r.enforce_note);
+        return 0;
+}
+
 static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct watchdog_pool *watch,
                      struct leash_job **ret, struct leash_error *err) {
         struct leash_job *j;
-        char mount[4096], path[4096], ctl[512], *slash;
+        char path[4096], *slash = NULL;
+        size_t mount_len = 0;
         int r;
 
         if (!cgroup || !cgroup[0] || (flags & ~(unsigned) (LEASH_ADOPT_REMOVE | LEASH_ADOPT_OWNED)))
@@ -344,22 +399,9 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
         r = leash_spec_validate(spec, err);
         if (r < 0)
                 return r;
-        r = host_cgroup2_mount_fast(mount, sizeof mount);
+        r = adopt_path(cgroup, path, sizeof path, &slash, &mount_len, err);
         if (r < 0)
-                return leash_error_set(err, "find the cgroup2 mount", "", r);
-        if (strncmp(cgroup, mount, strlen(mount)) == 0 && (cgroup[strlen(mount)] == '/' || !cgroup[strlen(mount)]))
-                r = snprintf(path, sizeof path, "%s", cgroup);
-        else
-                r = snprintf(path, sizeof path, "%s/%s", mount, cgroup[0] == '/' ? cgroup + 1 : cgroup);
-        if (r < 0 || (size_t) r >= sizeof path || strstr(path, "/../") || strstr(path, "/./"))
-                return leash_error_set(err, "adopt a cgroup", cgroup, -EINVAL);
-        while (strlen(path) > strlen(mount) + 1 && path[strlen(path) - 1] == '/')
-                path[strlen(path) - 1] = '\0';
-        slash = strrchr(path, '/');
-        if (!slash || slash <= path + strlen(mount) - 1 || strlen(slash + 1) >= sizeof j->dirname)
-                return leash_error_set(err, "adopt a cgroup", cgroup,
-                                       -EINVAL); /* not the root: it has no cgroup.procs */
-
+                return r;
         j = job_alloc(spec);
         if (!j)
                 return leash_error_set(err, "allocate the job", "", -ENOMEM);
@@ -375,33 +417,11 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
         snprintf(j->r.placement_why, sizeof j->r.placement_why, "%s",
                  j->owned ? "adopted: a cgroup its owner made and places processes in; leash moved nothing"
                           : "adopted: a cgroup leash's caller made");
-        j->mount_len = strlen(mount);
+        j->mount_len = mount_len;
         escape_home_open(j);
-        *slash = '\0';
-        j->parent_fd = HELD_FD(open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        *slash = '/';
-        if (j->parent_fd < 0) {
-                r = leash_error_set(err, "open the adopted cgroup's parent", path, negative_errno());
+        r = adopt_open(j, path, slash, err);
+        if (r < 0)
                 goto fail;
-        }
-        j->job_fd = HELD_FD(openat(j->parent_fd, j->dirname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (j->job_fd < 0) {
-                r = leash_error_set(err, "open the adopted cgroup", path, negative_errno());
-                goto fail;
-        }
-        j->events_fd = HELD_FD(openat(j->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC));
-        if (j->events_fd < 0) {
-                r = leash_error_set(err, "open the adopted cgroup's cgroup.events", path, negative_errno());
-                goto fail;
-        }
-        /* what this cgroup has: its own cgroup.controllers */
-        r = read_file_at(j->job_fd, "cgroup.controllers", ctl, sizeof ctl, NULL);
-        if (r < 0) {
-                leash_error_set(err, "read the controllers of the adopted cgroup", path, r);
-                goto fail;
-        }
-        j->controllers = cgroupfs_parse_controllers(ctl);
-        cgroupfs_plan_enforcement(&j->spec, j->controllers, j->r.enforced, j->r.enforce_note);
         r = check_strict(j, err);
         if (r < 0)
                 goto fail;

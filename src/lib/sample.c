@@ -811,12 +811,81 @@ static void write_all_fd(int fd, const char *t, bool *failed) {
         }
 }
 
+/* the CPU figures of this sample: cores over the last step and on average */
+static void step_cores(struct sampler *s, struct leash_sample *smp, uint64_t t_us) {
+        uint64_t cpu = smp->v[LEASH_FIG_CPU_TOTAL];
+
+        if (cpu == LEASH_NULL || t_us == 0)
+                return;
+        if (t_us > s->prev_t_us && cpu >= s->prev_cpu_us)
+                set(smp, LEASH_FIG_CORES,
+                    (uint64_t) ((double) (cpu - s->prev_cpu_us) * 1e6 / (double) (t_us - s->prev_t_us)), "cpu.stat");
+        set(smp, LEASH_FIG_CORES_AVG, (uint64_t) ((double) cpu * 1e6 / (double) t_us), "cpu.stat");
+        s->prev_t_us = t_us;
+        s->prev_cpu_us = cpu;
+}
+
+/* the pids seen (cgroup.procs is not sorted), and what needs them */
+static void step_pids(struct sampler *s, struct leash_sample *smp, pid_t *pids, size_t n, uint64_t t_us) {
+        if (pids) {
+                for (size_t i = 1; i < n; i++)
+                        for (size_t j = i; j > 0 && pids[j - 1] > pids[j]; j--) {
+                                pid_t x = pids[j];
+                                pids[j] = pids[j - 1];
+                                pids[j - 1] = x;
+                        }
+                remember(s, pids, n);
+        }
+        if (smp->v[LEASH_FIG_PROCS] != LEASH_NULL) {
+                set(smp, LEASH_FIG_TOTAL_PROCESSES, s->n_seen, "sampled_pids");
+                gpu_track_add(&s->res.gpu, &smp->gpu, t_us);
+                sample_gpu_figures(smp); /* DRM utilisation needs the previous sample */
+        }
+}
+
+/* the sample's way out: peaks, the series row, the caller's callback */
+static void step_record(struct sampler *s, const struct leash_sample *smp, struct leash_job *job) {
+        for (int f = 0; f < _LEASH_FIG_MAX; f++)
+                if (smp->v[f] != LEASH_NULL && (s->res.peak[f] == LEASH_NULL || smp->v[f] > s->res.peak[f])) {
+                        s->res.peak[f] = smp->v[f];
+                        s->res.peak_basis[f] = smp->basis[f];
+                }
+        s->res.samples++;
+        if (s->cfg.series_fd >= 0 && !s->series_failed) {
+                _cleanup_free_ char *row = NULL;
+                if (!s->header_done) {
+                        _cleanup_free_ char *h = NULL;
+                        s->header_done = true;
+                        if (series_format_header(s->cfg.series_format, &h) == 0 && h)
+                                write_all_fd(s->cfg.series_fd, h, &s->series_failed);
+                }
+                if (series_format_row(s->cfg.series_format, smp, &row) == 0)
+                        write_all_fd(s->cfg.series_fd, row, &s->series_failed);
+        }
+        if (s->cfg.fn)
+                s->cfg.fn(job, smp, s->cfg.userdata);
+}
+
+/* the first measured limit this sample passed (-1: none, or one passed before) */
+static int step_limits(struct sampler *s, const struct leash_sample *smp, uint64_t now) {
+        if (s->res.limit_reached >= 0)
+                return -1;
+        for (int f = 0; f < _LEASH_FIG_MAX; f++)
+                if (s->cfg.limit[f] != 0 && smp->v[f] != LEASH_NULL && smp->v[f] > s->cfg.limit[f]) {
+                        s->res.limit_reached = f;
+                        s->res.limit_value_at = smp->v[f];
+                        s->res.limit_seen_ns = now - s->start_ns;
+                        return f;
+                }
+        return -1;
+}
+
 int sampler_step(struct sampler *s, uint64_t now, bool last, struct leash_job *job) {
         struct leash_sample smp;
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
         uint64_t t_us, cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-        int passed = -1;
+        int passed;
 
         sample_init(&smp);
         smp.step = s->step++;
@@ -828,63 +897,10 @@ int sampler_step(struct sampler *s, uint64_t now, bool last, struct leash_job *j
                         sample_read_tree(s->proc_fd, s->disk_fd, pids, n, &smp);
         } else
                 (void) sample_read(s->job_fd, s->proc_fd, s->disk_fd, &smp, &pids, &n);
-
-        if (smp.v[LEASH_FIG_CPU_TOTAL] != LEASH_NULL && t_us > 0) {
-                uint64_t cpu = smp.v[LEASH_FIG_CPU_TOTAL];
-                if (t_us > s->prev_t_us && cpu >= s->prev_cpu_us)
-                        set(&smp, LEASH_FIG_CORES,
-                            (uint64_t) ((double) (cpu - s->prev_cpu_us) * 1e6 / (double) (t_us - s->prev_t_us)),
-                            "cpu.stat");
-                set(&smp, LEASH_FIG_CORES_AVG, (uint64_t) ((double) cpu * 1e6 / (double) t_us), "cpu.stat");
-                s->prev_t_us = t_us;
-                s->prev_cpu_us = cpu;
-        }
-        if (pids) {
-                /* cgroup.procs is not sorted */
-                for (size_t i = 1; i < n; i++)
-                        for (size_t j = i; j > 0 && pids[j - 1] > pids[j]; j--) {
-                                pid_t x = pids[j];
-                                pids[j] = pids[j - 1];
-                                pids[j - 1] = x;
-                        }
-                remember(s, pids, n);
-        }
-        if (smp.v[LEASH_FIG_PROCS] != LEASH_NULL) {
-                set(&smp, LEASH_FIG_TOTAL_PROCESSES, s->n_seen, "sampled_pids");
-                gpu_track_add(&s->res.gpu, &smp.gpu, t_us);
-                sample_gpu_figures(&smp); /* DRM utilisation needs the previous sample */
-        }
-
-        for (int f = 0; f < _LEASH_FIG_MAX; f++)
-                if (smp.v[f] != LEASH_NULL && (s->res.peak[f] == LEASH_NULL || smp.v[f] > s->res.peak[f])) {
-                        s->res.peak[f] = smp.v[f];
-                        s->res.peak_basis[f] = smp.basis[f];
-                }
-        s->res.samples++;
-
-        if (s->cfg.series_fd >= 0 && !s->series_failed) {
-                _cleanup_free_ char *row = NULL;
-                if (!s->header_done) {
-                        _cleanup_free_ char *h = NULL;
-                        s->header_done = true;
-                        if (series_format_header(s->cfg.series_format, &h) == 0 && h)
-                                write_all_fd(s->cfg.series_fd, h, &s->series_failed);
-                }
-                if (series_format_row(s->cfg.series_format, &smp, &row) == 0)
-                        write_all_fd(s->cfg.series_fd, row, &s->series_failed);
-        }
-        if (s->cfg.fn)
-                s->cfg.fn(job, &smp, s->cfg.userdata);
-
-        if (s->res.limit_reached < 0)
-                for (int f = 0; f < _LEASH_FIG_MAX; f++)
-                        if (s->cfg.limit[f] != 0 && smp.v[f] != LEASH_NULL && smp.v[f] > s->cfg.limit[f]) {
-                                s->res.limit_reached = f;
-                                s->res.limit_value_at = smp.v[f];
-                                s->res.limit_seen_ns = now - s->start_ns;
-                                passed = f;
-                                break;
-                        }
+        step_cores(s, &smp, t_us);
+        step_pids(s, &smp, pids, n, t_us);
+        step_record(s, &smp, job);
+        passed = step_limits(s, &smp, now);
 
         /* the next step on the grid, skipping steps a slow sample overran */
         s->next_ns += s->cfg.interval_ns;
