@@ -34,6 +34,7 @@
 
 #include "lib/leash.h"
 #include "lib/placement.h"
+#include "sleeper.h"
 #include "tap.h"
 
 #define HUGE_NS (UINT64_MAX - 2)
@@ -187,29 +188,6 @@ static void test_watchdog(void) {
                         usleep(50000);
         }
         ok(gone, "its holder SIGKILLed: the watchdog killed the job and removed its cgroup (%.2f s)", now() - t0);
-}
-
-/* sleep SECONDS, placed in the cgroup cg (its cgroup.procs) */
-static pid_t sleeper_in(const char *cg, const char *seconds) {
-        char procs[4200], pidtxt[32];
-        pid_t pid = fork();
-        int fd;
-
-        if (pid == 0) {
-                execlp("sleep", "sleep", seconds, (char *) NULL);
-                _exit(127);
-        }
-        snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
-        snprintf(pidtxt, sizeof pidtxt, "%d", (int) pid);
-        fd = open(procs, O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || write(fd, pidtxt, strlen(pidtxt)) <= 0) {
-                kill(pid, SIGKILL);
-                waitpid(pid, NULL, 0);
-                pid = -1;
-        }
-        if (fd >= 0)
-                close(fd);
-        return pid;
 }
 
 /* the owner's signal function: the processes of one sub-cgroup only */

@@ -82,18 +82,23 @@ static void node_tests(void) {
         ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_42/step_batch/slurm\n", 42, "batch", path,
                                sizeof path) == 0,
            "a task not yet moved out of slurmstepd's leaf names the job too");
-        ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_42/step_01/user/task_0\n", 42, "0", path,
-                               sizeof path) == -EPERM,
-           "step_01 is not step_0");
-        ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_43/step_batch/user/task_0\n", 42, "batch", path,
-                               sizeof path) == -EPERM,
-           "another job's task is refused");
-        ok(slurm_nest_job_path("0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n", 42, "batch", path,
-                               sizeof path) == -EPERM,
-           "another step's task is refused");
-        ok(slurm_nest_job_path("0::/x/job_42/step_batch/user/job_42/step_batch/user/t\n", 42, "batch", path,
-                               sizeof path) == -EPERM,
-           "a job that made job_42/step_batch/user below its own task is refused");
+        {
+                static const struct {
+                        const char *cgroup, *step, *what;
+                } refused[] = {
+                        {"0::/system.slice/slurmstepd.scope/job_42/step_01/user/task_0\n", "0",
+                         "step_01 is not step_0"},
+                        {"0::/system.slice/slurmstepd.scope/job_43/step_batch/user/task_0\n", "batch",
+                         "another job's task is refused"},
+                        {"0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n", "batch",
+                         "another step's task is refused"},
+                        {"0::/x/job_42/step_batch/user/job_42/step_batch/user/t\n", "batch",
+                         "a job that made job_42/step_batch/user below its own task is refused"},
+                };
+                for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+                        ok(slurm_nest_job_path(refused[i].cgroup, 42, refused[i].step, path, sizeof path) == -EPERM,
+                           "%s", refused[i].what);
+        }
         ok(slurm_nest_job_path("12:memory:/x\n", 42, "batch", path, sizeof path) == -ENOENT, "no cgroup2 line");
 }
 
