@@ -63,7 +63,9 @@ before=$(cg_key "$cg/cpu.stat" usage_usec)
 run_in "$cg" "$hog" spin 2000 >/dev/null
 after=$(cg_key "$cg/cpu.stat" usage_usec)
 used=$((after - before))
-tap_between "$used" 850000 1150000 "cpu: cpu.max 50000/100000 lets a 2 s spin use ~1 s of CPU ($used us)"
+# Unthrottled it would use 2 s; 1.19 s was seen on a loaded host (TCG, the period's
+# accounting jitters), so the bounds are wide and still far from 2 s.
+tap_between "$used" 700000 1400000 "cpu: cpu.max 50000/100000 lets a 2 s spin use ~1 s of CPU ($used us)"
 tap_between "$(cg_key "$cg/cpu.stat" throttled_usec)" 1 100000000000 "cpu: cpu.stat reports throttling"
 
 tap_check "the cgroup is removed" rmdir "$cg"
