@@ -6,7 +6,7 @@
  */
 #pragma once
 
-#include "leash.h"
+#include "../engine/leash.h"
 
 struct config_built;
 struct watchdog_pool;

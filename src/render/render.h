@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "history.h"
+#include "../report/history.h"
 
 enum render_format { RENDER_HTML, RENDER_MARKDOWN, RENDER_TEXT };
 

@@ -15,7 +15,7 @@
 #include "holder.h"
 #include "isolate.h"
 #include "leash.h"
-#include "sandbox.h"
+#include "../sandbox/sandbox.h"
 #include "watchdog.h"
 
 struct config_built;

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "leash.h"
+#include "../engine/leash.h"
 
 struct report_json;
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "leash.h"
+#include "../engine/leash.h"
 
 /* From /proc/PID/cgroup text: the cgroup2 path of job_<job_id>, when the
  * process sits in .../job_<job_id>/step_<step> or below (user/task_N, or

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "leash.h"
+#include "../engine/leash.h"
 #include "slurm-node.h"
 
 struct leash_profiles;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "history.h"
+#include "../report/history.h"
 
 /* HTML and XML (SVG) text and attribute values: & < > " ' escaped; control
  * bytes, invalid UTF-8 and bidi controls shown as \xNN / \u{NNNN}. */

@@ -59,7 +59,7 @@ struct leash_sandbox {
         bool isolate; /* own pid and mount namespaces under an init (isolate.c) */
 };
 
-/* Sampling (src/lib/sample.c): what to sample, and what it measured. */
+/* Sampling (src/engine/sample.c): what to sample, and what it measured. */
 enum leash_series_format { LEASH_SERIES_CSV, LEASH_SERIES_JSONL };
 
 /* What to sample: part of struct leash_config. interval_ns 0 = no sampling

@@ -11,7 +11,7 @@
  * next job, and a broken one fails it with FILE:LINE.
  */
 #include "config.h"
-#include "placement.h"
+#include "../engine/placement.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@
 #include "../basic/macro.h"
 #include "options.h"
 #include "profile.h"
-#include "watchdog.h"
+#include "../engine/watchdog.h"
 
 #ifndef LEASH_SYSCONFDIR
 #define LEASH_SYSCONFDIR "/etc"

@@ -7,7 +7,7 @@
  */
 #pragma once
 
-#include "leash.h"
+#include "../engine/leash.h"
 
 enum leash_opt_type {
         LEASH_OPT_SIZE,     /* bytes with K/M/G/T, or max */

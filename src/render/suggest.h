@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "history.h"
+#include "../report/history.h"
 
 enum suggest_resource { SUGGEST_MEMORY, SUGGEST_CPU_TIME, SUGGEST_WALL_TIME, SUGGEST_PIDS, SUGGEST_CPUS, _SUGGEST_MAX };
 enum suggest_strategy { SUGGEST_MAX_SEEN, SUGGEST_QUANTILE, SUGGEST_MIN_WASTE, _SUGGEST_STRATEGY_MAX };

@@ -43,7 +43,7 @@
 #include "../basic/time-util.h"
 #include "account.h"
 #include "cgroupfs.h"
-#include "config.h"
+#include "../settings/config.h"
 #include "escape.h"
 #include "heldfd.h"
 #include "host.h"

@@ -19,14 +19,14 @@
 #include "../basic/parse.h"
 #include "../basic/time-util.h"
 #include "../basic/utf8.h"
-#include "caps.h"
-#include "devices.h"
+#include "../sandbox/caps.h"
+#include "../engine/devices.h"
 #include "history.h"
-#include "leash.h"
-#include "placement.h"
+#include "../engine/leash.h"
+#include "../engine/placement.h"
 #include "report.h"
-#include "monitor.h"
-#include "sample.h"
+#include "../engine/monitor.h"
+#include "../engine/sample.h"
 
 static void json_object_putp(json_object **o) {
         if (*o)

@@ -6,8 +6,8 @@
  * adds why to the decision's text, so that the report and `leash check` can
  * say what was tried. See placement.c for the order and the rules.
  *
- * The systemd step (step 3) is src/lib/systemd-scope.c over the sd-bus
- * adapter src/lib/systemd.c: a scope with Delegate=yes in leash.slice from the
+ * The systemd step (step 3) is src/engine/systemd-scope.c over the sd-bus
+ * adapter src/engine/systemd.c: a scope with Delegate=yes in leash.slice from the
  * user manager (an ordinary user) or the system manager (root), entered with
  * placement_enter_subtree like any delegated subtree; kind "systemd".
  */

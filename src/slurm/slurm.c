@@ -21,11 +21,11 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
-#include "cgroupfs.h"
-#include "host.h"
-#include "options.h"
-#include "profile.h"
-#include "report.h"
+#include "../engine/cgroupfs.h"
+#include "../engine/host.h"
+#include "../settings/options.h"
+#include "../settings/profile.h"
+#include "../report/report.h"
 
 enum {
         SEEN_PROFILE = 1 << 0,

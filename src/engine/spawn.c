@@ -53,7 +53,7 @@
 #include "../basic/macro.h"
 #include "heldfd.h"
 #include "isolate.h"
-#include "sandbox.h"
+#include "../sandbox/sandbox.h"
 
 const char *spawn_step_to_string(enum spawn_step s) {
         switch (s) {

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "history.h"
+#include "../report/history.h"
 
 #define CHART_MAX_LINES 4
 #define CHART_MAX_LEVELS 4

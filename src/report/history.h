@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "leash.h"
+#include "../engine/leash.h"
 
 enum history_usage {
         HU_WALL,
