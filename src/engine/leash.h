@@ -16,48 +16,11 @@
 
 #include <leash/leash.h>
 
+#include "../sandbox/sandbox-spec.h"
 #include "devfilter.h"
 #include "gpu.h"
 
 #define LEASH_MAX UINT64_MAX /* "max": explicitly unlimited */
-
-/* Syscall filter sets (--seccomp), see docs/security.md for each list. */
-enum {
-        LEASH_FILTER_NO_NETWORK = 1 << 0,
-        LEASH_FILTER_NO_PTRACE = 1 << 1,
-        LEASH_FILTER_NO_NAMESPACES = 1 << 2,
-        LEASH_FILTER_NO_KERNEL = 1 << 3,
-};
-#define LEASH_FILTER_COUNT 4
-
-enum leash_seccomp_action { LEASH_SECCOMP_ERRNO, LEASH_SECCOMP_KILL, LEASH_SECCOMP_LOG };
-enum leash_caps_mode { LEASH_CAPS_NONE, LEASH_CAPS_KEEP, LEASH_CAPS_LIST };
-
-/* What the job may do and what it starts with (identity, capabilities,
- * no_new_privs, syscall filters, environment). Applied in the child in the
- * order: rlimits, groups/gid/uid, chdir, stdin, fds, capabilities,
- * no_new_privs, seccomp, exec. */
-struct leash_sandbox {
-        const char *user;  /* name or uid; NULL = leash's own */
-        const char *group; /* name or gid; NULL = the user's primary group */
-        bool no_supplementary_groups;
-        bool allow_new_privs;
-        enum leash_caps_mode caps_mode;
-        uint64_t caps_keep; /* with LEASH_CAPS_LIST: bit N = capability N */
-        unsigned seccomp;   /* LEASH_FILTER_* */
-        enum leash_seccomp_action seccomp_action;
-        bool clean_env;
-        char *const *env_set; /* "K=V", applied after env_unset */
-        size_t n_env_set;
-        char *const *env_unset;
-        size_t n_env_unset;
-        char *const *env_first; /* "K=V" set before env_set (the engine's: --gpus) */
-        size_t n_env_first;
-        const char *chdir;
-        bool no_stdin;
-        bool keep_fds;
-        bool isolate; /* own pid and mount namespaces under an init (isolate.c) */
-};
 
 /* Sampling (src/engine/sample.c): what to sample, and what it measured. */
 enum leash_series_format { LEASH_SERIES_CSV, LEASH_SERIES_JSONL };
@@ -200,24 +163,6 @@ struct leash_signal_event {
         const char *why; /* "wall_time", "cpu_time", "grace", "interrupt", "leftover" */
 };
 
-#define LEASH_GROUPS_MAX 64
-
-/* What the job was given, as leash set it just before exec. */
-struct leash_sandbox_result {
-        bool applied; /* false when the job never got that far */
-        uid_t uid;
-        gid_t gid;
-        gid_t groups[LEASH_GROUPS_MAX];
-        unsigned n_groups;
-        bool identity_switched;
-        bool no_new_privs;
-        /* capability sets at exec, bit N = capability N */
-        uint64_t cap_effective, cap_permitted, cap_inheritable, cap_bounding, cap_ambient;
-        bool bounding_dropped; /* false: leash could not (no CAP_SETPCAP) */
-        unsigned seccomp;      /* LEASH_FILTER_* loaded */
-        unsigned filter_instructions;
-};
-
 struct leash_result {
         enum leash_reason reason;
         int exit_code;         /* what leash should exit with */
@@ -320,10 +265,6 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
 int leash_limit_weakness(const struct leash_spec *c, const enum leash_enforcer enforced[_LEASH_LIMIT_MAX],
                          const char *const note[_LEASH_LIMIT_MAX], enum leash_limit l, bool strict, char *buf,
                          size_t size);
-
-/* "no-network", ...; NULL for a bit that is not one set */
-const char *leash_filter_to_string(unsigned set);
-const char *leash_seccomp_action_to_string(enum leash_seccomp_action a);
 
 /* Host discovery for `leash check` and placement. */
 enum leash_cgroup_mode { LEASH_CG_NONE, LEASH_CG_V1, LEASH_CG_HYBRID, LEASH_CG_V2 };

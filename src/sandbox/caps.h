@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../engine/leash.h"
+#include "sandbox-spec.h"
 
 /* "none", "keep", or a comma-separated list of names with or without the
  * cap_ prefix, any case ("net_bind_service,CAP_CHOWN"). On -EINVAL,

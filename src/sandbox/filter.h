@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../engine/leash.h"
+#include "sandbox-spec.h"
 
 /* One forbidden call of a set, as documented. */
 struct filter_rule {

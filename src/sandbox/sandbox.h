@@ -15,7 +15,7 @@
 
 #include "caps.h"
 #include "filter.h"
-#include "../engine/leash.h"
+#include "sandbox-spec.h"
 
 /* Where a child failed before it ran the job's code: mostly the sandbox's
  * own steps, in this order, after those spawn.c adds around them (the
