@@ -18,8 +18,6 @@
 #include "../sandbox/sandbox.h"
 #include "watchdog.h"
 
-struct config_built;
-
 enum job_state {
         JOB_CREATED,  /* cgroup made, nothing started */
         JOB_RUNNING,  /* started, forked into, or adopted */
@@ -41,7 +39,8 @@ enum job_deadline {
 
 struct leash_job {
         struct leash_spec spec;        /* shallow: strings live in settings, or the caller's */
-        struct config_built *settings; /* owned when made from a leash_config */
+        void *settings;                /* owned (job_new_owning): freed with the job by settings_free */
+        void (*settings_free)(void *); /* (the settings layer's, when made from a leash_config) */
         char **argv;                   /* owned copy for the report */
         struct sandbox_plan plan;
         struct isolate_plan iso; /* --isolate: the status pipe from the init */

@@ -24,6 +24,7 @@
  * buffer; every process made has exit signal 0 and a pidfd.
  */
 #include "job-object.h"
+#include "job.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +44,6 @@
 #include "../basic/time-util.h"
 #include "account.h"
 #include "cgroupfs.h"
-#include "../settings/config.h"
 #include "escape.h"
 #include "heldfd.h"
 #include "host.h"
@@ -125,7 +125,7 @@ static void job_destroy(struct leash_job *j) {
                 free(*a);
         free(j->argv);
         if (j->settings)
-                config_built_free(j->settings);
+                j->settings_free(j->settings);
         free(j);
 }
 
@@ -737,37 +737,16 @@ void leash_job_free(struct leash_job *j) {
         job_destroy(j);
 }
 
-/* A job from a public config: the settings are built (files read, profile
- * applied) and owned by the job. adopt_cgroup NULL: a new job cgroup. */
-static int job_from_config(const struct leash_config *c, const char *adopt_cgroup, unsigned flags,
-                           struct leash_job **ret, struct leash_error *err) {
-        struct config_built *s;
-        int r;
-
-        if (!c || !ret)
-                return leash_error_set(err, adopt_cgroup ? "adopt a cgroup" : "create the job", "", -EINVAL);
-        r = config_build(c, &s, err);
+int job_new_owning(const struct leash_spec *spec, const char *adopt_cgroup, unsigned flags, struct watchdog_pool *watch,
+                   struct placement_cache *place, void *settings, void (*settings_free)(void *), struct leash_job **ret,
+                   struct leash_error *err) {
+        int r = adopt_cgroup ? job_adopt(spec, adopt_cgroup, flags, watch, ret, err)
+                             : job_new(spec, watch, place, ret, err);
         if (r < 0)
                 return r;
-        r = adopt_cgroup ? job_adopt(config_built_spec(s), adopt_cgroup, flags, config_watchdog_pool(c), ret, err)
-                         : job_new(config_built_spec(s), config_watchdog_pool(c), config_placement_cache(c), ret, err);
-        if (r < 0) {
-                config_built_free(s);
-                return r;
-        }
-        (*ret)->settings = s;
+        (*ret)->settings = settings;
+        (*ret)->settings_free = settings_free;
         return 0;
-}
-
-int leash_job_new(const struct leash_config *c, struct leash_job **ret, struct leash_error *err) {
-        return job_from_config(c, NULL, 0, ret, err);
-}
-
-int leash_job_adopt(const struct leash_config *c, const char *cgroup, unsigned flags, struct leash_job **ret,
-                    struct leash_error *err) {
-        if (!cgroup)
-                return leash_error_set(err, "adopt a cgroup", "", -EINVAL);
-        return job_from_config(c, cgroup, flags, ret, err);
 }
 
 /* ---- results ---- */

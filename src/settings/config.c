@@ -11,6 +11,7 @@
  * next job, and a broken one fails it with FILE:LINE.
  */
 #include "config.h"
+#include "../engine/job.h"
 #include "../engine/placement.h"
 
 #include <errno.h>
@@ -243,6 +244,40 @@ void config_built_free(struct config_built *b) {
         leash_settings_done(&b->s);
         leash_profiles_free(b->profiles);
         free(b);
+}
+
+static void settings_free(void *b) {
+        config_built_free(b);
+}
+
+/* A job from a public config: the settings are built (files read, profile
+ * applied) and owned by the job. adopt_cgroup NULL: a new job cgroup. */
+static int job_from_config(const struct leash_config *c, const char *adopt_cgroup, unsigned flags,
+                           struct leash_job **ret, struct leash_error *err) {
+        struct config_built *s;
+        int r;
+
+        if (!c || !ret)
+                return leash_error_set(err, adopt_cgroup ? "adopt a cgroup" : "create the job", "", -EINVAL);
+        r = config_build(c, &s, err);
+        if (r < 0)
+                return r;
+        r = job_new_owning(config_built_spec(s), adopt_cgroup, flags, config_watchdog_pool(c),
+                           adopt_cgroup ? NULL : config_placement_cache(c), s, settings_free, ret, err);
+        if (r < 0)
+                config_built_free(s);
+        return r;
+}
+
+int leash_job_new(const struct leash_config *c, struct leash_job **ret, struct leash_error *err) {
+        return job_from_config(c, NULL, 0, ret, err);
+}
+
+int leash_job_adopt(const struct leash_config *c, const char *cgroup, unsigned flags, struct leash_job **ret,
+                    struct leash_error *err) {
+        if (!cgroup)
+                return leash_error_set(err, "adopt a cgroup", "", -EINVAL);
+        return job_from_config(c, cgroup, flags, ret, err);
 }
 
 int leash_config_get(const struct leash_config *c, const char *key, char **ret_value, struct leash_error *err) {
