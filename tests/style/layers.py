@@ -3,7 +3,7 @@
 # Dependencies point one way (issue 27): the module graph of src/ has no
 # circle, and none of the arrows that ran the wrong way comes back.
 # A module is a file's stem in its folder (src/engine/job.c and src/engine/job.h
-# are src/lib/job). A depends on B when A includes B's header (#include "...")
+# are src/engine/job). A depends on B when A includes B's header (#include "...")
 # or when A's object calls or reads a name B's object defines (nm over the
 # built objects: a call through a header declared elsewhere, e.g. leash.h,
 # is an arrow too). TAP; LEASH_SRCDIR, and the build found from LEASH.
