@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lib/devfilter.h"
-#include "../lib/gpu.h"
-#include "../lib/nvml.h"
+#include "../engine/devfilter.h"
+#include "../engine/gpu.h"
+#include "../engine/nvml.h"
 #include "cli.h"
 
 static void print_nvidia(unsigned n) {

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/caps.h"
-#include "../lib/filter.h"
-#include "../lib/isolate.h"
-#include "../lib/leash.h"
+#include "../sandbox/caps.h"
+#include "../sandbox/filter.h"
+#include "../engine/isolate.h"
+#include "../engine/leash.h"
 #include "cli.h"
 
 void print_sandbox_check(void) {

@@ -13,9 +13,9 @@
 
 #include "../basic/log.h"
 #include "../basic/parse.h"
-#include "../lib/host.h"
-#include "../lib/leash.h"
-#include "../lib/placement.h"
+#include "../engine/host.h"
+#include "../engine/leash.h"
+#include "../engine/placement.h"
 #include "cli.h"
 
 int cmd_check(int argc, char **argv) {

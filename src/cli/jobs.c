@@ -20,7 +20,7 @@
 #include "../basic/fileio.h"
 #include "../basic/log.h"
 #include "../basic/macro.h"
-#include "../lib/history.h"
+#include "../report/history.h"
 #include "cli.h"
 
 struct input {

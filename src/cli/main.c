@@ -11,8 +11,8 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/log.h"
-#include "../lib/leash.h"
-#include "../lib/options.h"
+#include "../engine/leash.h"
+#include "../settings/options.h"
 #include "cli.h"
 #include "git-revision.h"
 

@@ -14,8 +14,8 @@
 
 #include "../basic/log.h"
 #include "../basic/macro.h"
-#include "../lib/options.h"
-#include "../lib/profile.h"
+#include "../settings/options.h"
+#include "../settings/profile.h"
 #include "cli.h"
 
 static void print_errors(const struct leash_profiles *p) {

@@ -17,8 +17,8 @@
 
 #include "../basic/log.h"
 #include "../basic/macro.h"
-#include "../lib/history.h"
-#include "../lib/render.h"
+#include "../report/history.h"
+#include "../render/render.h"
 #include "cli.h"
 
 static void report_help(void) {

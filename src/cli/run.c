@@ -22,10 +22,10 @@
 #include "../basic/log.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
-#include "../lib/leash.h"
-#include "../lib/options.h"
-#include "../lib/profile.h"
-#include "../lib/placement.h"
+#include "../engine/leash.h"
+#include "../settings/options.h"
+#include "../settings/profile.h"
+#include "../engine/placement.h"
 #include "cli.h"
 #include "report-dest.h"
 
@@ -281,7 +281,7 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
         spec->spawn_fallback = spawn && strcmp(spawn, "fork") == 0;
         /* A subreaper: every orphan of the job is reparented to leash, not to
          * init, so a process that left the job cgroup is still found below
-         * leash (src/lib/escape.c). leash has no other children. */
+         * leash (src/engine/escape.c). leash has no other children. */
         spec->reaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
         r = leash_job_new_spec(spec, &job, err);
         if (r < 0)

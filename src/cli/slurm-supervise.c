@@ -70,9 +70,9 @@
 #include "../basic/parse.h"
 #include "../basic/seqpacket.h"
 #include "../basic/time-util.h"
-#include "../lib/account.h"
-#include "../lib/cgroupfs.h"
-#include "../lib/slurm-nest.h"
+#include "../engine/account.h"
+#include "../engine/cgroupfs.h"
+#include "../slurm/slurm-nest.h"
 #include "slurm-supervise.h"
 
 #define TASKS_MAX 256
@@ -148,7 +148,7 @@ static enum leash_reason sv_cause(const struct sv *s) {
 static struct step_count *sv_step(struct sv *s, const char *name);
 static void sv_write_verdict(struct sv *s);
 
-/* --- nest mode: Slurm's cgroups, adopted read-only (src/lib/slurm-nest.h) --- */
+/* --- nest mode: Slurm's cgroups, adopted read-only (src/slurm/slurm-nest.h) --- */
 
 const struct slurm_nest_figure slurm_nest_figures[] = {
         {"cpu_us", offsetof(struct leash_usage, cpu_usage_us)},

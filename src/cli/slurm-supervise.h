@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../lib/leash.h"
-#include "../lib/slurm.h"
+#include "../engine/leash.h"
+#include "../slurm/slurm.h"
 
 /* What the Prolog hands to the supervisor it forks. */
 struct slurm_supervisor {

@@ -14,10 +14,10 @@
 
 #include "../basic/log.h"
 #include "../basic/macro.h"
-#include "../lib/history.h"
-#include "../lib/markup.h"
-#include "../lib/options.h"
-#include "../lib/suggest.h"
+#include "../report/history.h"
+#include "../render/markup.h"
+#include "../settings/options.h"
+#include "../render/suggest.h"
 #include "cli.h"
 
 enum out_format { OUT_TEXT, OUT_INI, OUT_JSON };

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "../basic/log.h"
-#include "../lib/leash.h"
-#include "../lib/options.h"
+#include "../engine/leash.h"
+#include "../settings/options.h"
 #include "cli.h"
 
 int usage_error(const char *fmt, ...) {

@@ -32,8 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/leash.h"
-#include "lib/placement.h"
+#include "engine/leash.h"
+#include "engine/placement.h"
 #include "sleeper.h"
 #include "tap.h"
 

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/options.h"
-#include "lib/profile.h"
+#include "settings/options.h"
+#include "settings/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -42,7 +42,7 @@ fi
 # change-cgroup code, which leash never calls: in the disassembly, every
 # function that reaches them, directly or through others, is libcgroup's
 # (a leash function calling one of them would be in that set). --user and
-# --group read /etc/passwd and /etc/group themselves (src/lib/userdb.c).
+# --group read /etc/passwd and /etc/group themselves (src/sandbox/userdb.c).
 NSS_FUNCS="getpwnam getpwuid getgrnam getgrgid getpwnam_r getpwuid_r getgrnam_r getgrgid_r getpwent getgrent getgrouplist initgroups"
 if ! command -v objdump >/dev/null || readelf -lW "$LEASH" | grep -q 'INTERP'; then
         SKIP_WHY="not a static leash, or no objdump"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# --user/--group in the static leash (src/lib/userdb.c): /etc/passwd and
+# --user/--group in the static leash (src/sandbox/userdb.c): /etc/passwd and
 # /etc/group first, then getent(1) for names the files lack. The files are
 # replaced inside a private mount namespace (unshare -m), never on the host.
 . "$(dirname "$0")/lib.sh"

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "lib/devfilter.h"
-#include "lib/devices.h"
+#include "engine/devfilter.h"
+#include "engine/devices.h"
 #include "tap.h"
 
 #define C DEVFILTER_CHAR

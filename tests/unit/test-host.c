@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "lib/host.h"
-#include "lib/placement.h"
-#include "lib/proctree.h"
+#include "engine/host.h"
+#include "engine/placement.h"
+#include "engine/proctree.h"
 #include "tap.h"
 
 /* this development machine: hybrid */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "basic/fileio.h"
-#include "lib/options.h"
+#include "settings/options.h"
 #include "tap.h"
 
 #define MAX_KEYS 128

@@ -18,8 +18,8 @@
 
 #include "basic/fileio.h"
 #include "basic/trust.h"
-#include "lib/options.h"
-#include "lib/profile.h"
+#include "settings/options.h"
+#include "settings/profile.h"
 #include "tap.h"
 
 static char fixtures[4096];

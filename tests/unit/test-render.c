@@ -15,10 +15,10 @@
 
 #include "basic/fileio.h"
 #include "basic/macro.h"
-#include "lib/chart.h"
-#include "lib/history.h"
-#include "lib/markup.h"
-#include "lib/render.h"
+#include "render/chart.h"
+#include "report/history.h"
+#include "render/markup.h"
+#include "render/render.h"
 #include "tap.h"
 
 static char dir[4096];

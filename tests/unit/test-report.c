@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "lib/account.h"
-#include "lib/leash.h"
+#include "engine/account.h"
+#include "engine/leash.h"
 #include "json-get.h"
 #include "tap.h"
 

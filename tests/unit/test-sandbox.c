@@ -7,11 +7,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "lib/account.h"
-#include "lib/caps.h"
-#include "lib/filter.h"
-#include "lib/leash.h"
-#include "lib/options.h"
+#include "engine/account.h"
+#include "sandbox/caps.h"
+#include "sandbox/filter.h"
+#include "engine/leash.h"
+#include "settings/options.h"
 #include "json-get.h"
 #include "tap.h"
 

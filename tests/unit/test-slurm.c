@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "basic/kvfile.h"
-#include "lib/profile.h"
-#include "lib/slurm.h"
-#include "lib/slurm-nest.h"
-#include "lib/slurm-node.h"
+#include "settings/profile.h"
+#include "slurm/slurm.h"
+#include "slurm/slurm-nest.h"
+#include "slurm/slurm-node.h"
 #include "tap.h"
 
 static int load(const char *text, struct slurm_conf *c, char *first_error, size_t size) {
