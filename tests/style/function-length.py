@@ -5,7 +5,8 @@
 # from the line of its opening brace to its closing one. The functions that
 # were longer when the rule came are listed in LONG by file name and function;
 # each is checked to still be long (a TODO, reported and not failing), so the
-# list only shrinks. None of them is in the engine. TAP; LEASH_SRCDIR.
+# list only shrinks (a TAP TODO: not ok, an expected failure). None of them is in
+# the engine. TAP; LEASH_SRCDIR.
 import os, re, sys
 
 LIMIT = 80
@@ -59,7 +60,9 @@ for path in sorted(files):
         n += 1
         if key in LONG:
             seen.add(key)
-            print(f"ok {n} - {rel}:{line} {name}: {length} lines # TODO longer than {LIMIT}, listed to shrink")
+            # a TAP TODO: "not ok ... # TODO" is an expected failure (automake's
+            # XFAIL); "ok ... # TODO" would be an unexpected pass, an error
+            print(f"not ok {n} - {rel}:{line} {name}: {length} lines # TODO longer than {LIMIT}, listed to shrink")
         else:
             failed += 1
             print(f"not ok {n} - {rel}:{line} {name}: {length} lines, over {LIMIT}")
