@@ -47,22 +47,26 @@ static void probe_v1_mounts(struct leash_host *h) {
         }
 }
 
-/* The root cgroup never has cgroup.kill (nor the *.peak files): when the
- * places probed above are all the root, a child of the root tells. */
-static bool any_child_has(const char *root, const char *file) {
+/* The root cgroup never has cgroup.kill (nor the *.peak files): a child of
+ * the root tells. Whether the first child that has `need` (NULL: the first
+ * child) has `file`. */
+static bool child_has(const char *root, const char *need, const char *file) {
         DIR *d = opendir(root);
         struct dirent *e;
-        bool found = false, looked = false;
+        bool found = false;
 
         if (!d)
                 return false;
-        while (!looked && (e = readdir(d))) {
+        while ((e = readdir(d))) {
                 char p[8400];
                 if (e->d_type != DT_DIR || e->d_name[0] == '.')
                         continue;
+                snprintf(p, sizeof p, "%s/%s/%s", root, e->d_name, need ? need : ".");
+                if (access(p, F_OK) < 0)
+                        continue;
                 snprintf(p, sizeof p, "%s/%s/%s", root, e->d_name, file);
                 found = access(p, F_OK) == 0;
-                looked = true; /* one child answers for all */
+                break; /* one child answers for all */
         }
         closedir(d);
         return found;
@@ -74,28 +78,9 @@ static bool any_child_has(const char *root, const char *file) {
  * a sample when the job parent does not exist yet, and it may lack the
  * controller where the parent will have it (seen on a lent GPU machine). */
 static bool peak_file(int fd, const char *root, const char *current, const char *peak) {
-        DIR *d;
-        struct dirent *e;
-        bool found = false;
-
         if (faccessat(fd, current, F_OK, 0) == 0)
                 return faccessat(fd, peak, F_OK, 0) == 0;
-        d = opendir(root);
-        if (!d)
-                return false;
-        while ((e = readdir(d))) {
-                char p[8400];
-                if (e->d_type != DT_DIR || e->d_name[0] == '.')
-                        continue;
-                snprintf(p, sizeof p, "%s/%s/%s", root, e->d_name, current);
-                if (access(p, F_OK) < 0)
-                        continue;
-                snprintf(p, sizeof p, "%s/%s/%s", root, e->d_name, peak);
-                found = access(p, F_OK) == 0;
-                break;
-        }
-        closedir(d);
-        return found;
+        return child_has(root, current, peak);
 }
 
 int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct leash_error *err) {
@@ -159,7 +144,7 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
                 if (fd >= 0) {
                         h->cgroup_kill = faccessat(fd, "cgroup.kill", F_OK, 0) == 0 || h->cgroup_kill;
                         if (!h->cgroup_kill)
-                                h->cgroup_kill = any_child_has(h->cgroup2_mount, "cgroup.kill");
+                                h->cgroup_kill = child_has(h->cgroup2_mount, NULL, "cgroup.kill");
                         h->memory_peak = (avail & CTL_MEMORY) &&
                                          peak_file(fd, h->cgroup2_mount, "memory.current", "memory.peak");
                         h->pids_peak =
