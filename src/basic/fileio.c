@@ -24,6 +24,10 @@ int read_fd_at0(int fd, char *buf, size_t size, size_t *ret_len) {
                 if (n == 0)
                         break;
                 len += (size_t) n;
+                /* a kernel file is made whole for its first read: one that
+                 * leaves room has read it all (no second read to see EOF) */
+                if ((size_t) n < size - 1 - (len - (size_t) n))
+                        break;
         }
         buf[len] = '\0';
         if (ret_len)

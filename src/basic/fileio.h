@@ -3,6 +3,10 @@
  * Whole-file reads and single-write stores relative to a directory fd. cgroupfs
  * files are small and produced in one go by the kernel; a write must be one
  * write(2) for the kernel to parse it, so a short write is an error.
+ * read_file_at and read_fd_at0 are for such files only (procfs, cgroupfs,
+ * sysfs: made whole for their first read), where a read that does not fill
+ * the buffer has read to the end: they stop there, without a second read to
+ * see EOF. Not for pipes, nor for a file another process appends to.
  */
 #pragma once
 

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fileio.h"
 
@@ -41,4 +43,25 @@ int procstat_read(int proc_fd, pid_t pid, struct procstat *ret) {
         if (r < 0)
                 return r == -ENOENT ? -ESRCH : r;
         return procstat_parse(buf, ret);
+}
+
+int proc_self_ns_inode(const char *type, unsigned long long *ret) {
+        char path[64], text[128], *end;
+        size_t tl = strlen(type);
+        unsigned long long v;
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/self/ns/%s", type);
+        n = readlink(path, text, sizeof text - 1);
+        if (n < 0)
+                return -errno;
+        text[n] = '\0';
+        if ((size_t) n < tl + 3 || strncmp(text, type, tl) != 0 || text[tl] != ':' || text[tl + 1] != '[')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(text + tl + 2, &end, 10);
+        if (errno || end == text + tl + 2 || strcmp(end, "]") != 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
 }

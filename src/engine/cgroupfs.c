@@ -138,6 +138,11 @@ static int read_controllers(int fd, unsigned *ret_offered, unsigned *ret_enabled
         if (r < 0)
                 return r;
         *ret_offered = cgroupfs_parse_controllers(buf);
+        /* subtree_control enables only what cgroup.controllers offers (the
+         * kernel's rule): offered none, none is enabled (a hybrid host) */
+        *ret_enabled = 0;
+        if (*ret_offered == 0)
+                return 0;
         r = read_file_at(fd, "cgroup.subtree_control", buf, sizeof buf, NULL);
         if (r < 0)
                 return r;

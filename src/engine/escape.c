@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -325,13 +326,24 @@ int escape_scan(struct leash_job *j, int sig) {
         return scan(j, sig, NULL);
 }
 
+/* The main process is in the job cgroup itself, said by its pidfd (one
+ * ioctl; the cgroup's id is its directory's inode number): true. false: not
+ * there, or not known so (an older kernel): its /proc/PID/cgroup says where. */
+static bool main_in_job_cgroup(const struct leash_job *j) {
+        struct stat st;
+        uint64_t id;
+
+        return j->pidfd >= 0 && j->job_fd >= 0 && proctree_pidfd_cgroup_id(j->pidfd, &id) == 0 &&
+               fstat(j->job_fd, &st) == 0 && (uint64_t) st.st_ino == id;
+}
+
 void escape_check_main(struct leash_job *j, int code, int status) {
         struct leash_result *r = &j->r;
         struct leash_escapee *e;
         char rel[4096], path[64];
         bool by_leash;
 
-        if (proc_cgroup(r->pid, rel, sizeof rel) < 0 || escape_in_job(j, rel))
+        if (main_in_job_cgroup(j) || proc_cgroup(r->pid, rel, sizeof rel) < 0 || escape_in_job(j, rel))
                 return;
         if (r->n_escaped >= LEASH_ESCAPED_MAX) {
                 r->escaped_unnamed++;

@@ -708,8 +708,8 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         if (j->no_cgroup)
                 finish_treeonly(j, ran);
         else {
-                if (!j->stuck && !j->owned)
-                        (void) cgroupfs_wait_empty(j->job_fd, 10000);
+                if (!j->stuck && !j->owned && cgroupfs_wait_empty(j->job_fd, 10000) == 0)
+                        watchdog_retire(&j->wd); /* nothing of the job runs: its exit overlaps what follows */
                 account_read_enabled(j->job_fd, j->controllers, &r->usage);
         }
         sampler_result(j->sampler, &r->sampling);

@@ -12,14 +12,11 @@
 
 #include "../basic/macro.h"
 #include "../basic/parse.h"
+#include "../basic/procstat.h"
 #include "../basic/time-util.h"
 
 int jobstate_own_pidns(unsigned long long *ret) {
-        struct stat st;
-        if (stat("/proc/self/ns/pid", &st) < 0)
-                return negative_errno();
-        *ret = (unsigned long long) st.st_ino;
-        return 0;
+        return proc_self_ns_inode("pid", ret);
 }
 
 int jobstate_format(const struct leash_spec *spec, const char *name, pid_t pid, unsigned long long pidns, uid_t uid,

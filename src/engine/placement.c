@@ -61,6 +61,7 @@
 
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
+#include "../basic/procstat.h"
 #include "host.h"
 #include "jobstate.h"
 #include "sweep.h"
@@ -121,8 +122,8 @@ struct ctx {
 };
 
 static bool in_cgroup_namespace(void) {
-        struct stat st;
-        return stat("/proc/self/ns/cgroup", &st) == 0 && st.st_ino != CGROUP_NS_INIT_INO;
+        unsigned long long ino;
+        return proc_self_ns_inode("cgroup", &ino) == 0 && ino != CGROUP_NS_INIT_INO;
 }
 
 static bool writable_delegation(const char *dir) {

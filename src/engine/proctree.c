@@ -8,7 +8,6 @@
  */
 #include "proctree.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../basic/dirread.h"
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/time-util.h"
@@ -30,8 +31,8 @@
 int proctree_for_children(pid_t pid, proctree_child_fn fn, void *userdata) {
         char path[64];
         _cleanup_close_ int tfd = -1;
-        DIR *d;
-        struct dirent *de;
+        struct dirread d;
+        const char *tid;
         pid_t self = getpid();
         int ret = 0;
         bool more = true;
@@ -43,17 +44,25 @@ int proctree_for_children(pid_t pid, proctree_child_fn fn, void *userdata) {
         tfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (tfd < 0)
                 return 0;
-        d = fdopendir(TAKE_FD(tfd));
-        if (!d)
-                return 0;
-        while (more && (de = readdir(d))) {
-                _cleanup_free_ char *buf = NULL;
-                char name[300];
-                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+        /* getdents64 into a buffer on the stack: no DIR (a 32 KiB
+         * allocation per walk, copy-on-write faults in a forked caller) */
+        dirread_init(&d, tfd);
+        while (more && (tid = dirread_next(&d, NULL))) {
+                _cleanup_free_ char *big = NULL;
+                char name[300], small[2048], *buf = small;
+                size_t len;
+                int r;
+                if (tid[0] < '0' || tid[0] > '9')
                         continue;
-                snprintf(name, sizeof name, "%s/children", de->d_name);
-                if (read_file_at_alloc(dirfd(d), name, &buf, NULL) < 0) {
-                        if (errno == ENOMEM)
+                snprintf(name, sizeof name, "%s/children", tid);
+                /* the usual list fits on the stack; a long one is read again, whole */
+                r = read_file_at(tfd, name, small, sizeof small, &len);
+                if (r >= 0 && len >= sizeof small - 1) {
+                        r = read_file_at_alloc(tfd, name, &big, NULL);
+                        buf = big;
+                }
+                if (r < 0) {
+                        if (r == -ENOMEM)
                                 ret = -ENOMEM;
                         continue;
                 }
@@ -66,7 +75,6 @@ int proctree_for_children(pid_t pid, proctree_child_fn fn, void *userdata) {
                         p = end;
                 }
         }
-        closedir(d);
         return ret;
 }
 
@@ -88,6 +96,27 @@ static bool push_child(pid_t child, pid_t parent, void *userdata) {
 void proctree_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n, size_t max) {
         struct children_arrays a = {list, parent, n, max};
         (void) proctree_for_children(pid, push_child, &a);
+}
+
+/* PIDFD_GET_INFO's first version (Linux 6.13, include/uapi/linux/pidfd.h),
+ * declared here: the build's headers may be older than the kernel */
+struct pidfd_info_v0 {
+        uint64_t mask, cgroupid;
+        uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+        int32_t exit_code;
+};
+#define PIDFD_INFO_CGROUPID_BIT (UINT64_C(1) << 2)
+#define PIDFD_GET_INFO_V0 _IOWR(0xFF, 11, struct pidfd_info_v0)
+
+int proctree_pidfd_cgroup_id(int pidfd, uint64_t *ret) {
+        struct pidfd_info_v0 info = {.mask = PIDFD_INFO_CGROUPID_BIT};
+
+        if (ioctl(pidfd, PIDFD_GET_INFO_V0, &info) < 0)
+                return negative_errno();
+        if (!(info.mask & PIDFD_INFO_CGROUPID_BIT))
+                return -EOPNOTSUPP;
+        *ret = info.cgroupid;
+        return 0;
 }
 
 bool proctree_pidfd_ended(int pidfd) {

@@ -23,6 +23,10 @@ void proctree_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n, size_t 
 
 /* A pidfd says its process ended (poll, no wait). */
 bool proctree_pidfd_ended(int pidfd);
+/* The id of the cgroup2 cgroup a pidfd's process is in (a zombie's too: its
+ * last), from one ioctl (PIDFD_GET_INFO, Linux 6.13): 0, or -errno
+ * (-ENOTTY before 6.13: read /proc/PID/cgroup instead). */
+int proctree_pidfd_cgroup_id(int pidfd, uint64_t *ret);
 /* sig through a pidfd: 0 or -errno. */
 int proctree_pidfd_signal(int pidfd, int sig);
 /* Waits, at most timeout_ms in all, until every pidfd (those < 0 skipped)

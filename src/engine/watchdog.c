@@ -22,7 +22,11 @@
  * slot, first thing, when it is finished. A job made from a bare spec, a
  * process that is a fork of the pool's owner, a job that finds every slot
  * taken: each gets a pool of one slot of its own, whose watchdog ends with
- * the job (SIGKILLed through its pidfd and reaped). The last reference to a
+ * the job (SIGKILLed through its pidfd and reaped). It is told to end as
+ * soon as the job cgroup is empty and what left it has ended (watchdog_retire),
+ * so that its exit runs beside the job's last reads and the cgroup's
+ * removal instead of after them: the reap at the end then finds it gone
+ * (0.1 ms of a `leash run` launch here). The last reference to a
  * pool (the config's, or a job's) ends its watchdog.
  *
  * It must cost little and share nothing it could corrupt. On x86_64 it is
@@ -80,6 +84,7 @@ struct watchdog_pool {
         pid_t owner; /* the process it watches: the one that started it */
         pid_t pid;
         bool adopted; /* launched through a launcher: not our child, not ours to reap */
+        bool told;    /* SIGKILLed already (watchdog_retire) */
         int pidfd, owner_fd;
         void *stack; /* its own mapping, a guard page below */
         size_t stack_size;
@@ -341,7 +346,8 @@ static void pool_halt(struct watchdog_pool *p) {
         if (p->pid <= 0)
                 return;
         if (p->owner == getpid()) {
-                (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+                if (!p->told)
+                        (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
                 if (p->adopted) {
                         /* readable once it has exited: its memory (ours) released */
                         struct pollfd e = {.fd = p->pidfd, .events = POLLIN};
@@ -449,6 +455,15 @@ int watchdog_start(struct watchdog *w, struct watchdog_pool *shared, int parent_
         watchdog_pool_unref(own); /* the job's reference is the one left */
         w->pool = own;
         return 0;
+}
+
+void watchdog_retire(struct watchdog *w) {
+        struct watchdog_pool *p = w->pool;
+
+        if (!p || p->n_slots != 1 || p->pid <= 0 || p->told || p->owner != getpid())
+                return; /* none, a shared one, or not this process's to end */
+        __atomic_store_n(&p->slot[w->slot].state, WD_FREE, __ATOMIC_RELEASE);
+        p->told = syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0) == 0;
 }
 
 void watchdog_stop(struct watchdog *w) {

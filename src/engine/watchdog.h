@@ -28,6 +28,12 @@ void watchdog_pool_unref(struct watchdog_pool *p);
  * stay open until watchdog_stop. */
 int watchdog_start(struct watchdog *w, struct watchdog_pool *shared, int parent_fd, int job_fd, const char *name,
                    bool remove);
+/* The job runs no more (its cgroup empty, what left it ended): a watchdog of
+ * its own is told to end now (SIGKILL through its pidfd, not waited for), so
+ * that its exit overlaps the job's last reads and the cgroup's removal, and
+ * watchdog_stop's reap finds it gone. A shared one goes on watching. If the
+ * holder dies in between, the empty cgroup is left to the next sweep. */
+void watchdog_retire(struct watchdog *w);
 /* Stops watching the job (the job is left alone); a watchdog of its own ends
  * (SIGKILL through its pidfd, reaped). */
 void watchdog_stop(struct watchdog *w);
