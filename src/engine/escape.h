@@ -8,11 +8,13 @@
 #include <stdbool.h>
 
 struct leash_job;
+struct placement_cache;
 
 /* Opens leash's own cgroup (O_PATH), where it goes back to if the job pulls
  * it in: under the cgroup2 mount, r.cgroup's first mount_len bytes. Before
- * the job starts; failing leaves the guard without a home. */
-void escape_home_open(struct leash_job *j);
+ * the job starts; failing leaves the guard without a home. cache: a
+ * config's (its first job in this process read /proc/self/cgroup), or NULL. */
+void escape_home_open(struct leash_job *j, struct placement_cache *cache);
 /* Before leash freezes, kills or waits for the job cgroup: 0 when leash is
  * outside it (moved back if the job had put it or its watchdog inside, which
  * the report records), -errno when it is inside and cannot leave (j->stuck:
@@ -26,8 +28,9 @@ int escape_scan(struct leash_job *j, int sig);
  * job cgroup, it is named as escaped. code and status: waitid's si_code, si_status. */
 void escape_check_main(struct leash_job *j, int code, int status);
 /* After the job ended: kills every escapee still alive (rounds, until a look
- * finds none), waits for them (bounded) and settles how each ended. */
-void escape_finish(struct leash_job *j);
+ * finds none), waits for them (bounded) and settles how each ended. True
+ * when its first look found nothing to do (none alive, none reaped). */
+bool escape_finish(struct leash_job *j);
 /* Closes what escape.c holds. */
 void escape_close(struct leash_job *j);
 /* A path relative to the cgroup2 root is the job cgroup or below it. */

@@ -72,6 +72,7 @@ struct leash_job {
         int home_fd;          /* O_PATH: leash's own cgroup when the job was made, to go back to */
         char home[256];       /* its path, relative to the cgroup2 root */
         bool stuck;           /* leash is in the job cgroup and could not leave it */
+        bool sweep;           /* its start sweeps dead leashes' cgroups (once per config and process) */
         unsigned controllers; /* the job cgroup's, as it was made or adopted (CTL_* bits) */
         bool no_cgroup;       /* placement none: the job is its process tree (tree.c) */
         struct holder holder; /* no cgroup and a caller that is no subreaper: the tree's holder */

@@ -262,6 +262,7 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 goto fail;
         /* the parent's path is built where the job's will be: r.cgroup */
         parent = j->r.cgroup;
+        j->sweep = !place || placement_cache_sweep_due(place);
         r = job_place(j, place, err);
         if (r < 0)
                 goto fail;
@@ -308,7 +309,7 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 (void) cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
                 goto fail;
         }
-        escape_home_open(j); /* where leash goes back to if the job pulls it in */
+        escape_home_open(j, place); /* where leash goes back to if the job pulls it in */
         r = job_arm(j, watch, err);
         if (r < 0) {
                 (void) cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
@@ -418,7 +419,7 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
                  j->owned ? "adopted: a cgroup its owner made and places processes in; leash moved nothing"
                           : "adopted: a cgroup leash's caller made");
         j->mount_len = mount_len;
-        escape_home_open(j);
+        escape_home_open(j, NULL);
         r = adopt_open(j, path, slash, err);
         if (r < 0)
                 goto fail;
@@ -488,8 +489,10 @@ static int begin(struct leash_job *j, struct leash_error *err) {
          * job runs: it is housekeeping for cgroups of dead leashes, nothing the
          * job needs, so its directory walk runs beside the job's start instead
          * of before it (a forked Python call waited 0.1-0.2 ms for it). A
-         * job starts once; an adopted cgroup's parent is not leash's to sweep. */
-        if (!j->adopted && !j->no_cgroup)
+         * job starts once, and of a config's jobs only the first in a process
+         * sweeps (a limited function called again and again walks once); an
+         * adopted cgroup's parent is not leash's to sweep. */
+        if (!j->adopted && !j->no_cgroup && j->sweep)
                 (void) sweep_stale(j->parent_fd);
         r = supervise_begin(j);
         if (r < 0) {
@@ -624,8 +627,9 @@ static void take_rusage(struct leash_usage *u, const struct rusage *ru) {
 
 /* Nothing outlives the main process: double forks, setsid, ignored signals.
  * After a group OOM kill (memory.oom.group) the kernel is already taking the
- * rest down: those are not leftovers, only a wait for the cgroup to empty. */
-static void kill_leftovers(struct leash_job *j) {
+ * rest down: those are not leftovers, only a wait for the cgroup to empty.
+ * True when the first look found the job cgroup empty. */
+static bool kill_leftovers(struct leash_job *j) {
         struct leash_result *r = &j->r;
         pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
 
@@ -634,10 +638,11 @@ static void kill_leftovers(struct leash_job *j) {
                 r->leftovers_killed = n > 0 ? (unsigned) n : 0;
                 if (n > 0)
                         supervise_log_signal(j, SIGKILL, "leftover");
-                return;
+                return false;
         }
-
-        if (cgroupfs_populated(j->job_fd) > 0 && escape_guard(j) >= 0 && cgroupfs_populated(j->job_fd) > 0 &&
+        if (cgroupfs_populated(j->job_fd) == 0)
+                return true;
+        if (escape_guard(j) >= 0 && cgroupfs_populated(j->job_fd) > 0 &&
             !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP && r->term_signal == SIGKILL &&
               cgroupfs_oom_killed(j->job_fd))) {
                 int n = cgroupfs_signal_all(j->job_fd, 0, 0);
@@ -652,6 +657,7 @@ static void kill_leftovers(struct leash_job *j) {
                         supervise_log_signal(j, SIGKILL, "leftover");
                 }
         }
+        return false;
 }
 
 /* Without a cgroup: the CPU time of the whole tree is the accounting. */
@@ -677,7 +683,7 @@ static void finish_treeonly(struct leash_job *j, bool ran) {
 
 int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         struct leash_result *r;
-        bool ran;
+        bool ran, empty = false, quiet = true;
         int rc = 0;
 
         if (!j)
@@ -702,13 +708,16 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         if (j->has_main && r->reason != LEASH_REASON_EXEC_ERROR && r->reason != LEASH_REASON_SETUP_ERROR)
                 take_rusage(&r->usage, &j->ru);
         if (ran && j->has_main)
-                kill_leftovers(j);
+                empty = kill_leftovers(j);
         if (ran && !j->iso.on && !j->no_cgroup)
-                escape_finish(j); /* what left the cgroup: killed through pidfds */
+                quiet = escape_finish(j); /* what left the cgroup: killed through pidfds */
         if (j->no_cgroup)
                 finish_treeonly(j, ran);
         else {
-                if (!j->stuck && !j->owned && cgroupfs_wait_empty(j->job_fd, 10000) == 0)
+                /* empty at the first look, and nothing left the cgroup: not
+                 * read again (a process that moves itself back in later is as
+                 * late for a second read as for the first) */
+                if (!j->stuck && !j->owned && ((empty && quiet) || cgroupfs_wait_empty(j->job_fd, 10000) == 0))
                         watchdog_retire(&j->wd); /* nothing of the job runs: its exit overlaps what follows */
                 account_read_enabled(j->job_fd, j->controllers, &r->usage);
         }

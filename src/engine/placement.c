@@ -544,6 +544,9 @@ struct placement_cache {
         pthread_mutex_t lock;
         bool valid;
         pid_t pid;
+        pid_t swept;   /* the process whose first job swept */
+        pid_t own_pid; /* the process own[] was read in */
+        char own[4096];
         char *requested;
         struct placement p;
 };
@@ -563,6 +566,32 @@ void placement_cache_free(struct placement_cache *c) {
         pthread_mutex_destroy(&c->lock);
         free(c->requested);
         free(c);
+}
+
+int placement_cache_own(struct placement_cache *c, char *ret, size_t size) {
+        int r = 0;
+
+        pthread_mutex_lock(&c->lock);
+        if (c->own_pid != getpid()) {
+                r = host_own_cgroup(c->own, sizeof c->own);
+                c->own_pid = r < 0 ? 0 : getpid();
+        }
+        if (r >= 0 && strlen(c->own) >= size)
+                r = -ENAMETOOLONG;
+        if (r >= 0)
+                strcpy(ret, c->own);
+        pthread_mutex_unlock(&c->lock);
+        return r;
+}
+
+bool placement_cache_sweep_due(struct placement_cache *c) {
+        bool due;
+
+        pthread_mutex_lock(&c->lock);
+        due = c->swept != getpid();
+        c->swept = getpid();
+        pthread_mutex_unlock(&c->lock);
+        return due;
 }
 
 static bool same_request(const char *a, const char *b) {

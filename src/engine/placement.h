@@ -54,3 +54,10 @@ int placement_cache_new(struct placement_cache **ret);
 void placement_cache_free(struct placement_cache *c);
 /* The cached decision for requested in this process, else a fresh one (then cached). */
 int placement_cached(struct placement_cache *c, const char *requested, struct placement *ret, struct leash_error *err);
+/* leash's own cgroup ("/a/b" in the cgroup2 mount), read from
+ * /proc/self/cgroup by the first job of a config in each process and kept:
+ * where leash goes back to if a job pulls it in (escape.c). 0 or -errno. */
+int placement_cache_own(struct placement_cache *c, char *ret, size_t size);
+/* True once per process that asks: the first job of a config in it sweeps
+ * the stale cgroups of dead leashes (sweep.c), the calls after it do not. */
+bool placement_cache_sweep_due(struct placement_cache *c);
