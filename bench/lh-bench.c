@@ -74,6 +74,8 @@
 
 extern char **environ;
 
+#define CONTENDERS_MAX 24
+
 static double now_s(clockid_t clk) {
         struct timespec ts;
         clock_gettime(clk, &ts);
@@ -173,16 +175,16 @@ static void quiet_init(void) {
 }
 
 static int mode_ab(int argc, char **argv) {
-        struct contender c[16];
+        struct contender c[CONTENDERS_MAX];
         size_t n, runs, warm;
-        double *t[16];
-        double *rss[16];
+        double *t[CONTENDERS_MAX];
+        double *rss[CONTENDERS_MAX];
 
         if (argc < 4)
                 return fprintf(stderr, "usage: lh-bench ab RUNS WARMUP :: LABEL CMD...\n"), 2;
         runs = strtoul(argv[1], NULL, 10);
         warm = strtoul(argv[2], NULL, 10);
-        n = parse_contenders(argc - 3, argv + 3, c, 16);
+        n = parse_contenders(argc - 3, argv + 3, c, CONTENDERS_MAX);
         quiet_init();
         for (size_t k = 0; k < n; k++) {
                 t[k] = calloc(runs, sizeof(double));
@@ -224,9 +226,9 @@ static int mode_ab(int argc, char **argv) {
 }
 
 static int mode_tput(int argc, char **argv) {
-        struct contender c[16];
+        struct contender c[CONTENDERS_MAX];
         size_t n, jobs, block;
-        double total[16] = {0};
+        double total[CONTENDERS_MAX] = {0};
         size_t done = 0;
 
         if (argc < 4)
@@ -235,7 +237,7 @@ static int mode_tput(int argc, char **argv) {
         block = strtoul(argv[2], NULL, 10);
         if (block == 0)
                 block = 1;
-        n = parse_contenders(argc - 3, argv + 3, c, 16);
+        n = parse_contenders(argc - 3, argv + 3, c, CONTENDERS_MAX);
         quiet_init();
         for (size_t k = 0; k < n; k++)
                 (void) run_once(&c[k], NULL);
