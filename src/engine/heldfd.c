@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <leash/leash.h>
@@ -115,10 +116,31 @@ void heldfd_forget(int fd) {
         heldfd_unlock();
 }
 
+/* fds lo..hi: one close_range (Linux 5.9), else one close each */
+static void close_run(int lo, int hi) {
+        if (lo < 0)
+                return;
+        if (lo == hi || syscall(SYS_close_range, (unsigned) lo, (unsigned) hi, 0) < 0)
+                for (int fd = lo; fd <= hi; fd++)
+                        close(fd);
+}
+
 void heldfd_child_close_all(void) {
+        int lo = -1, hi = -1;
+
+        /* a job's fds are made one after another: runs of numbers, a
+         * close_range each (a forked call closed 7 one by one) */
         for (size_t w = 0; w < held_words; w++)
-                for (unsigned long bits = held_bits[w]; bits; bits &= bits - 1)
-                        close((int) (w * WORD_BITS + (size_t) __builtin_ctzl(bits)));
+                for (unsigned long bits = held_bits[w]; bits; bits &= bits - 1) {
+                        int fd = (int) (w * WORD_BITS + (size_t) __builtin_ctzl(bits));
+                        if (lo >= 0 && fd == hi + 1) {
+                                hi = fd;
+                                continue;
+                        }
+                        close_run(lo, hi);
+                        lo = hi = fd;
+                }
+        close_run(lo, hi);
         /* the copy is the child's: it owns none of these fds any more */
         if (held_words)
                 memset(held_bits, 0, held_words * sizeof *held_bits);
