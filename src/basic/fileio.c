@@ -15,18 +15,17 @@ int read_fd_at0(int fd, char *buf, size_t size, size_t *ret_len) {
         if (size == 0)
                 return -EINVAL;
         while (len < size - 1) {
-                ssize_t n = pread(fd, buf + len, size - 1 - len, (off_t) len);
+                size_t want = size - 1 - len;
+                ssize_t n = pread(fd, buf + len, want, (off_t) len);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
                         return negative_errno();
                 }
-                if (n == 0)
-                        break;
                 len += (size_t) n;
                 /* a kernel file is made whole for its first read: one that
                  * leaves room has read it all (no second read to see EOF) */
-                if ((size_t) n < size - 1 - (len - (size_t) n))
+                if ((size_t) n < want)
                         break;
         }
         buf[len] = '\0';

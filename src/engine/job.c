@@ -240,6 +240,16 @@ static int job_new_treeonly(struct leash_job *j, struct watchdog_pool *watch, st
         return job_arm(j, watch, err);
 }
 
+/* The sweep's mark and `leash ps`'s record on the job cgroup just made. Its
+ * pid namespace is read once, for the record and the sweep: unknown, no
+ * record (never swept) and no sweep (namespaces not told apart). */
+static void job_record(struct leash_job *j, const struct leash_spec *spec, const char *name) {
+        if (jobstate_own_pidns(&j->pidns) < 0)
+                j->pidns = 0;
+        else
+                (void) jobstate_write(j->job_fd, spec, name, j->pidns);
+}
+
 /* watch: the pool of the config the job is made from (NULL: its own
  * watchdog); place: its placement cache (NULL: decided for this job) */
 static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, struct placement_cache *place,
@@ -300,7 +310,7 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 leash_error_set(err, "create the job cgroup", parent, r);
                 goto fail;
         }
-        (void) jobstate_write(j->job_fd, spec, name); /* the sweep's mark and `leash ps`'s record */
+        job_record(j, spec, name);
         plen = strlen(parent);
         r = snprintf(parent + plen, sizeof j->r.cgroup - plen, "/%s", j->dirname);
         if (r < 0 || (size_t) r >= sizeof j->r.cgroup - plen) {
@@ -492,8 +502,8 @@ static int begin(struct leash_job *j, struct leash_error *err) {
          * job starts once, and of a config's jobs only the first in a process
          * sweeps (a limited function called again and again walks once); an
          * adopted cgroup's parent is not leash's to sweep. */
-        if (!j->adopted && !j->no_cgroup && j->sweep)
-                (void) sweep_stale(j->parent_fd);
+        if (!j->adopted && !j->no_cgroup && j->sweep && j->pidns)
+                (void) sweep_stale(j->parent_fd, j->pidns);
         r = supervise_begin(j);
         if (r < 0) {
                 supervise_kill_now(j, "leash_error");

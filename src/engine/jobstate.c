@@ -139,14 +139,10 @@ int jobstate_parse(const char *text, struct jobstate *ret) {
         return 0;
 }
 
-int jobstate_write(int job_fd, const struct leash_spec *spec, const char *name) {
-        unsigned long long ns;
+int jobstate_write(int job_fd, const struct leash_spec *spec, const char *name, unsigned long long pidns) {
         char buf[JOBSTATE_MAX];
-        int n, r = jobstate_own_pidns(&ns);
+        int n = jobstate_format(spec, name, getpid(), pidns, getuid(), now_ns(CLOCK_REALTIME), buf, sizeof buf);
 
-        if (r < 0)
-                return r;
-        n = jobstate_format(spec, name, getpid(), ns, getuid(), now_ns(CLOCK_REALTIME), buf, sizeof buf);
         if (n < 0)
                 return n;
         if (geteuid() == 0 && fsetxattr(job_fd, JOBSTATE_XATTR_TRUSTED, buf, (size_t) n, 0) == 0)

@@ -58,9 +58,10 @@ int jobstate_format(const struct leash_spec *spec, const char *name, pid_t pid, 
 int jobstate_parse(const char *text, struct jobstate *ret);
 /* The inode of our own pid namespace. */
 int jobstate_own_pidns(unsigned long long *ret);
-/* Writes the record on a job cgroup just made: trusted.leash when the kernel
- * lets us, else user.leash. A failure only means the job is never swept and
- * `leash ps` knows less about it. */
-int jobstate_write(int job_fd, const struct leash_spec *spec, const char *name);
+/* Writes the record on a job cgroup just made (pidns: from
+ * jobstate_own_pidns): trusted.leash when the kernel lets us, else
+ * user.leash. A failure only means the job is never swept and `leash ps`
+ * knows less about it. */
+int jobstate_write(int job_fd, const struct leash_spec *spec, const char *name, unsigned long long pidns);
 /* The record this reader may believe (see above); -ENODATA when none. */
 int jobstate_read(int job_fd, struct jobstate *ret);

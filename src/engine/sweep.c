@@ -108,19 +108,15 @@ static bool is_stale(int dfd, const char *dirname, unsigned long long ns, int *j
         return mark_pid == pid && mark_ns == ns; /* else renamed, or a leash of another pid namespace */
 }
 
-int sweep_stale(int parent_fd) {
+int sweep_stale(int parent_fd, unsigned long long ns) {
         _cleanup_close_ int dfd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        unsigned long long ns;
         struct dirread d;
         const char *name;
         unsigned char type;
-        int removed = 0, r;
+        int removed = 0;
 
         if (dfd < 0)
                 return negative_errno();
-        r = jobstate_own_pidns(&ns);
-        if (r < 0)
-                return r; /* cannot tell namespaces apart: sweep nothing */
         dirread_init(&d, dfd);
         while ((name = dirread_next(&d, &type))) {
                 _cleanup_close_ int jfd = -1;

@@ -9,5 +9,6 @@
 /* NAME@PID or NAME@PID.N exactly: true and the PID. */
 bool sweep_name_parse(const char *dirname, pid_t *ret_pid);
 /* Kills and removes the job cgroups of this parent that leash made and whose
- * leash, in our pid namespace, has died. Returns how many. */
-int sweep_stale(int parent_fd);
+ * leash, in our pid namespace (pidns: from jobstate_own_pidns), has died.
+ * Returns how many. */
+int sweep_stale(int parent_fd, unsigned long long pidns);
