@@ -118,7 +118,9 @@ check "ps: the job's 300 MiB in it" bash -c "grep '^gpujob ' '$TMP/ps' | grep -q
 "$LEASH" stat --cgroup-parent "$PARENT" -o json "$(ls "$PARENT" | grep '^gpujob@')" >"$TMP/st.json" 2>&1
 check "stat -o json: figures.gpu_memory = 300 MiB" test "$(jget "$TMP/st.json" figures.gpu_memory_bytes)" = $((300 * MIB))
 check "stat -o json: figures.gpus = 1" test "$(jget "$TMP/st.json" figures.gpus)" = 1
-echo done >"$TMP/fifo"
+exec 3<>"$TMP/fifo" # read-write: no hang if the job is gone
+echo done >&3
+exec 3>&-
 wait "$BG"
 
 # --- leash check lists the GPUs -----------------------------------------------------------

@@ -157,7 +157,12 @@ fi
 "$LEASH" top --cgroup-parent "$PARENT" </dev/null >"$TMP/out" 2>"$TMP/err"
 check "top without a terminal: 125, says to use ps" bash -c "[ $? = 125 ] && grep -q 'leash ps' '$TMP/err'"
 
-echo >"$TMP/fifo"
+# read-write: never blocks, even when the watched job already ended by its
+# 60 s wall time (a slow emulated VM gets here after more than a minute, and
+# a plain write-only open waited for a reader forever)
+exec 3<>"$TMP/fifo"
+echo >&3
+exec 3>&-
 kill "$SPIN" "$HOLD" 2>/dev/null
 wait "$BG" "$SPIN" "$HOLD" 2>/dev/null
 
