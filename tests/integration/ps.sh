@@ -10,10 +10,12 @@ ROOT=false
 [ "$(id -u)" = 0 ] && ROOT=true
 
 # a job of 1 shell + 3 sleeps that holds until a line comes through $TMP/fifo
-# (leash kills the sleeps when the shell ends)
+# (leash kills the sleeps when the shell ends); the jobs' wall times are long
+# enough for an emulated VM on a slow host to get through the checks (60 s and
+# 30 s ended them before 'three jobs listed' and top's sort there)
 mkfifo "$TMP/fifo"
-"$LEASH" run --cgroup-parent "$PARENT" -q -n watched -m 512M -w 60s --sample-disk "$TMP" --limit disk=10M -- \
-        sh -c "for i in 1 2 3; do sleep 60 & done; echo \$\$ >$TMP/main; read x <$TMP/fifo" &
+"$LEASH" run --cgroup-parent "$PARENT" -q -n watched -m 512M -w 600s --sample-disk "$TMP" --limit disk=10M -- \
+        sh -c "for i in 1 2 3; do sleep 600 & done; echo \$\$ >$TMP/main; read x <$TMP/fifo" &
 BG=$!
 for _ in $(seq 400); do [ -s "$TMP/main" ] && break; sleep 0.05; done
 MAIN=$(cat "$TMP/main")
@@ -29,7 +31,7 @@ check "ps: the row names the leash pid ($lp = $BG)" test "$lp" = "$BG"
 check "ps: and the main pid ($mp = $MAIN)" test "$mp" = "$MAIN"
 check "ps: 4 processes (the shell and 3 sleeps)" test "$procs" = 4
 check "ps: user root" bash -c "! $ROOT || [ '$user' = root ]"
-check "ps: the limits given ($limits)" bash -c "[[ '$row' == *'memory=512M wall_time=60s disk=10M'* ]]"
+check "ps: the limits given ($limits)" bash -c "[[ '$row' == *'memory=512M wall_time=600s disk=10M'* ]]"
 
 # issue 22.12: what a user names (here a parent cgroup with an ESC in its name,
 # as one with a delegated subtree can make) reaches root's terminal escaped,
@@ -54,7 +56,7 @@ check "ps -o json: main pid" test "$(jget "$TMP/ps.json" jobs.0.main_pid)" = "$M
 check "ps -o json: procs = the lines of cgroup.procs" \
         test "$(jget "$TMP/ps.json" jobs.0.figures.procs)" = "$(wc -l <"$PARENT/$CGDIR/cgroup.procs")"
 check "ps -o json: limits.memory in bytes" test "$(jget "$TMP/ps.json" jobs.0.limits.memory)" = 536870912
-check "ps -o json: limits.wall_time in s" test "$(jget "$TMP/ps.json" jobs.0.limits.wall_time)" = 60.0
+check "ps -o json: limits.wall_time in s" test "$(jget "$TMP/ps.json" jobs.0.limits.wall_time)" = 600.0
 check "ps -o json: limits.disk (a measured limit)" test "$(jget "$TMP/ps.json" jobs.0.limits.disk)" = 10485760
 check "ps -o json: the job's age is under a minute" fcmp "0 < $(jget "$TMP/ps.json" jobs.0.age_s) < 60"
 if $ROOT; then
@@ -109,9 +111,9 @@ except OSError as e:
 fi
 
 # CPU now and memory now, against what the jobs do
-"$LEASH" run --cgroup-parent "$PARENT" -q -n spinner -w 30s -- sh -c "touch $TMP/spin; exec $HELPERS/lh-spin 30000" &
+"$LEASH" run --cgroup-parent "$PARENT" -q -n spinner -w 300s -- sh -c "touch $TMP/spin; exec $HELPERS/lh-spin 3000" &
 SPIN=$!
-"$LEASH" run --cgroup-parent "$PARENT" -q -n holder -w 30s -- sh -c "exec $HELPERS/lh-alloc 64 30000" &
+"$LEASH" run --cgroup-parent "$PARENT" -q -n holder -w 300s -- sh -c "exec $HELPERS/lh-alloc 64 300000" &
 HOLD=$!
 for _ in $(seq 200); do [ -e "$TMP/spin" ] && break; sleep 0.05; done
 sleep 1
@@ -157,9 +159,9 @@ fi
 "$LEASH" top --cgroup-parent "$PARENT" </dev/null >"$TMP/out" 2>"$TMP/err"
 check "top without a terminal: 125, says to use ps" bash -c "[ $? = 125 ] && grep -q 'leash ps' '$TMP/err'"
 
-# read-write: never blocks, even when the watched job already ended by its
-# 60 s wall time (a slow emulated VM gets here after more than a minute, and
-# a plain write-only open waited for a reader forever)
+# read-write: never blocks, even if the watched job has already ended (with
+# a 60 s wall time, an emulated VM on a slow host got here after it had, and
+# a write-only open waited for a reader forever)
 exec 3<>"$TMP/fifo"
 echo >&3
 exec 3>&-
