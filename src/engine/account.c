@@ -19,6 +19,7 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "cgroupfs.h"
+#include "heldfd.h"
 
 /* Finds "key <u64>" at the start of a line. */
 int account_flat_get(const char *text, const char *key, uint64_t *ret) {
@@ -187,9 +188,55 @@ int account_cpu_usage_us(int job_fd, uint64_t *ret) {
         return account_flat_get(buf, "usage_usec", ret);
 }
 
-static void read_u64_file(int fd, const char *name, uint64_t *ret) {
+static const struct {
+        const char *name;
+        unsigned controller; /* 0: every cgroup has it */
+} account_file_table[_ACCOUNT_FILE_MAX] = {
+        [ACCOUNT_CPU_STAT] = {"cpu.stat", 0},
+        [ACCOUNT_MEMORY_PEAK] = {"memory.peak", CTL_MEMORY},
+        [ACCOUNT_SWAP_PEAK] = {"memory.swap.peak", CTL_MEMORY},
+        [ACCOUNT_MEMORY_EVENTS] = {"memory.events", CTL_MEMORY},
+        [ACCOUNT_MEMORY_STAT] = {"memory.stat", CTL_MEMORY},
+        [ACCOUNT_PIDS_PEAK] = {"pids.peak", CTL_PIDS},
+        [ACCOUNT_PIDS_EVENTS] = {"pids.events", CTL_PIDS},
+        [ACCOUNT_IO_STAT] = {"io.stat", CTL_IO},
+        [ACCOUNT_CPU_PRESSURE] = {"cpu.pressure", 0},
+        [ACCOUNT_MEMORY_PRESSURE] = {"memory.pressure", 0},
+        [ACCOUNT_IO_PRESSURE] = {"io.pressure", 0},
+        [ACCOUNT_CGROUP_EVENTS] = {"cgroup.events", 0},
+};
+
+void account_files_init(struct account_files *af) {
+        for (size_t i = 0; i < _ACCOUNT_FILE_MAX; i++)
+                af->fd[i] = -1;
+}
+
+void account_files_open(int job_fd, unsigned controllers, struct account_files *af) {
+        for (size_t i = 0; i < _ACCOUNT_FILE_MAX; i++) {
+                unsigned c = account_file_table[i].controller;
+                if (af->fd[i] < 0 && (!c || (controllers & c)))
+                        af->fd[i] =
+                                HELD_FD(openat(job_fd, account_file_table[i].name, O_RDONLY | O_CLOEXEC | O_NOCTTY));
+        }
+}
+
+void account_files_close(struct account_files *af) {
+        for (size_t i = 0; i < _ACCOUNT_FILE_MAX; i++) {
+                heldfd_close(af->fd[i]);
+                af->fd[i] = -1;
+        }
+}
+
+/* One accounting file, whole (NUL-terminated), through its fd opened ahead or by name */
+static int read_one(int job_fd, const struct account_files *af, enum account_file f, char *buf, size_t size) {
+        if (af && af->fd[f] >= 0)
+                return read_fd_at0(af->fd[f], buf, size, NULL);
+        return read_file_at(job_fd, account_file_table[f].name, buf, size, NULL);
+}
+
+static void read_u64_file(int fd, const struct account_files *af, enum account_file f, uint64_t *ret) {
         char buf[64];
-        if (read_file_at(fd, name, buf, sizeof buf, NULL) == 0) {
+        if (read_one(fd, af, f, buf, sizeof buf) == 0) {
                 char *end;
                 unsigned long long v = strtoull(buf, &end, 10);
                 if (end != buf && (*end == '\n' || !*end))
@@ -198,36 +245,51 @@ static void read_u64_file(int fd, const char *name, uint64_t *ret) {
 }
 
 void account_read(int fd, struct leash_usage *u) {
-        account_read_enabled(fd, CTL_MEMORY | CTL_PIDS | CTL_IO, u);
+        account_read_files(fd, CTL_MEMORY | CTL_PIDS | CTL_IO, NULL, u);
 }
 
 void account_read_enabled(int fd, unsigned controllers, struct leash_usage *u) {
-        char buf[8192];
-        _cleanup_free_ char *big = NULL;
+        account_read_files(fd, controllers, NULL, u);
+}
 
-        if (read_file_at(fd, "cpu.stat", buf, sizeof buf, NULL) == 0)
+static void read_io_stat(int fd, const struct account_files *af, struct leash_usage *u) {
+        _cleanup_free_ char *big = NULL;
+        int r;
+
+        if (af && af->fd[ACCOUNT_IO_STAT] >= 0)
+                r = read_fd_alloc(af->fd[ACCOUNT_IO_STAT], 64u << 20, &big, NULL);
+        else
+                r = read_file_at_alloc(fd, "io.stat", &big, NULL);
+        if (r == 0)
+                (void) account_parse_io_stat(big, u);
+}
+
+void account_read_files(int fd, unsigned controllers, const struct account_files *af, struct leash_usage *u) {
+        char buf[8192];
+
+        if (read_one(fd, af, ACCOUNT_CPU_STAT, buf, sizeof buf) == 0)
                 (void) account_parse_cpu_stat(buf, u);
         if (controllers & CTL_MEMORY) {
-                read_u64_file(fd, "memory.peak", &u->memory_peak);
+                read_u64_file(fd, af, ACCOUNT_MEMORY_PEAK, &u->memory_peak);
                 if (u->memory_peak != LEASH_NULL)
                         u->memory_peak_basis = "memory.peak";
-                read_u64_file(fd, "memory.swap.peak", &u->swap_peak);
-                if (read_file_at(fd, "memory.events", buf, sizeof buf, NULL) == 0)
+                read_u64_file(fd, af, ACCOUNT_SWAP_PEAK, &u->swap_peak);
+                if (read_one(fd, af, ACCOUNT_MEMORY_EVENTS, buf, sizeof buf) == 0)
                         (void) account_parse_memory_events(buf, u);
-                if (read_file_at(fd, "memory.stat", buf, sizeof buf, NULL) == 0)
+                if (read_one(fd, af, ACCOUNT_MEMORY_STAT, buf, sizeof buf) == 0)
                         (void) account_parse_memory_stat(buf, u);
         }
         if (controllers & CTL_PIDS) {
-                read_u64_file(fd, "pids.peak", &u->pids_peak);
-                if (read_file_at(fd, "pids.events", buf, sizeof buf, NULL) == 0)
+                read_u64_file(fd, af, ACCOUNT_PIDS_PEAK, &u->pids_peak);
+                if (read_one(fd, af, ACCOUNT_PIDS_EVENTS, buf, sizeof buf) == 0)
                         (void) account_parse_pids_events(buf, u);
         }
-        if ((controllers & CTL_IO) && read_file_at_alloc(fd, "io.stat", &big, NULL) == 0)
-                (void) account_parse_io_stat(big, u);
-        if (read_file_at(fd, "cpu.pressure", buf, sizeof buf, NULL) == 0)
+        if (controllers & CTL_IO)
+                read_io_stat(fd, af, u);
+        if (read_one(fd, af, ACCOUNT_CPU_PRESSURE, buf, sizeof buf) == 0)
                 (void) account_parse_pressure(buf, &u->psi_cpu_some, &u->psi_cpu_full);
-        if (read_file_at(fd, "memory.pressure", buf, sizeof buf, NULL) == 0)
+        if (read_one(fd, af, ACCOUNT_MEMORY_PRESSURE, buf, sizeof buf) == 0)
                 (void) account_parse_pressure(buf, &u->psi_mem_some, &u->psi_mem_full);
-        if (read_file_at(fd, "io.pressure", buf, sizeof buf, NULL) == 0)
+        if (read_one(fd, af, ACCOUNT_IO_PRESSURE, buf, sizeof buf) == 0)
                 (void) account_parse_pressure(buf, &u->psi_io_some, &u->psi_io_full);
 }

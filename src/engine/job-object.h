@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
+#include "account.h"
 #include "holder.h"
 #include "isolate.h"
 #include "leash.h"
@@ -69,14 +70,16 @@ struct leash_job {
         int esc_fd[LEASH_ESCAPED_MAX];
         unsigned long long esc_start[LEASH_ESCAPED_MAX]; /* start time: with the pid, who it is */
         bool esc_signalled[LEASH_ESCAPED_MAX];           /* leash sent it a signal that was delivered */
-        int home_fd;              /* O_PATH: leash's own cgroup when the job was made, to go back to */
-        char home[256];           /* its path, relative to the cgroup2 root */
-        bool stuck;               /* leash is in the job cgroup and could not leave it */
-        bool sweep;               /* its start sweeps dead leashes' cgroups (once per config and process) */
-        unsigned long long pidns; /* leash's pid namespace (its inode), for the record and the sweep; 0 unknown */
-        unsigned controllers;     /* the job cgroup's, as it was made or adopted (CTL_* bits) */
-        bool no_cgroup;           /* placement none: the job is its process tree (tree.c) */
-        struct holder holder;     /* no cgroup and a caller that is no subreaper: the tree's holder */
+        int home_fd;               /* O_PATH: leash's own cgroup when the job was made, to go back to */
+        char home[256];            /* its path, relative to the cgroup2 root */
+        bool stuck;                /* leash is in the job cgroup and could not leave it */
+        bool sweep;                /* its start sweeps dead leashes' cgroups (once per config and process) */
+        unsigned long long pidns;  /* leash's pid namespace (its inode), for the record and the sweep; 0 unknown */
+        unsigned controllers;      /* the job cgroup's, as it was made or adopted (CTL_* bits) */
+        struct account_files acct; /* what finish reads, opened as the job starts */
+        char name[80];             /* its name, for the record */
+        bool no_cgroup;            /* placement none: the job is its process tree (tree.c) */
+        struct holder holder;      /* no cgroup and a caller that is no subreaper: the tree's holder */
         uint64_t tree_reaped_user_us, tree_reaped_system_us; /* CPU of the orphans tree.c reaped */
         /* --gpus/--devices (devices.c): the device program's rules, and the
          * GPU variables of the job's environment */

@@ -86,6 +86,7 @@ static struct leash_job *job_alloc(const struct leash_spec *spec) {
         j->spec = *spec;
         j->parent_fd = j->job_fd = j->pidfd = j->timer_fd = j->events_fd = j->epoll_fd = j->setup_fd = -1;
         j->home_fd = -1;
+        account_files_init(&j->acct);
         for (unsigned i = 0; i < LEASH_ESCAPED_MAX; i++)
                 j->esc_fd[i] = -1;
         j->iso = (struct isolate_plan) ISOLATE_PLAN_INIT;
@@ -106,6 +107,7 @@ static void job_close(struct leash_job *j) {
                         heldfd_close(*fds[i]);
                         *fds[i] = -1;
                 }
+        account_files_close(&j->acct);
 }
 
 static void job_destroy(struct leash_job *j) {
@@ -240,14 +242,17 @@ static int job_new_treeonly(struct leash_job *j, struct watchdog_pool *watch, st
         return job_arm(j, watch, err);
 }
 
-/* The sweep's mark and `leash ps`'s record on the job cgroup just made. Its
- * pid namespace is read once, for the record and the sweep: unknown, no
- * record (never swept) and no sweep (namespaces not told apart). */
-static void job_record(struct leash_job *j, const struct leash_spec *spec, const char *name) {
+/* The sweep's mark and `leash ps`'s record on the job cgroup leash made,
+ * written once its main process runs (beside the child's own start: a
+ * forked Python call no longer waits for it). Its pid namespace is read once,
+ * for the record and the sweep: unknown, no record (never swept) and no
+ * sweep (namespaces not told apart). Until the record is there, the sweep of
+ * another leash passes the cgroup by (it removes only what is marked). */
+static void job_record(struct leash_job *j) {
         if (jobstate_own_pidns(&j->pidns) < 0)
                 j->pidns = 0;
         else
-                (void) jobstate_write(j->job_fd, spec, name, j->pidns);
+                (void) jobstate_write(j->job_fd, &j->spec, j->name, j->pidns);
 }
 
 /* watch: the pool of the config the job is made from (NULL: its own
@@ -310,7 +315,7 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 leash_error_set(err, "create the job cgroup", parent, r);
                 goto fail;
         }
-        job_record(j, spec, name);
+        snprintf(j->name, sizeof j->name, "%s", name); /* recorded as the job starts: begin() */
         plen = strlen(parent);
         r = snprintf(parent + plen, sizeof j->r.cgroup - plen, "/%s", j->dirname);
         if (r < 0 || (size_t) r >= sizeof j->r.cgroup - plen) {
@@ -502,8 +507,14 @@ static int begin(struct leash_job *j, struct leash_error *err) {
          * job starts once, and of a config's jobs only the first in a process
          * sweeps (a limited function called again and again walks once); an
          * adopted cgroup's parent is not leash's to sweep. */
+        if (j->name[0])
+                job_record(j);
         if (!j->adopted && !j->no_cgroup && j->sweep && j->pidns)
                 (void) sweep_stale(j->parent_fd, j->pidns);
+        /* what finish reads, opened now that the child runs: only the reads
+         * are left between the job's end and its report */
+        if (!j->no_cgroup)
+                account_files_open(j->job_fd, j->controllers, &j->acct);
         r = supervise_begin(j);
         if (r < 0) {
                 supervise_kill_now(j, "leash_error");
@@ -650,7 +661,8 @@ static bool kill_leftovers(struct leash_job *j) {
                         supervise_log_signal(j, SIGKILL, "leftover");
                 return false;
         }
-        if (cgroupfs_populated(j->job_fd) == 0)
+        if ((j->acct.fd[ACCOUNT_CGROUP_EVENTS] >= 0 ? cgroupfs_events_populated(j->acct.fd[ACCOUNT_CGROUP_EVENTS])
+                                                    : cgroupfs_populated(j->job_fd)) == 0)
                 return true;
         if (escape_guard(j) >= 0 && cgroupfs_populated(j->job_fd) > 0 &&
             !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP && r->term_signal == SIGKILL &&
@@ -729,7 +741,7 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                  * late for a second read as for the first) */
                 if (!j->stuck && !j->owned && ((empty && quiet) || cgroupfs_wait_empty(j->job_fd, 10000) == 0))
                         watchdog_retire(&j->wd); /* nothing of the job runs: its exit overlaps what follows */
-                account_read_enabled(j->job_fd, j->controllers, &r->usage);
+                account_read_files(j->job_fd, j->controllers, &j->acct, &r->usage);
         }
         sampler_result(j->sampler, &r->sampling);
         if (r->usage.memory_peak == LEASH_NULL && r->sampling.peak[LEASH_FIG_MEMORY] != LEASH_NULL) {
