@@ -248,10 +248,6 @@ void account_read(int fd, struct leash_usage *u) {
         account_read_files(fd, CTL_MEMORY | CTL_PIDS | CTL_IO, NULL, u);
 }
 
-void account_read_enabled(int fd, unsigned controllers, struct leash_usage *u) {
-        account_read_files(fd, controllers, NULL, u);
-}
-
 static void read_io_stat(int fd, const struct account_files *af, struct leash_usage *u) {
         _cleanup_free_ char *big = NULL;
         int r;

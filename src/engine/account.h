@@ -55,8 +55,9 @@ void account_read(int job_fd, struct leash_usage *u);
  * have (controllers: cgroupfs.h's CTL_* bits): on a host without them,
  * seven opens that can only fail. cpu.stat and the pressure files are
  * every cgroup's and always read. */
-void account_read_enabled(int job_fd, unsigned controllers, struct leash_usage *u);
-/* The same, through the files opened ahead (af may be NULL). */
+/* The files of the controllers given (CTL_* bits; cpu.stat and the pressure
+ * files always), through the files opened ahead where af has them (af may be
+ * NULL: each read by name). */
 void account_read_files(int job_fd, unsigned controllers, const struct account_files *af, struct leash_usage *u);
 /* cpu.stat usage_usec only: the CPU-time limit's probe. */
 int account_cpu_usage_us(int job_fd, uint64_t *ret);

@@ -646,6 +646,13 @@ static void take_rusage(struct leash_usage *u, const struct rusage *ru) {
         u->main_nivcsw = (uint64_t) ru->ru_nivcsw;
 }
 
+/* Whether anything runs in the job cgroup: cgroup.events through the fd
+ * opened as the job started, by name where there is none. */
+static int job_populated(const struct leash_job *j) {
+        int fd = j->acct.fd[ACCOUNT_CGROUP_EVENTS];
+        return fd >= 0 ? cgroupfs_events_populated(fd) : cgroupfs_populated(j->job_fd);
+}
+
 /* Nothing outlives the main process: double forks, setsid, ignored signals.
  * After a group OOM kill (memory.oom.group) the kernel is already taking the
  * rest down: those are not leftovers, only a wait for the cgroup to empty.
@@ -661,8 +668,7 @@ static bool kill_leftovers(struct leash_job *j) {
                         supervise_log_signal(j, SIGKILL, "leftover");
                 return false;
         }
-        if ((j->acct.fd[ACCOUNT_CGROUP_EVENTS] >= 0 ? cgroupfs_events_populated(j->acct.fd[ACCOUNT_CGROUP_EVENTS])
-                                                    : cgroupfs_populated(j->job_fd)) == 0)
+        if (job_populated(j) == 0)
                 return true;
         if (escape_guard(j) >= 0 && cgroupfs_populated(j->job_fd) > 0 &&
             !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP && r->term_signal == SIGKILL &&

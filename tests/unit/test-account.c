@@ -70,7 +70,7 @@ static bool put(int dir, const char *name, const char *text) {
         return done;
 }
 
-/* account_read_enabled reads a controller's files only when the job cgroup
+/* account_read_files reads a controller's files only when the job cgroup
  * has the controller: a directory holding all of them, read with each mask
  * (control: every file read with all the bits) */
 static void test_read_enabled(void) {
@@ -83,7 +83,7 @@ static void test_read_enabled(void) {
         snprintf(dir, sizeof dir, "%s/leash-test-account-XXXXXX", tmp);
         fd = mkdtemp(dir) ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         if (fd < 0) {
-                ok(true, "account_read_enabled # SKIP no directory could be made in %s", tmp);
+                ok(true, "account_read_files # SKIP no directory could be made in %s", tmp);
                 return;
         }
         for (size_t i = 0; i < sizeof job_files / sizeof job_files[0]; i++)
@@ -91,18 +91,45 @@ static void test_read_enabled(void) {
         ok(made, "a job cgroup's files, made in %s", dir);
 
         account_usage_init(&u);
-        account_read_enabled(fd, 0, &u);
+        account_read_files(fd, 0, NULL, &u);
         ok(u.cpu_usage_us == 1200 && u.psi_cpu_some == 42, "no controllers: cpu.stat and cpu.pressure still read");
         ok(u.memory_peak == LEASH_NULL && u.mem_ev_oom_kill == LEASH_NULL && u.pids_peak == LEASH_NULL &&
                    u.io_rbytes == LEASH_NULL,
            "no controllers: memory, pids and io files not read (they are there)");
         account_usage_init(&u);
-        account_read_enabled(fd, CTL_PIDS, &u);
+        account_read_files(fd, CTL_PIDS, NULL, &u);
         ok(u.pids_peak == 7 && u.memory_peak == LEASH_NULL && u.io_rbytes == LEASH_NULL, "pids only: pids.peak alone");
         account_usage_init(&u);
         account_read(fd, &u);
         ok(u.memory_peak == 4096 && u.mem_ev_oom_kill == 1 && u.pids_peak == 7 && u.io_rbytes == 1049088,
            "control: account_read reads every file");
+
+        /* opened ahead (as a job does once it runs), then read through the
+         * fds: a file whose name is gone by the end is still read */
+        {
+                struct account_files af;
+                bool closed = true;
+
+                account_files_init(&af);
+                account_files_open(fd, CTL_MEMORY | CTL_PIDS | CTL_IO, &af);
+                ok(af.fd[ACCOUNT_CPU_STAT] >= 0 && af.fd[ACCOUNT_PIDS_PEAK] >= 0 && af.fd[ACCOUNT_IO_STAT] >= 0,
+                   "account_files_open: the files there are opened");
+                ok(af.fd[ACCOUNT_SWAP_PEAK] < 0, "account_files_open: one that is not there stays -1 (read by name)");
+                (void) unlinkat(fd, "cpu.stat", 0);
+                (void) unlinkat(fd, "io.stat", 0);
+                account_usage_init(&u);
+                account_read_files(fd, CTL_MEMORY | CTL_PIDS | CTL_IO, &af, &u);
+                ok(u.cpu_usage_us == 1200 && u.io_rbytes == 1049088 && u.memory_peak == 4096,
+                   "through the fds opened ahead: cpu.stat and io.stat read after their names are gone");
+                account_usage_init(&u);
+                account_read_files(fd, CTL_MEMORY | CTL_PIDS | CTL_IO, NULL, &u);
+                ok(u.cpu_usage_us == LEASH_NULL && u.io_rbytes == LEASH_NULL,
+                   "control: by name, the same two are not there");
+                account_files_close(&af);
+                for (size_t i = 0; i < _ACCOUNT_FILE_MAX; i++)
+                        closed = closed && af.fd[i] == -1;
+                ok(closed, "account_files_close: every fd -1");
+        }
         for (size_t i = 0; i < sizeof job_files / sizeof job_files[0]; i++)
                 (void) unlinkat(fd, job_files[i].name, 0);
         close(fd);
