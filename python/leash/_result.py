@@ -14,7 +14,10 @@ bytearray, list, tuple, dict, set and frozenset have opcodes of their own
 and need no callable), the classes the caller named in ``result_types``,
 and leash's own checked rebuilders (a numpy array from dtype, shape and raw
 bytes; never numpy's own reducer). Anything else is refused by name
-(``ResultRefused``), before any of it runs. The containers built are then
+(``ResultRefused``), before any of it runs. A pickle whose opcodes only
+build plain data (read opcode by opcode in C, python/src/pickle-scan.c)
+never reaches find_class, so ``pickle.loads`` decodes it, without a
+restricted unpickler to make. The containers built are then
 walked once for depth and cycles (``MAX_DEPTH``), so that a hostile
 nesting cannot make the caller's repr() or comparison overflow.
 
@@ -34,6 +37,11 @@ import itertools
 import pickle
 
 from . import _errors
+
+try:
+    from ._leash import pickle_kind as _pickle_kind
+except ImportError:  # pragma: no cover - the extension is reported missing where it is used
+    _pickle_kind = None
 
 TAG_RESULT = b"R"
 TAG_ERROR = b"E"
@@ -240,6 +248,17 @@ class SafeCodec:
 
     # the caller's side
     def loads(self, data):
+        """The value of the function's pickle, decoded with find_class
+        limited to the table. A pickle that only builds plain data never
+        consults find_class (pickle-scan.c reads its opcodes): pickle.loads
+        builds the same value without a restricted unpickler, and only a
+        value with nested or shared containers is walked."""
+        kind = _pickle_kind(data) if _pickle_kind is not None else 0
+        if kind:
+            value = pickle.loads(data)
+            if kind == 2:
+                check_depth(value)
+            return value
         if self._unpickler is None:
             self._tables()
         value = self._unpickler(io.BytesIO(data)).load()

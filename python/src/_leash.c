@@ -27,6 +27,7 @@
 #include <leash/leash.h>
 
 #include "basic/parse.h"
+#include "pickle-scan.h"
 
 static PyObject *setup_error_type; /* leash._errors.SetupError */
 
@@ -1294,6 +1295,15 @@ static PyObject *mod_pipe(PyObject *m, PyObject *unused) {
         return Py_BuildValue("(ii)", fds[0], fds[1]);
 }
 
+/* pickle_kind(data) -> 0, 1 or 2: pickle-scan.h's kind of a bytes object
+ * (0 for anything else) */
+static PyObject *mod_pickle_kind(PyObject *m, PyObject *arg) {
+        if (!PyBytes_Check(arg))
+                return PyLong_FromLong(PICKLE_OTHER);
+        return PyLong_FromLong(
+                pickle_scan((const unsigned char *) PyBytes_AS_STRING(arg), (size_t) PyBytes_GET_SIZE(arg)));
+}
+
 static PyObject *mod_close_fd(PyObject *m, PyObject *arg) {
         long fd = PyLong_AsLong(arg);
         int r;
@@ -1311,6 +1321,10 @@ static PyMethodDef module_methods[] = {
          "pipe() -> (r, w): a close-on-exec pipe whose ends no child of Job.fork/Job.call inherits; close "
          "them with close_fd()."},
         {"close_fd", mod_close_fd, METH_O, "close_fd(fd): close an fd made by pipe()."},
+        {"pickle_kind", mod_pickle_kind, METH_O,
+         "pickle_kind(data) -> int: 0 when the pickle may name a callable (or is not understood), 1 when it "
+         "builds plain data with at most one container and no shared object, 2 when it builds plain data "
+         "that must be walked for depth and cycles"},
         {"version", mod_version, METH_NOARGS, "version() -> str: libleash's version"},
         {"parse_size", mod_parse_size, METH_O, "parse_size(text) -> int: bytes, as leash parses a size (\"512M\")"},
         {NULL, NULL, 0, NULL},

@@ -271,6 +271,151 @@ def test_cycles_and_deep_nesting_are_refused():
     assert e.value.what == "depth" and "200" in str(e.value)
 
 
+# --- the opcode scan in front of the checked unpickler (pickle-scan.c) -----------
+
+# the opcodes a protocol 2-5 pickler writes for plain data: nothing else passes the scan
+_DATA_OPCODES = set(b"(.012NJKMGCBX]})ldt\x85\x86\x87aesu\x94qrhj") | {
+    0x88, 0x89, 0x8A, 0x8B, 0x8E, 0x96, 0x8C, 0x8D, 0x8F, 0x90, 0x91, 0x80, 0x95
+}
+
+
+def _codec():
+    from leash import _result
+
+    return _result.codec(False, ())
+
+
+def test_the_scan_passes_plain_data_and_nothing_that_names_a_callable():
+    from leash._leash import pickle_kind
+
+    codec = _codec()
+    for key, value in plain_data().items():
+        data = pickle.dumps(value, protocol=5)
+        # complex is rebuilt through builtins.complex: the table's, the checked way
+        assert pickle_kind(data) in ((0,) if key == "complex" else (1, 2)), key
+        assert codec.loads(data) == value, key
+    assert pickle_kind(pickle.dumps([[1]] * 3, protocol=5)) == 2  # shared through the memo: walked
+    assert pickle_kind(pickle.dumps({"a": [1]}, protocol=5)) == 2  # nested: walked
+    assert pickle_kind(pickle.dumps({"loss": 0.5, "n": 3}, protocol=5)) == 1  # flat: nothing to walk
+    for value in (Point(1, 2), [Point(1, 2)], os.getpid):
+        assert pickle_kind(pickle.dumps(value, protocol=5)) == 0, value
+    assert pickle_kind("not bytes") == 0 and pickle_kind(bytearray(pickle.dumps(1))) == 0
+
+
+def test_every_opcode_outside_plain_data_sends_the_pickle_the_checked_way():
+    from leash._leash import pickle_kind
+
+    for op in range(256):
+        data = b"\x80\x05" + bytes([op]) + b"."
+        if op in _DATA_OPCODES:
+            continue
+        assert pickle_kind(data) == 0, hex(op)
+    # protocol 0's text forms, a callable's opcodes, the out-of-band buffers
+    for data in (b"I1\n.", b"S'x'\np0\n.", b"cposix\ngetpid\n)R.", b"\x80\x05\x97.", b"\x80\x05P1\n."):
+        assert pickle_kind(data) == 0, data
+
+
+def test_the_scan_reads_lengths_as_the_unpickler_does():
+    from leash._leash import pickle_kind
+
+    codec = _codec()
+    # a string whose bytes spell a GLOBAL and a REDUCE is a string
+    text = "cposix\nsystem\n(S'id'\ntR.\x93"
+    data = pickle.dumps(text, protocol=5)
+    assert pickle_kind(data) == 1 and codec.loads(data) == text
+    # STACK_GLOBAL after a string: seen, whatever the string held
+    hidden = b"\x80\x05\x8c\x05posix\x8c\x06getpid\x93)R."
+    assert pickle.loads(hidden) == os.getpid()  # control: plain pickle calls it
+    assert pickle_kind(hidden) == 0
+    with pytest.raises(leash.ResultRefused):
+        codec.loads(hidden)
+    # a length past the end, a length that would hide the opcode after it, no STOP
+    assert pickle_kind(b"\x80\x05\x8c\x09posix.") == 0
+    assert pickle_kind(b"\x80\x05X\xff\xff\xff\xff\x93.") == 0
+    assert pickle_kind(b"\x80\x05\x8e" + b"\xff" * 8 + b".") == 0
+    assert pickle_kind(b"\x80\x05K\x01") == 0
+    # bytes after STOP are not read, as pickle.loads ignores them
+    assert pickle_kind(b"\x80\x05K\x01.\x93") == 1 and codec.loads(b"\x80\x05K\x01.\x93") == 1
+
+
+def test_a_cycle_made_by_dup_or_the_memo_is_walked_and_refused():
+    from leash._leash import pickle_kind
+
+    codec = _codec()
+    for data in (b"\x80\x05]2a.", b"\x80\x05]\x94h\x00a."):
+        cycle = pickle.loads(data)  # control: plain pickle builds the list that holds itself
+        assert cycle[0] is cycle
+        assert pickle_kind(data) == 2
+        with pytest.raises(leash.ResultRefused) as e:
+            codec.loads(data)
+        assert e.value.what == "cycle"
+
+
+class _NoCallables(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise AssertionError("the scan passed a pickle that names {}.{}".format(module, name))
+
+    def persistent_load(self, pid):
+        raise AssertionError("the scan passed a pickle with a persistent id")
+
+
+def _decoded(loads, data):
+    try:
+        return ("value", repr(loads(data)))
+    except Exception as e:
+        return ("raises", type(e).__name__)
+
+
+def test_no_pickle_the_scan_passes_reaches_find_class_even_mutated():
+    """Differential: 20,000 pickles mutated at random (bytes flipped,
+    inserted, cut, opcodes of callables spliced in); each one the scan
+    passes is decoded by an unpickler whose find_class and persistent_load
+    fail the test, and the codec (the fast path) must give what the checked
+    unpickler gives: the same value, or an error of the same type."""
+    import io
+    import random
+
+    from leash import _result
+    from leash._leash import pickle_kind
+
+    codec = _codec()
+
+    def checked(data):
+        value = _result._Unpickler(io.BytesIO(data)).load()
+        _result.check_depth(value)
+        return value
+
+    seeds = [pickle.dumps(v, protocol=p) for v in plain_data().values() for p in (2, 4, 5)]
+    seeds += [pickle.dumps(v, protocol=5) for v in (Point(1, 2), os.getpid, [[1]] * 3, nested(5))]
+    rng = random.Random(24)
+    passed = 0
+    for _ in range(20000):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(data) + 1)
+            how = rng.randrange(4)
+            if how == 0 and i < len(data):
+                data[i] = rng.randrange(256)
+            elif how == 1:
+                data[i:i] = bytes([rng.choice(b"c\x93iobR\x81\x92\x82PQ\x97")])
+            elif how == 2:
+                del data[i : i + rng.randint(1, 8)]
+            else:
+                data[i:i] = rng.choice(seeds)[2:12]
+        data = bytes(data)
+        if not pickle_kind(data):
+            continue
+        passed += 1
+        try:
+            _NoCallables(io.BytesIO(data)).load()
+        except AssertionError:
+            raise
+        except Exception:
+            pass
+        assert _decoded(codec.loads, data) == _decoded(checked, data), data
+    assert passed > 1000  # the mutations do reach the fast path
+
+
 class NamedError(Exception):
     pass
 
