@@ -17,7 +17,8 @@
 # (leash-vm: status pass=N fail=N skip=N) on ttyS1, and powers the machine off.  After
 # the scripts: no leash scope, no cgroup under either leash.slice and no process of uid
 # 1000 may be left (the user manager and its session excepted), and the journal since
-# the first script holds no warning from systemd about leash's units.
+# the first script holds no warning from systemd about leash's units (but the ENODEV
+# line of a scope a test stopped itself, see below).
 
 set -u
 export LC_ALL=C
@@ -94,6 +95,7 @@ if [[ $mode == script ]]; then
 else
 	tests=("$srcdir"/tests/vm/systemd/[0-9]*.sh "$srcdir"/tests/vm/systemd/user-*.sh)
 fi
+rm -f /run/leash-vm-stopped-scopes
 since=$(date +%s)
 sleep 1
 for t in "${tests[@]}"; do
@@ -119,6 +121,13 @@ else
 	echo "$left" | sed 's/^/# left: /'
 fi
 complaints=$(journalctl -q --no-pager -p warning --since "@$since" | grep -v ' kernel: ' | grep -i 'leash')
+# A scope a test stopped itself (10-root.sh's systemctl stop leash.slice): systemd's walk
+# of it may race the job cgroup's removal by leash's cleanup, which systemd logs and ignores
+# (ENODEV from a dying cgroup). That line, for those scopes only, is not a complaint.
+while read -r scope; do
+	[[ -n $scope ]] || continue
+	complaints=$(grep -v -F "$scope: Failed to kill control group /leash.slice/$scope, ignoring: No such device" <<<"$complaints")
+done 2>/dev/null </run/leash-vm-stopped-scopes
 if [[ -z $complaints ]]; then
 	emit_ok "the journal holds no warning about leash's units"
 else

@@ -52,6 +52,12 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 sleep 0.5
+# systemd's own walk of the scope it stops meets the job cgroup as leash (or,
+# once leash is killed, its watchdog) removes it: it may log "Failed to kill
+# control group ..., ignoring: No such device" for this scope (a dying
+# cgroup's files answer ENODEV). The suite's journal check passes that one
+# line by for the scope named here, and no other.
+echo "leash-run-$lpid.scope" >>/run/leash-vm-stopped-scopes
 systemctl stop leash.slice
 tap_is "$?" 0 "systemctl stop leash.slice"
 wait "$lpid"
