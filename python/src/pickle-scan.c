@@ -18,78 +18,79 @@
  * opcode (a callable's, protocol 0's text forms, the out-of-band buffers),
  * a length past the end, no STOP, or frames that the two decoders read
  * differently (a FRAME inside a frame, an opcode over a frame's end):
- * PICKLE_OTHER, and the pickle goes the checked way, which refuses or decodes it as before. Nothing here decides
- * that a pickle is refused; it only picks the faster of two decoders that
- * agree on it.
+ * PICKLE_OTHER, and the pickle goes the checked way, which refuses or
+ * decodes it as before. Nothing here decides that a pickle is refused; it
+ * only picks the faster of two decoders that agree on it.
  */
 #include "pickle-scan.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* how an opcode is followed: a fixed number of bytes, or a length of 1, 4
- * or 8 bytes and that many bytes */
-enum arg { ARG_UNKNOWN, ARG_FIXED, ARG_LEN1, ARG_LEN4, ARG_LEN8 };
-
+/* What follows a known opcode: size bytes, then (len_bytes > 0) a
+ * little-endian length of len_bytes bytes and that many bytes. */
 struct opcode {
-        enum arg arg;
-        unsigned char size;   /* ARG_FIXED: the bytes after the opcode */
-        unsigned char builds; /* 1: it makes a container */
-        unsigned char shares; /* 1: it puts an object already built on the stack again */
+        bool known;
+        unsigned char size;
+        unsigned char len_bytes;
+        bool builds; /* it makes a container */
+        bool shares; /* it puts an object already built on the stack again */
 };
 
 #define FIXED(n) \
-        { ARG_FIXED, n, 0, 0 }
+        { true, n, 0, false, false }
+#define LENGTH(w) \
+        { true, 0, w, false, false }
 #define CONTAINER \
-        { ARG_FIXED, 0, 1, 0 }
+        { true, 0, 0, true, false }
 #define SHARE(n) \
-        { ARG_FIXED, n, 0, 1 }
+        { true, n, 0, false, true }
 
 static const struct opcode opcodes[256] = {
-        ['('] = FIXED(0),    /* MARK */
-        ['.'] = FIXED(0),    /* STOP */
-        ['0'] = FIXED(0),    /* POP */
-        ['1'] = FIXED(0),    /* POP_MARK */
-        ['2'] = SHARE(0),    /* DUP */
-        ['N'] = FIXED(0),    /* NONE */
-        [0x88] = FIXED(0),   /* NEWTRUE */
-        [0x89] = FIXED(0),   /* NEWFALSE */
-        ['J'] = FIXED(4),    /* BININT */
-        ['K'] = FIXED(1),    /* BININT1 */
-        ['M'] = FIXED(2),    /* BININT2 */
-        ['G'] = FIXED(8),    /* BINFLOAT */
-        [0x8a] = {ARG_LEN1}, /* LONG1 */
-        [0x8b] = {ARG_LEN4}, /* LONG4 */
-        ['C'] = {ARG_LEN1},  /* SHORT_BINBYTES */
-        ['B'] = {ARG_LEN4},  /* BINBYTES */
-        [0x8e] = {ARG_LEN8}, /* BINBYTES8 */
-        [0x96] = {ARG_LEN8}, /* BYTEARRAY8 */
-        [0x8c] = {ARG_LEN1}, /* SHORT_BINUNICODE */
-        ['X'] = {ARG_LEN4},  /* BINUNICODE */
-        [0x8d] = {ARG_LEN8}, /* BINUNICODE8 */
-        [']'] = CONTAINER,   /* EMPTY_LIST */
-        ['}'] = CONTAINER,   /* EMPTY_DICT */
-        [')'] = CONTAINER,   /* EMPTY_TUPLE */
-        [0x8f] = CONTAINER,  /* EMPTY_SET */
-        ['l'] = CONTAINER,   /* LIST */
-        ['d'] = CONTAINER,   /* DICT */
-        ['t'] = CONTAINER,   /* TUPLE */
-        [0x85] = CONTAINER,  /* TUPLE1 */
-        [0x86] = CONTAINER,  /* TUPLE2 */
-        [0x87] = CONTAINER,  /* TUPLE3 */
-        [0x91] = CONTAINER,  /* FROZENSET */
-        ['a'] = FIXED(0),    /* APPEND */
-        ['e'] = FIXED(0),    /* APPENDS */
-        ['s'] = FIXED(0),    /* SETITEM */
-        ['u'] = FIXED(0),    /* SETITEMS */
-        [0x90] = FIXED(0),   /* ADDITEMS */
-        [0x94] = FIXED(0),   /* MEMOIZE */
-        ['q'] = FIXED(1),    /* BINPUT */
-        ['r'] = FIXED(4),    /* LONG_BINPUT */
-        ['h'] = SHARE(1),    /* BINGET */
-        ['j'] = SHARE(4),    /* LONG_BINGET */
-        [0x80] = FIXED(1),   /* PROTO */
-        [0x95] = FIXED(8),   /* FRAME: its bytes are opcodes like the rest */
+        ['('] = FIXED(0),   /* MARK */
+        ['.'] = FIXED(0),   /* STOP */
+        ['0'] = FIXED(0),   /* POP */
+        ['1'] = FIXED(0),   /* POP_MARK */
+        ['2'] = SHARE(0),   /* DUP */
+        ['N'] = FIXED(0),   /* NONE */
+        [0x88] = FIXED(0),  /* NEWTRUE */
+        [0x89] = FIXED(0),  /* NEWFALSE */
+        ['J'] = FIXED(4),   /* BININT */
+        ['K'] = FIXED(1),   /* BININT1 */
+        ['M'] = FIXED(2),   /* BININT2 */
+        ['G'] = FIXED(8),   /* BINFLOAT */
+        [0x8a] = LENGTH(1), /* LONG1 */
+        [0x8b] = LENGTH(4), /* LONG4 */
+        ['C'] = LENGTH(1),  /* SHORT_BINBYTES */
+        ['B'] = LENGTH(4),  /* BINBYTES */
+        [0x8e] = LENGTH(8), /* BINBYTES8 */
+        [0x96] = LENGTH(8), /* BYTEARRAY8 */
+        [0x8c] = LENGTH(1), /* SHORT_BINUNICODE */
+        ['X'] = LENGTH(4),  /* BINUNICODE */
+        [0x8d] = LENGTH(8), /* BINUNICODE8 */
+        [']'] = CONTAINER,  /* EMPTY_LIST */
+        ['}'] = CONTAINER,  /* EMPTY_DICT */
+        [')'] = CONTAINER,  /* EMPTY_TUPLE */
+        [0x8f] = CONTAINER, /* EMPTY_SET */
+        ['l'] = CONTAINER,  /* LIST */
+        ['d'] = CONTAINER,  /* DICT */
+        ['t'] = CONTAINER,  /* TUPLE */
+        [0x85] = CONTAINER, /* TUPLE1 */
+        [0x86] = CONTAINER, /* TUPLE2 */
+        [0x87] = CONTAINER, /* TUPLE3 */
+        [0x91] = CONTAINER, /* FROZENSET */
+        ['a'] = FIXED(0),   /* APPEND */
+        ['e'] = FIXED(0),   /* APPENDS */
+        ['s'] = FIXED(0),   /* SETITEM */
+        ['u'] = FIXED(0),   /* SETITEMS */
+        [0x90] = FIXED(0),  /* ADDITEMS */
+        [0x94] = FIXED(0),  /* MEMOIZE */
+        ['q'] = FIXED(1),   /* BINPUT */
+        ['r'] = FIXED(4),   /* LONG_BINPUT */
+        ['h'] = SHARE(1),   /* BINGET */
+        ['j'] = SHARE(4),   /* LONG_BINGET */
+        [0x80] = FIXED(1),  /* PROTO */
+        [0x95] = FIXED(8),  /* FRAME: its bytes are opcodes like the rest */
 };
 
 static uint64_t little_endian(const unsigned char *p, unsigned n) {
@@ -101,21 +102,15 @@ static uint64_t little_endian(const unsigned char *p, unsigned n) {
 }
 
 /* the bytes that follow the opcode at p (left: the bytes after it), or
- * UINT64_MAX when its argument does not fit */
+ * UINT64_MAX when its argument does not fit; a length the unpickler reads
+ * as negative (LONG4, BINUNICODE, BINBYTES) is past the end either way */
 static uint64_t arg_size(const struct opcode *o, const unsigned char *p, size_t left) {
-        unsigned len = o->arg == ARG_LEN1 ? 1 : o->arg == ARG_LEN4 ? 4 : o->arg == ARG_LEN8 ? 8 : 0;
-        uint64_t n;
+        uint64_t head = (uint64_t) o->size + o->len_bytes, n;
 
-        if (o->arg == ARG_FIXED)
-                return o->size <= left ? o->size : UINT64_MAX;
-        if (len > left)
+        if (head > left)
                 return UINT64_MAX;
-        n = little_endian(p, len);
-        /* LONG4 and BINUNICODE/BINBYTES' 4 bytes: the unpickler refuses a
-         * length it reads as negative; past the end either way */
-        if (n > left - len)
-                return UINT64_MAX;
-        return len + n;
+        n = little_endian(p + o->size, o->len_bytes);
+        return n > left - head ? UINT64_MAX : head + n;
 }
 
 enum pickle_kind pickle_scan(const unsigned char *p, size_t n) {
@@ -127,7 +122,7 @@ enum pickle_kind pickle_scan(const unsigned char *p, size_t n) {
                 const struct opcode *o = &opcodes[p[i]];
                 uint64_t skip;
 
-                if (o->arg == ARG_UNKNOWN)
+                if (!o->known)
                         return PICKLE_OTHER;
                 if (p[i] == '.')
                         return containers <= 1 && !shared ? PICKLE_FLAT : PICKLE_PLAIN;
