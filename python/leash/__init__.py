@@ -17,7 +17,9 @@ return value is decoded as data only (None, bool, int, float, complex, str,
 bytes, bytearray, list, tuple, dict, set, frozenset, nested at most 200
 deep) plus the classes named in ``result_types=`` (numpy arrays are carried
 as dtype, shape and bytes and rebuilt checked); nothing the child chose is
-ever called here, and anything else raises ``ResultRefused``. An exception
+ever called here, and anything else raises ``ResultRefused`` (so does a
+pickle that writes its memo out of order, which would make the decoder
+allocate twice the index it names). An exception
 raised by the function travels as data too and is re-raised here as itself
 when its type is builtin or named in ``result_types``, else as
 ``RemoteError`` with its type's name and text; either way with the child's

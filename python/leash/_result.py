@@ -21,6 +21,14 @@ restricted unpickler to make. The containers built are then
 walked once for depth and cycles (``MAX_DEPTH``), so that a hostile
 nesting cannot make the caller's repr() or comparison overflow.
 
+The same scan reads every pickle, plain or not, before any decoder does,
+and refuses the two it cannot vouch for: a memo written out of order
+(CPython's unpickler grows its memo array to twice the index a PUT names,
+so eight bytes can make the caller touch 16 GiB; every pickler writes the
+memo in order), and frames the checked decoder (reading a file) would read
+differently from the scan (an opcode across a frame's end, a frame inside
+a frame; no pickler writes either).
+
 An exception travels as data: its type's module and qualified name, its
 args when they are plain data, its str() and the traceback text. It is
 rebuilt only for a builtin exception type or a type the caller named, by
@@ -174,6 +182,24 @@ def check_depth(root, limit=MAX_DEPTH):
                 stack[-1][2] = max(stack[-1][2], top[2] + 1)
 
 
+def _bad_memo():
+    return _errors.ResultRefused(
+        "leash: the function's result writes the unpickler's memo out of order (an index past the objects "
+        "stored before it), which makes the decoder allocate twice that index for nothing", "memo"
+    )
+
+
+def _bad_frame():
+    return _errors.ResultRefused(
+        "leash: the function's result has an opcode across a frame's end or a frame inside a frame, which "
+        "decoders read differently", "frame"
+    )
+
+
+#: pickle-scan.h's negative kinds: the pickle is refused before any decoder reads it.
+_REFUSED_BY_SCAN = {-2: _bad_memo, -1: _bad_frame}
+
+
 def _too_deep(limit):
     return _errors.ResultRefused("leash: the function's result nests containers deeper than {}".format(limit), "depth")
 
@@ -249,16 +275,23 @@ class SafeCodec:
     # the caller's side
     def loads(self, data):
         """The value of the function's pickle, decoded with find_class
-        limited to the table. A pickle that only builds plain data never
-        consults find_class (pickle-scan.c reads its opcodes): pickle.loads
-        builds the same value without a restricted unpickler, and only a
-        value with nested or shared containers is walked."""
-        kind = _pickle_kind(data) if _pickle_kind is not None else 0
-        if kind:
+        limited to the table. pickle-scan.c reads its opcodes first: one
+        that writes the memo out of order or frames decoders read
+        differently is refused; one that only builds plain data never
+        consults find_class, so pickle.loads builds the same value without
+        a restricted unpickler, and only a value with nested or shared
+        containers is walked."""
+        if _pickle_kind is None:
+            raise _errors.ResultRefused("leash: leash._leash, which reads a result before it is decoded, is "
+                                        "missing: no result is decoded without it", "no scan")
+        kind = _pickle_kind(data)
+        if kind > 0:
             value = pickle.loads(data)
             if kind == 2:
                 check_depth(value)
             return value
+        if kind < 0:
+            raise _REFUSED_BY_SCAN[kind]()
         if self._unpickler is None:
             self._tables()
         value = self._unpickler(io.BytesIO(data)).load()

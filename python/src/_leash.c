@@ -1295,13 +1295,17 @@ static PyObject *mod_pipe(PyObject *m, PyObject *unused) {
         return Py_BuildValue("(ii)", fds[0], fds[1]);
 }
 
-/* pickle_kind(data) -> 0, 1 or 2: pickle-scan.h's kind of a bytes object
- * (0 for anything else) */
+/* pickle_kind(data) -> -2 to 2: pickle-scan.h's kind of a bytes-like
+ * object (contiguous: bytes, bytearray, a memoryview) */
 static PyObject *mod_pickle_kind(PyObject *m, PyObject *arg) {
-        if (!PyBytes_Check(arg))
-                return PyLong_FromLong(PICKLE_OTHER);
-        return PyLong_FromLong(
-                pickle_scan((const unsigned char *) PyBytes_AS_STRING(arg), (size_t) PyBytes_GET_SIZE(arg)));
+        Py_buffer view;
+        enum pickle_kind kind;
+
+        if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+                return NULL;
+        kind = pickle_scan((const unsigned char *) view.buf, (size_t) view.len);
+        PyBuffer_Release(&view);
+        return PyLong_FromLong(kind);
 }
 
 static PyObject *mod_close_fd(PyObject *m, PyObject *arg) {
@@ -1322,7 +1326,8 @@ static PyMethodDef module_methods[] = {
          "them with close_fd()."},
         {"close_fd", mod_close_fd, METH_O, "close_fd(fd): close an fd made by pipe()."},
         {"pickle_kind", mod_pickle_kind, METH_O,
-         "pickle_kind(data) -> int: 0 when the pickle may name a callable (or is not understood), 1 when it "
+         "pickle_kind(data) -> int: -2 when the pickle writes its memo out of order, -1 when it has frames "
+         "decoders read differently (refuse both), 0 when it may name a callable (or ends in an error), 1 when it "
          "builds plain data with at most one container and no shared object, 2 when it builds plain data "
          "that must be walked for depth and cycles"},
         {"version", mod_version, METH_NOARGS, "version() -> str: libleash's version"},

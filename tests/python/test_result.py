@@ -299,7 +299,10 @@ def test_the_scan_passes_plain_data_and_nothing_that_names_a_callable():
     assert pickle_kind(pickle.dumps({"loss": 0.5, "n": 3}, protocol=5)) == 1  # flat: nothing to walk
     for value in (Point(1, 2), [Point(1, 2)], os.getpid):
         assert pickle_kind(pickle.dumps(value, protocol=5)) == 0, value
-    assert pickle_kind("not bytes") == 0 and pickle_kind(bytearray(pickle.dumps(1))) == 0
+    # any contiguous buffer is read, so no form of the bytes skips the scan
+    assert pickle_kind(bytearray(pickle.dumps(1))) == 1 and pickle_kind(memoryview(b"\x80\x05Nq\x05.")) == -2
+    with pytest.raises(TypeError):
+        pickle_kind("not bytes")
 
 
 def test_every_opcode_outside_plain_data_sends_the_pickle_the_checked_way():
@@ -349,6 +352,237 @@ def test_a_cycle_made_by_dup_or_the_memo_is_walked_and_refused():
         with pytest.raises(leash.ResultRefused) as e:
             codec.loads(data)
         assert e.value.what == "cycle"
+
+
+def _peak_bytes(decode, data):
+    """(outcome, the peak of the memory Python allocated while decode(data)
+    ran): tracemalloc sees the unpickler's memo array (PyMem)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        try:
+            out = ("value", repr(decode(data))[:60])
+        except Exception as e:
+            out = ("raises", type(e).__name__)
+        return out, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def _file_decoder(data):
+    """The checked decoder's way of reading (an io.BytesIO), with a
+    find_class that builds nothing."""
+    import io
+
+    from leash import _result
+
+    return _result._Unpickler(io.BytesIO(data)).load()
+
+
+_HUGE_PUT = 1 << 20  # a memo index: the unpickler grows its memo to twice it, 16 MiB
+
+
+def test_a_memo_written_out_of_order_is_refused_before_any_decoder_allocates():
+    """A PUT whose index is past the PUTs before it makes CPython's
+    unpickler allocate and zero twice the index in pointers (eight bytes
+    with LONG_BINPUT 0x40000000: 16 GiB), plain data or not. The control:
+    both decoders, run on the same bytes without the scan, allocate 16 MiB
+    for an 8-byte pickle."""
+    from leash._leash import pickle_kind
+
+    codec = _codec()
+    long_put = b"r" + _HUGE_PUT.to_bytes(4, "little")
+    forms = {
+        "LONG_BINPUT, plain data": b"\x80\x05N" + long_put + b".",
+        "LONG_BINPUT, checked way": b"\x80\x05\x8c\x08builtins\x8c\x07complex\x93" + long_put + b")R.",
+        "text PUT": b"N" + b"p" + str(_HUGE_PUT).encode() + b"\n.",
+        "BINPUT past the first": b"\x80\x02Nq\x00Nq\x02.",
+    }
+    for name, data in forms.items():
+        huge = name != "BINPUT past the first"
+        if huge:
+            for decode in (pickle.loads, _file_decoder):  # the control
+                if decode is pickle.loads and "checked" in name:
+                    continue  # it would call complex(): harmless, but not the point
+                _, peak = _peak_bytes(decode, data)
+                assert peak > 16 << 20, (name, decode, peak)
+        assert pickle_kind(data) == -2, name
+        out, peak = _peak_bytes(codec.loads, data)
+        assert out == ("raises", "ResultRefused") and peak < 1 << 20, (name, out, peak)
+        with pytest.raises(leash.ResultRefused) as e:
+            codec.loads(data)
+        assert e.value.what == "memo" and "memo" in str(e.value)
+        # the same pickle with its memo in order decodes
+    assert codec.loads(b"\x80\x02Nq\x00Nq\x01.") is None
+    # what every pickler writes, every protocol, shared objects through the memo
+    shared = [[1, "a"]] * 3 + [{"k": (2.5, None)}] * 2
+    for proto in range(6):
+        for dumps in (pickle.dumps, pickle._dumps):
+            data = dumps(shared, protocol=proto)
+            assert pickle_kind(data) >= 0, (proto, dumps)
+            assert codec.loads(data) == shared
+
+
+def _frame(body):
+    return b"\x95" + len(body).to_bytes(8, "little") + body
+
+
+def test_frames_the_two_decoders_read_differently_are_refused():
+    """pickle.loads reads a frame as part of the bytes; the checked decoder
+    reads a file and holds one frame at a time, so an opcode, a length or a
+    line that runs over a frame's end is read from after the frame there.
+    The control: the two decoders give different values for the same
+    bytes, and one of them hides a LONG_BINPUT that the other runs."""
+    from leash._leash import pickle_kind
+
+    codec = _codec()
+    forms = {
+        "a string across the frame's end": b"\x80\x05" + _frame(b"\x8c\x03ab") + b"c.N.",
+        "a line across the frame's end": b"\x80\x05" + _frame(b"I1") + b"2\n.",
+        "a frame inside a frame": b"\x80\x05" + _frame(_frame(b"K\x01") + b"K\x02") + b".",
+        "a memo write hidden past the frame": b"\x80\x05" + _frame(b"N\x8c\x05abc") + b"de.xx" + b"r"
+        + _HUGE_PUT.to_bytes(4, "little") + b".",
+    }
+    differ = 0
+    for name, data in forms.items():
+        loads, file_ = _peak_bytes(pickle.loads, data), _peak_bytes(_file_decoder, data)
+        differ += loads[0] != file_[0]
+        if name.startswith("a memo write"):
+            assert loads[0] == ("value", "'abcde'") and loads[1] < 1 << 20  # the bytes as one reads them
+            assert file_[0] == ("value", "'de.xx'") and file_[1] > 16 << 20  # and the other: 16 MiB
+        assert pickle_kind(data) == -1, name
+        with pytest.raises(leash.ResultRefused) as e:
+            codec.loads(data)
+        assert e.value.what == "frame", name
+    assert differ >= 3  # the control: the decoders do part on these bytes
+    # frames as picklers write them: several, and a large bytes object written outside them
+    value = [b"x" * 300000, list(range(20000)), "y" * 70000]
+    data = pickle.dumps(value, protocol=5)
+    assert data.count(b"\x95") >= 2 and pickle_kind(data) == 2 and codec.loads(data) == value
+
+
+def _sink(*args, **kwargs):
+    return None
+
+
+class _BuildsNothing(pickle.Unpickler):
+    """Runs every opcode a pickle has, as far as it can: each callable it
+    names is _sink."""
+
+    def find_class(self, module, name):
+        return _sink
+
+    def persistent_load(self, pid):
+        return None
+
+
+def _memo_and_marks(data):
+    """The bytes the file decoder's own arrays (its memo and its marks:
+    Unpickler.__sizeof__) hold once it has read data as far as it could."""
+    import io
+
+    u = _BuildsNothing(io.BytesIO(data))
+    try:
+        u.load()
+    except Exception:
+        pass
+    return u.__sizeof__()
+
+
+def _largest_memo_write(data):
+    """The largest index of a memo write in data as pickletools reads it,
+    up to where it stops."""
+    import pickletools
+    import warnings
+
+    largest = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a mutated STRING's escapes
+        try:
+            for op, arg, _ in pickletools.genops(data):
+                if op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                    largest = max(largest, arg)
+        except Exception:
+            pass
+    return largest
+
+
+def _unframed(data):
+    """data without its frame (pickles of protocol 4 and 5 this small have
+    one, right after PROTO; a frame is optional), so that bytes can be
+    spliced in at any opcode's place."""
+    return data[:2] + data[11:] if data[2:3] == b"\x95" else data
+
+
+def _memo_write(idx, form):
+    """BINPUT (form 0, idx < 256), LONG_BINPUT (1) or PUT (2) of index idx."""
+    if form == 0:
+        return b"q" + bytes([idx])
+    return b"r" + idx.to_bytes(4, "little") if form == 1 else b"p" + str(idx).encode() + b"\n"
+
+
+def test_no_pickle_the_scan_lets_through_makes_a_decoder_allocate_beyond_its_length():
+    """Differential, on memory: 6,000 pickles, each with a memo write
+    (BINPUT, LONG_BINPUT or PUT, after a None of its own) spliced in
+    between two opcodes, its index in order, a little past it, or 2**18 to
+    2**20, and then half of them mutated at random. Each one the scan does
+    not refuse is read by the file decoder (every callable it names a
+    no-op, so that every opcode runs): its memo and marks stay within 32
+    bytes per byte of the pickle and 4 KiB (Unpickler.__sizeof__, which
+    does not count what a length past the end reserves and never uses);
+    and, when it is plain data (every length fits), pickle.loads allocates
+    at most 128 bytes per byte and 256 KiB (tracemalloc). The control:
+    the unmutated ones with a large index, which the scan refused, do
+    make the decoder's memo grow past that."""
+    import pickletools
+    import random
+
+    from leash._leash import pickle_kind
+
+    seeds = [_unframed(pickle.dumps(v, protocol=p)) for v in plain_data().values() for p in (0, 2, 4, 5)]
+    seeds += [_unframed(pickle.dumps(v, protocol=5)) for v in (Point(1, 2), [[1]] * 3, nested(5))]
+    rng = random.Random(2411)
+
+    def spliced():
+        seed = rng.choice(seeds)
+        ops = list(pickletools.genops(seed))
+        k = rng.randrange(1, len(ops))  # before the k-th opcode (the last is STOP)
+        puts = sum(op.name in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE") for op, _, _ in ops[:k])
+        how = rng.randrange(3)
+        idx = (puts, puts + rng.randint(1, 64), rng.randrange(1 << 18, 1 << 20))[how]
+        form = rng.randrange(3) if idx < 256 else rng.randrange(1, 3)
+        pos = ops[k][2]
+        return seed[:pos] + b"N" + _memo_write(idx, form) + b"0" + seed[pos:], how == 2
+
+    let_through = over = in_order = 0
+    controls = []
+    for _ in range(6000):
+        data, large = spliced()
+        mutated = rng.randrange(2)
+        if mutated:
+            data = bytearray(data)
+            for _ in range(rng.randint(1, 3)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+            data = bytes(data)
+        kind = pickle_kind(data)
+        if kind == -2 and large and not mutated:
+            controls.append(data)
+        if kind < 0:
+            continue
+        let_through += 1
+        in_order += not mutated
+        if _largest_memo_write(data) > 1 << 20:
+            over += 1  # not decoded: were the scan wrong, the decoder could take GiBs
+            continue
+        over += _memo_and_marks(data) > 32 * len(data) + 4096
+        if kind > 0:
+            over += _peak_bytes(pickle.loads, data)[1] > 128 * len(data) + (256 << 10)
+    assert over == 0 and let_through > 2000 and in_order > 1000, (over, let_through, in_order)
+    refused_over = sum(_memo_and_marks(data) > 32 * len(data) + 4096 for data in controls)
+    assert len(controls) > 500 and refused_over > 0.9 * len(controls), (len(controls), refused_over)
 
 
 class _NoCallables(pickle.Unpickler):
@@ -403,7 +637,7 @@ def test_no_pickle_the_scan_passes_reaches_find_class_even_mutated():
             else:
                 data[i:i] = rng.choice(seeds)[2:12]
         data = bytes(data)
-        if not pickle_kind(data):
+        if pickle_kind(data) <= 0:
             continue
         passed += 1
         try:
@@ -481,7 +715,7 @@ _RSS_SCRIPT = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import leash
-from test_result import endless_stream, finite_stream
+from test_result import endless_stream, finite_stream, send_memo_bomb
 leash.configure(cgroup_parent=sys.argv[2])
 kind = sys.argv[3]
 def peak_kib():
@@ -493,6 +727,8 @@ before = peak_kib()
 try:
     if kind == "endless":
         leash.limit(endless_stream, memory="64M", wall_time=60)()
+    elif kind.startswith("memo"):
+        leash.limit(send_memo_bomb, wall_time=60, trust_result=kind == "memo-trusted")()
     else:
         leash.limit(finite_stream, max_result="1G", wall_time=60)(200 << 20)
     out = "returned"
@@ -521,6 +757,12 @@ def finite_stream(n):
     os._exit(0)
 
 
+def send_memo_bomb():
+    """None, LONG_BINPUT 0x02000000: the unpickler grows its memo to twice
+    that, 512 MiB."""
+    write_frame_and_exit(b"R\x80\x05Nr\x00\x00\x00\x02.")
+
+
 def _rss_run(kind):
     here = os.path.dirname(os.path.abspath(__file__))
     r = subprocess.run(
@@ -540,6 +782,18 @@ def test_an_endless_result_leaves_the_caller_bounded():
     control = _rss_run("finite")
     assert control["out"].startswith("JobExited") or control["out"] == "returned" or "unpickled" in control["out"]
     assert control["growth_mib"] > 150, control  # 400 MiB kept: 200 read, 200 copied
+
+
+def test_a_result_that_makes_the_decoder_grow_its_memo_is_refused_and_costs_nothing():
+    """Eleven bytes sent back ask the caller's unpickler for a 512 MiB memo.
+    The control: with trust_result=True (pickle.loads) the caller's peak
+    memory does grow by that much."""
+    got = _rss_run("memo")
+    assert got["out"].startswith("ResultRefused") and "memo" in got["out"], got
+    assert got["growth_mib"] < 64, got
+    control = _rss_run("memo-trusted")
+    assert control["out"] == "returned", control
+    assert control["growth_mib"] > 400, control
 
 
 # --- item 2: nothing of the library reaches the function ------------------------
