@@ -15,7 +15,8 @@ with the limits and the sandbox applied. The result channel is a boundary:
 the function's process may be hostile (``user=``, untrusted input), so its
 return value is decoded as data only (None, bool, int, float, complex, str,
 bytes, bytearray, list, tuple, dict, set, frozenset, nested at most 200
-deep) plus the classes named in ``result_types=`` (numpy arrays are carried
+deep, at most 2**26 items with each shared container counted every time it
+appears) plus the classes named in ``result_types=`` (numpy arrays are carried
 as dtype, shape and bytes and rebuilt checked); nothing the child chose is
 ever called here, and anything else raises ``ResultRefused`` (so does a
 pickle that writes its memo out of order, which would make the decoder

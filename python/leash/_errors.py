@@ -205,7 +205,9 @@ class ResultRefused(LeashError):
     """The function's result (or its error frame) holds something the
     caller's decoder does not build: a callable or class other than plain
     data and the types named in ``result_types``, containers nested deeper
-    than leash decodes, a cycle, a memo written out of order (``"memo"``:
+    than leash decodes, a cycle, more items than leash decodes when shared
+    containers are counted each time they appear (``"size"``: a repr() of
+    it would not end), a memo written out of order (``"memo"``:
     it would make the decoder allocate for nothing), frames decoders read
     differently (``"frame"``). ``what`` names it (``"os.system"``). The
     result channel is a boundary: see ``leash.limit``'s ``trust_result``."""

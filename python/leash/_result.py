@@ -18,8 +18,9 @@ bytes; never numpy's own reducer). Anything else is refused by name
 build plain data (read opcode by opcode in C, python/src/pickle-scan.c)
 never reaches find_class, so ``pickle.loads`` decodes it, without a
 restricted unpickler to make. The containers built are then
-walked once for depth and cycles (``MAX_DEPTH``), so that a hostile
-nesting cannot make the caller's repr() or comparison overflow.
+walked once for depth, cycles and size (``MAX_DEPTH``, ``MAX_ITEMS``: a
+shared container counted each time it appears), so that a hostile nesting
+cannot make the caller's repr() or comparison overflow or never end.
 
 The same scan reads every pickle, plain or not, before any decoder does,
 and refuses the two it cannot vouch for: a memo written out of order
@@ -57,6 +58,10 @@ PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 #: The deepest nesting of containers a decoded result may have.
 MAX_DEPTH = 200
+
+#: The most items a decoded result may hold, a shared container counted each
+#: time it appears (2**26: a repr() of that many takes tens of seconds).
+MAX_ITEMS = 1 << 26
 
 _CONTAINERS = frozenset((list, tuple, dict, set, frozenset))
 _EXC_MARK = "leash-exception-1"
@@ -145,15 +150,22 @@ def _has_container(o):
     return not _CONTAINERS.isdisjoint(map(type, _children(o)))
 
 
-def check_depth(root, limit=MAX_DEPTH):
+def _items(o):
+    return 2 * len(o) if type(o) is dict else len(o)
+
+
+def check_depth(root, limit=MAX_DEPTH, max_items=MAX_ITEMS):
     """Refuses (ResultRefused) a result whose containers nest deeper than
-    limit or hold themselves. Each container is visited once (a shared one
-    counts by its height), a flat one without a Python-level loop."""
+    limit or hold themselves, or hold more than max_items items when each
+    shared container is counted every time it appears (the size a repr()
+    or a comparison walks: 30 lists, each holding the next twice, are 2**30
+    items). Each container is visited once (a shared one counts by its
+    height and size), a flat one without a Python-level loop."""
     if type(root) not in _CONTAINERS or not _has_container(root):
         return
-    height = {}  # id -> height of a container done (every one lives in the result)
+    done = {}  # id -> (height, size) of a container done (every one lives in the result)
     active = {id(root)}
-    stack = [[root, iter(_children(root)), 1]]  # container, its children, its height so far
+    stack = [[root, iter(_children(root)), 1, 1 + _items(root)]]  # container, its children, height, size so far
     while stack:
         top = stack[-1]
         for c in top[1]:
@@ -162,24 +174,35 @@ def check_depth(root, limit=MAX_DEPTH):
             k = id(c)
             if k in active:
                 raise _errors.ResultRefused("leash: the function's result holds itself (a cycle)", "cycle")
-            ch = height.get(k)
-            if ch is None:
+            hs = done.get(k)
+            if hs is None:
                 if _has_container(c):
                     if len(stack) >= limit:
                         raise _too_deep(limit)
                     active.add(k)
-                    stack.append([c, iter(_children(c)), 1])
+                    stack.append([c, iter(_children(c)), 1, 1 + _items(c)])
                     break
-                ch = height[k] = 1
-            if len(stack) + ch > limit:
+                hs = done[k] = (1, 1 + _items(c))
+            if len(stack) + hs[0] > limit:
                 raise _too_deep(limit)
-            top[2] = max(top[2], ch + 1)
+            top[2] = max(top[2], hs[0] + 1)
+            top[3] += hs[1] - 1
         else:
             stack.pop()
             active.discard(id(top[0]))
-            height[id(top[0])] = top[2]
+            if top[3] > max_items:
+                raise _too_many(max_items)
+            done[id(top[0])] = (top[2], top[3])
             if stack:
                 stack[-1][2] = max(stack[-1][2], top[2] + 1)
+                stack[-1][3] += top[3] - 1
+
+
+def _too_many(max_items):
+    return _errors.ResultRefused(
+        "leash: the function's result holds more than {} items when its shared containers are counted each "
+        "time they appear (a repr() or comparison of it would not end)".format(max_items), "size"
+    )
 
 
 def _bad_memo():

@@ -271,6 +271,73 @@ def test_cycles_and_deep_nesting_are_refused():
     assert e.value.what == "depth" and "200" in str(e.value)
 
 
+def doubling(depth):
+    """depth lists, each holding the next twice: a pickle of ~6 bytes per
+    level (the memo shares them), 2**(depth + 1) items to a repr()."""
+    x = []
+    for _ in range(depth):
+        x = [x, x]
+    return x
+
+
+def _expanded(x, seen=None):
+    """The items x holds with each shared list counted every time (memoized)."""
+    seen = {} if seen is None else seen
+    if type(x) is not list:
+        return 1
+    if id(x) not in seen:
+        seen[id(x)] = 1 + sum(_expanded(c, seen) for c in x)
+    return seen[id(x)]
+
+
+_REPR_OF_A_RESULT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import leash
+from test_result import doubling
+leash.configure(cgroup_parent=sys.argv[2])
+value = leash.limit(doubling, wall_time=60, trust_result=True)(40)
+print("returned", flush=True)
+repr(value)
+print("repr done", flush=True)
+"""
+
+
+def test_a_result_whose_shared_containers_expand_without_end_is_refused():
+    """Forty lists, each holding the next twice, are 254 bytes of pickle
+    and 2**41 items to anything that walks them as a tree (repr(), ==,
+    json.dumps). The control: returned with trust_result=True, the value
+    arrives and its repr() has not ended 3 s later."""
+    from leash import _result
+
+    with pytest.raises(leash.ResultRefused) as e:
+        leash.limit(doubling, wall_time=60)(40)
+    assert e.value.what == "size" and str(1 << 26) in str(e.value)
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = subprocess.Popen([sys.executable, "-c", _REPR_OF_A_RESULT, here, parent()], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "returned\n"  # the value arrived
+        time.sleep(3)
+        assert p.poll() is None, "the control's repr() ended: {}".format(p.stdout.read())
+    finally:
+        p.kill()
+        p.wait()
+        p.stdout.close()
+    # shared containers that stay within the bound come back: 2**21 items, a million references
+    assert _expanded(leash.limit(doubling)(20)) == (1 << 21) - 1
+    row = list(range(20))
+    assert leash.limit(lambda: [row] * 1000000)() == [row] * 1000000
+    # the count is exact: three references to a list of two are 1 + 3 + 3 * 2 items
+    three = [[1, 2]] * 3
+    _result.check_depth(three, max_items=10)
+    with pytest.raises(leash.ResultRefused):
+        _result.check_depth(three, max_items=9)
+    assert _expanded(doubling(5)) == 63
+    _result.check_depth(doubling(5), max_items=63)
+    with pytest.raises(leash.ResultRefused):
+        _result.check_depth(doubling(5), max_items=62)
+
+
 # --- the opcode scan in front of the checked unpickler (pickle-scan.c) -----------
 
 # the opcodes a protocol 2-5 pickler writes for plain data: nothing else passes the scan
