@@ -25,7 +25,7 @@ cannot make the caller's repr() or comparison overflow or never end.
 The same scan reads every pickle, plain or not, before any decoder does,
 and refuses the two it cannot vouch for: a memo written out of order
 (CPython's unpickler grows its memo array to twice the index a PUT names,
-so eight bytes can make the caller touch 16 GiB; every pickler writes the
+so seven bytes can make the caller touch 16 GiB; every pickler writes the
 memo in order), and frames the checked decoder (reading a file) would read
 differently from the scan (an opcode across a frame's end, a frame inside
 a frame; no pickler writes either).

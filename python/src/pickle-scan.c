@@ -19,7 +19,7 @@
  *
  * Does it make the decoder allocate for nothing? CPython's unpickler keeps
  * its memo in an array indexed by the PUT's argument, grown to twice the
- * index and zeroed: "N r\0\0\0\x40 ." (eight bytes: None, LONG_BINPUT
+ * index and zeroed: "N r\0\0\0\x40 ." (seven bytes: None, LONG_BINPUT
  * 0x40000000) makes the caller touch 16 GiB, whichever decoder reads it.
  * Every pickler writes the memo in order (the k-th PUT names index k-1, or
  * is a MEMOIZE), so a PUT, BINPUT or LONG_BINPUT whose index is past the

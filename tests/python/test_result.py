@@ -454,10 +454,10 @@ _HUGE_PUT = 1 << 20  # a memo index: the unpickler grows its memo to twice it, 1
 
 def test_a_memo_written_out_of_order_is_refused_before_any_decoder_allocates():
     """A PUT whose index is past the PUTs before it makes CPython's
-    unpickler allocate and zero twice the index in pointers (eight bytes
+    unpickler allocate and zero twice the index in pointers (seven bytes
     with LONG_BINPUT 0x40000000: 16 GiB), plain data or not. The control:
     both decoders, run on the same bytes without the scan, allocate 16 MiB
-    for an 8-byte pickle."""
+    for a 9-byte pickle."""
     from leash._leash import pickle_kind
 
     codec = _codec()
