@@ -859,7 +859,7 @@ def test_an_endless_result_leaves_the_caller_bounded():
 
 
 def test_a_result_that_makes_the_decoder_grow_its_memo_is_refused_and_costs_nothing():
-    """Eleven bytes sent back ask the caller's unpickler for a 512 MiB memo.
+    """Ten bytes sent back ask the caller's unpickler for a 512 MiB memo.
     The control: with trust_result=True (pickle.loads) the caller's peak
     memory does grow by that much."""
     got = _rss_run("memo")
