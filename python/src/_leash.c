@@ -1329,7 +1329,7 @@ static PyMethodDef module_methods[] = {
          "pickle_kind(data) -> int: -2 when the pickle writes its memo out of order, -1 when it has frames "
          "decoders read differently (refuse both), 0 when it may name a callable (or ends in an error), 1 when it "
          "builds plain data with at most one container and no shared object, 2 when it builds plain data "
-         "that must be walked for depth and cycles"},
+         "that must be walked for depth, cycles and size"},
         {"version", mod_version, METH_NOARGS, "version() -> str: libleash's version"},
         {"parse_size", mod_parse_size, METH_O, "parse_size(text) -> int: bytes, as leash parses a size (\"512M\")"},
         {NULL, NULL, 0, NULL},

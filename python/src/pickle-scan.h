@@ -10,7 +10,7 @@ enum pickle_kind {
         PICKLE_BAD_FRAME = -1, /* frames the two decoders read differently: refuse it */
         PICKLE_OTHER = 0,      /* it may name a callable, or it ends in an error: decode it the slow, checked way */
         PICKLE_FLAT = 1,       /* plain data, at most one container and no memo read: nothing to walk */
-        PICKLE_PLAIN = 2,      /* plain data, containers nested or shared: walk it for depth and cycles */
+        PICKLE_PLAIN = 2,      /* plain data, containers nested or shared: walk it for depth, cycles and size */
 };
 
 /* The kind of the pickle p[0..n), read opcode by opcode as the unpickler
