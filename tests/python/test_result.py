@@ -461,11 +461,11 @@ def test_a_memo_written_out_of_order_is_refused_before_any_decoder_allocates():
     from leash._leash import pickle_kind
 
     codec = _codec()
-    long_put = b"r" + _HUGE_PUT.to_bytes(4, "little")
+    long_put = _memo_write(_HUGE_PUT, 1)
     forms = {
         "LONG_BINPUT, plain data": b"\x80\x05N" + long_put + b".",
         "LONG_BINPUT, checked way": b"\x80\x05\x8c\x08builtins\x8c\x07complex\x93" + long_put + b")R.",
-        "text PUT": b"N" + b"p" + str(_HUGE_PUT).encode() + b"\n.",
+        "text PUT": b"N" + _memo_write(_HUGE_PUT, 2) + b".",
         "BINPUT past the first": b"\x80\x02Nq\x00Nq\x02.",
     }
     for name, data in forms.items():
@@ -510,8 +510,8 @@ def test_frames_the_two_decoders_read_differently_are_refused():
         "a string across the frame's end": b"\x80\x05" + _frame(b"\x8c\x03ab") + b"c.N.",
         "a line across the frame's end": b"\x80\x05" + _frame(b"I1") + b"2\n.",
         "a frame inside a frame": b"\x80\x05" + _frame(_frame(b"K\x01") + b"K\x02") + b".",
-        "a memo write hidden past the frame": b"\x80\x05" + _frame(b"N\x8c\x05abc") + b"de.xx" + b"r"
-        + _HUGE_PUT.to_bytes(4, "little") + b".",
+        "a memo write hidden past the frame": b"\x80\x05" + _frame(b"N\x8c\x05abc") + b"de.xx"
+        + _memo_write(_HUGE_PUT, 1) + b".",
     }
     differ = 0
     for name, data in forms.items():
