@@ -839,17 +839,24 @@ const struct leash_error *leash_job_start_error(const struct leash_job *j) {
 int leash_job_warnings(const struct leash_job *j, char **ret_text) {
         char *text = NULL, line[512];
         size_t len = 0;
-        FILE *f;
+        FILE *f = NULL;
 
         if (!j || !ret_text)
                 return -EINVAL;
-        f = open_memstream(&text, &len);
-        if (!f)
-                return -ENOMEM;
-        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 if (leash_limit_weakness(&j->spec, j->r.enforced, j->r.enforce_note, (enum leash_limit) l, false, line,
-                                         sizeof line) > 0)
-                        fprintf(f, "%s\n", line);
+                                         sizeof line) <= 0)
+                        continue;
+                /* the stream only when there is a line: a Python caller asks
+                 * at every call, and a stream is 8 KiB of heap written */
+                if (!f && !(f = open_memstream(&text, &len)))
+                        return -ENOMEM;
+                fprintf(f, "%s\n", line);
+        }
+        if (!f) {
+                *ret_text = strdup("");
+                return *ret_text ? 0 : -ENOMEM;
+        }
         if (fclose(f) != 0) {
                 free(text);
                 return -ENOMEM;
