@@ -15,6 +15,7 @@ struct placement_cache;
 /* Reads the configuration files and builds the settings of one job. */
 int config_build(const struct leash_config *c, struct config_built **ret, struct leash_error *err);
 const struct leash_spec *config_built_spec(const struct config_built *b);
+/* Drops a reference to b: freed with the last (a job, the config's cache). */
 void config_built_free(struct config_built *b);
 /* The pool whose watchdog watches the jobs made from c (NULL: each its own). */
 struct watchdog_pool *config_watchdog_pool(const struct leash_config *c);

@@ -170,6 +170,14 @@ void leash_profiles_free(struct leash_profiles *p) {
         free(p);
 }
 
+size_t leash_profiles_n_files(const struct leash_profiles *p) {
+        return p->n_files;
+}
+
+const char *leash_profiles_file(const struct leash_profiles *p, size_t i) {
+        return i < p->n_files ? p->files[i]->path : NULL;
+}
+
 static struct profile_section *profile_find(const struct leash_profiles *p, const char *name) {
         for (size_t i = 0; i < p->n_sections; i++)
                 if (strcmp(p->sections[i]->name, name) == 0)

@@ -78,6 +78,10 @@ int leash_profiles_load_buffer(struct leash_profiles *p, const char *name, const
  * queries below may be used. 0 or -EINVAL (errors recorded). */
 int leash_profiles_finish(struct leash_profiles *p);
 
+/* The files read, in order (a file reached by two paths: its first). */
+size_t leash_profiles_n_files(const struct leash_profiles *p);
+const char *leash_profiles_file(const struct leash_profiles *p, size_t i);
+
 size_t leash_profiles_n_errors(const struct leash_profiles *p);
 /* "FILE:LINE: message", or "FILE: message" for a whole file. */
 const char *leash_profiles_error(const struct leash_profiles *p, size_t i);

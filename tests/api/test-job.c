@@ -205,6 +205,69 @@ static void test_config(void) {
         leash_config_free(NULL);
 }
 
+static int write_text(const char *dir, const char *name, const char *text) {
+        char path[4200];
+        FILE *f;
+
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        f = fopen(path, "we");
+        if (!f)
+                return -1;
+        fputs(text, f);
+        return fclose(f);
+}
+
+static uint64_t wall_of_next_job(struct leash_config *c, int *ret_r) {
+        struct leash_error err = {0};
+        struct leash_job *j = NULL;
+        uint64_t v;
+
+        *ret_r = leash_job_new(c, &j, &err);
+        if (*ret_r < 0)
+                return 0;
+        v = leash_job_limit(j, LEASH_LIMIT_WALL_TIME);
+        leash_job_free(j);
+        return v;
+}
+
+/* A config's jobs share the settings built from its files while the files
+ * are as they were (stat), and read them again when one changed: an edit
+ * of the same size, a file removed. The files are left to settle first
+ * (a build is shared only when what it read is older than 2 s). */
+static void test_config_files_shared_until_changed(void) {
+        char dir[] = "/tmp/leash-api-conf-XXXXXX", profiles[64], path[128];
+        struct leash_config *c;
+        int r;
+
+        if (geteuid() == 0) {
+                struct stat st;
+                if (stat("/tmp", &st) < 0 || st.st_uid != 0 || ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+                        printf("ok %d - # SKIP /tmp is not a directory root trusts\n", ++tap_n);
+                        return;
+                }
+        }
+        if (!mkdtemp(dir))
+                abort();
+        snprintf(profiles, sizeof profiles, "%s/profiles.d", dir);
+        if (mkdir(profiles, 0755) < 0 || write_text(profiles, "t.ini", "[t]\nwall-time = 77s\n") < 0)
+                abort();
+        (void) nanosleep(&(struct timespec){2, 200 * 1000 * 1000}, NULL);
+        c = config("conf-cache", "profile", "t", NULL);
+        ok(leash_config_set_paths(c, dir, NULL) == 0, "a config reading %s", dir);
+        is_u64(wall_of_next_job(c, &r), 77 * 1000000000ULL, "the profile's wall time");
+        is_u64(wall_of_next_job(c, &r), 77 * 1000000000ULL, "the next job: the same");
+        if (write_text(profiles, "t.ini", "[t]\nwall-time = 88s\n") < 0)
+                abort();
+        is_u64(wall_of_next_job(c, &r), 88 * 1000000000ULL, "an edit of the same size is read by the next job");
+        snprintf(path, sizeof path, "%s/t.ini", profiles);
+        (void) unlink(path);
+        (void) wall_of_next_job(c, &r);
+        ok(r == -ENOENT, "the profile's file removed: the next job fails, the profile unknown (%d)", r);
+        leash_config_free(c);
+        (void) rmdir(profiles);
+        (void) rmdir(dir);
+}
+
 /* descriptors this process has open */
 static int open_fds(void) {
         DIR *d = opendir("/proc/self/fd");
@@ -1012,6 +1075,7 @@ int main(int argc, char **argv) {
         has_memory = strstr(buf, "memory") != NULL;
         printf("# libleash %s, memory controller: %s\n", leash_version(), has_memory ? "yes" : "no");
         test_config();
+        test_config_files_shared_until_changed();
         test_start();
         test_fork();
         test_fork_holds_no_library_fd();
