@@ -154,6 +154,7 @@ class Limited:
         self._codec = codec if codec is not None else _result.codec()
         self._max_result = max_result
         self._local = threading.local()
+        self._call_spec = _call.call_spec(self._codec, max_result)
         self._config = None  # made at the first fork call, again after configure()
         self._config_gen = None
         functools.update_wrapper(self, func, updated=())
@@ -176,8 +177,9 @@ class Limited:
     @property
     def last_report(self):
         """The report (dict) of this thread's last call, or None."""
-        lazy = getattr(self._local, "report", None)
-        return lazy.get() if lazy is not None else None
+        if getattr(self._local, "report", None) is None:
+            return None
+        return _call.report_of(self._local).get()
 
     def _job_config(self):
         """The calls' shared Config: ``settings`` and configure()'s options,
@@ -189,14 +191,18 @@ class Limited:
         return self._config
 
     def _outcome(self, args, kwargs):
-        runner = _call.run_spawned if self.context == "spawn" else _call.run_forked
-        # the last call's finished job is freed before this call's fork: its
-        # memory is reused by this job, not written again after the fork
-        self._local.report = None
-        out = runner(
-            self._job_config(), None, self.func, args, kwargs, self.memory_limited, self._sample, self._codec,
-            self._max_result,
-        )
+        if self.context == "spawn":
+            self._local.report = None
+            out = _call.run_spawned(
+                self._job_config(), None, self.func, args, kwargs, self.memory_limited, self._sample, self._codec,
+                self._max_result,
+            )
+        else:
+            # the last call's job is freed after this call's fork
+            out = _call.run_forked(
+                self._job_config(), self.func, args, kwargs, self.memory_limited, self._sample, self._codec,
+                self._max_result, self._local,
+            )
         self._local.report = out.lazy  # parsed when asked for; the value is not kept
         return out
 
@@ -213,15 +219,15 @@ class Limited:
             if out.exception is not None:
                 _raise(out.exception)
             return out.value
-        # The fork context's common case, a call that returned, without the
-        # Outcome: each Python object or function this path touches costs a
-        # copy-on-write fault after the fork (bench/NOTES.md, row 10).
-        lazy, ok, data = _call.fork_call(
-            self._job_config(), None, self.func, args, kwargs, self._sample, self._local, self._codec, self._max_result
-        )
+        # The fork context's common case, a call that returned, in one C
+        # call and without the Outcome: each Python function or object this
+        # path enters or makes before the fork costs a copy-on-write fault
+        # (bench/NOTES.md, row 10). The job is kept in self._local.report.
+        config = self._config if self._config_gen == _defaults_gen else self._job_config()
+        ok, data = config.call(self.func, args, kwargs, self._local, self._sample, self._call_spec)
         if ok:
             return data
-        out = _call.collected(lazy, ok, data, self.memory_limited, self._codec)
+        out = _call.collected(_call.report_of(self._local), ok, data, self.memory_limited, self._codec)
         if out.exception is not None:
             _raise(out.exception)
         return out.value

@@ -53,11 +53,21 @@ def new_job(settings, name):
     return job
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
 def warn_weak_limits(job):
     """leash.WeakLimitWarning for each limit enforced weaker than asked: the
-    lines ``leash run`` prints before the job starts."""
-    for line in job.warnings:
-        warnings.warn(line, _errors.WeakLimitWarning, stacklevel=4)
+    lines ``leash run`` prints before the job starts, each naming the first
+    line outside this package that led to the job (the caller's call)."""
+    lines = job.warnings
+    if not lines:
+        return
+    level, frame = 1, sys._getframe(0)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    for line in lines:
+        warnings.warn(line, _errors.WeakLimitWarning, stacklevel=level)
 
 
 def new_config(settings, name):
@@ -366,42 +376,42 @@ def collected(lazy, ok, obj, memory_limited, codec=_result._SAFE):
     return outcome(None, tag, obj, memory_limited, lazy, lazy.reason())
 
 
-def fork_call(settings, name, func, args, kwargs, sample=None, local=None, codec=_result._SAFE, max_result=-1):
-    """The fork context: ``(lazy, ok, obj)``. ``lazy`` is the call's
-    LazyReport (its job finished); ``ok`` says the job's reason is "ok" and
-    the child's frame a result, then ``obj`` is the value; else ``obj`` is all
-    the child wrote, for decode(). The child is a fork of this interpreter,
-    made, supervised, finished and drained by one job.call (in C: after the
-    fork every page this process writes costs a copy-on-write fault). With
-    ``local``, the LazyReport replaces ``local.report`` before the fork: the
-    last call's job is freed first and this one reuses its memory, and
-    nothing is stored after the fork. ``sample``: a callable for
-    job.set_sampler (settings ask for sampling). ``codec``: how the child
-    encodes and this side decodes (_result.codec()); ``max_result``: the
-    cap in bytes, -1 for the default (the job's memory limit, else
-    DEFAULT_MAX_RESULT)."""
-    if local is not None:
-        local.report = None
-    job = new_job(settings, name)
-    lazy = LazyReport(job=job)
-    if local is not None:
-        local.report = lazy
-    try:
-        if sample is not None:
-            job.set_sampler(sample)
-        ok, obj = job.call(func, args, kwargs, WAKE_MS, call_child_args(codec), max_result)
-    except BaseException:
-        if local is not None:
-            local.report = None
-        job.close()
-        raise
-    return lazy, ok, obj
+class _Slot:
+    """Where Config.call keeps a call's job when no thread-local is given."""
+
+    __slots__ = ("report",)
 
 
-def run_forked(settings, name, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1):
-    """The fork context: fork_call, then the outcome."""
-    lazy, ok, obj = fork_call(settings, name, func, args, kwargs, sample, None, codec, max_result)
-    return collected(lazy, ok, obj, memory_limited, codec)
+def report_of(local):
+    """The LazyReport of the job ``local.report`` holds (Config.call stores
+    the job itself, to make nothing more before the fork), made and kept
+    there at the first ask."""
+    held = local.report
+    if held is None or isinstance(held, LazyReport):
+        return held
+    lazy = local.report = LazyReport(job=held)
+    return lazy
+
+
+def call_spec(codec=_result._SAFE, max_result=-1):
+    """Config.call's last argument, made once per limited function:
+    (wake_ms, job.call's (dumps, protocol, failed, loads), max_result, warn)."""
+    return (WAKE_MS, call_child_args(codec), max_result, warn_weak_limits)
+
+
+def run_forked(config, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1, local=None):
+    """The fork context: the child is a fork of this interpreter, made,
+    supervised, finished and drained by one Config.call (in C: after the fork
+    every page this process writes costs a copy-on-write fault), then the
+    outcome. ``config``: a Config. With ``local``, the job replaces
+    ``local.report``, and the job it held is freed after the fork.
+    ``sample``: a callable for job.set_sampler (settings ask for sampling).
+    ``codec``: how the child encodes and this side decodes
+    (_result.codec()); ``max_result``: the cap in bytes, -1 for the default
+    (the job's memory limit, else DEFAULT_MAX_RESULT)."""
+    slot = local if local is not None else _Slot()
+    ok, obj = config.call(func, args, kwargs, slot, sample, call_spec(codec, max_result))
+    return collected(report_of(slot), ok, obj, memory_limited, codec)
 
 
 def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1):

@@ -44,7 +44,8 @@ typedef struct {
 /* A leash_config with the caller's settings applied, for many jobs: a
  * limited function's calls share one, so that each call allocates and sets
  * none (the allocations are copy-on-write faults after the last call's
- * fork). The configuration files are still read by each job. */
+ * fork). The configuration files are checked by each job (read again when
+ * one changed: settings/config.c). */
 typedef struct {
         PyObject_HEAD struct leash_config *config;
         int env_paths;            /* the directories follow the environment, checked at each job */
@@ -52,8 +53,10 @@ typedef struct {
 } ConfigObject;
 
 static PyTypeObject ConfigType;
+static PyTypeObject JobType;
 
 static int sampler_raise(JobObject *self);
+static PyObject *Job_set_sampler(JobObject *self, PyObject *fn);
 
 static PyObject *raise_setup(int r, const struct leash_error *err, const char *what) {
         int e = r < 0 ? -r : (err && err->error ? err->error : EIO);
@@ -536,8 +539,10 @@ static PyObject *Job_dispatch(JobObject *self, PyObject *unused) {
 struct grow_buf {
         char *data;
         size_t len, cap;
-        size_t max;   /* the cap: more than this is not kept (max_result) */
-        bool too_big; /* more than max came: the job was killed, data freed */
+        size_t max;      /* the cap: more than this is not kept (max_result) */
+        bool too_big;    /* more than max came: the job was killed, data freed */
+        PyObject *loads; /* decodes an R frame's payload */
+        PyObject *value; /* the R frame decoded at the pipe's EOF, before the job had ended (NULL: not) */
 };
 
 enum { READ_EOF, READ_DATA, READ_AGAIN };
@@ -596,6 +601,28 @@ static int poll_released(struct pollfd *p, nfds_t n, int ms) {
         Py_END_ALLOW_THREADS return r;
 }
 
+/* The pipe reached EOF: every writer closed it. A result frame is decoded
+ * now, while the child is still exiting (its exit, which unmaps a fork of
+ * this interpreter, is the longest part of a call's end), not after the
+ * job has ended: call_result keeps the value only if the job's reason is
+ * ok. A decoder's error is left for call_result, which decodes again and
+ * says what it is; KeyboardInterrupt and the like propagate (-1). */
+static int decode_early(struct grow_buf *b) {
+        PyObject *payload;
+
+        if (!b->loads || b->too_big || b->len < 1 || b->data[0] != 'R')
+                return 0;
+        payload = PyBytes_FromStringAndSize(b->data + 1, (Py_ssize_t) b->len - 1);
+        if (!payload)
+                return -1;
+        b->value = PyObject_CallFunctionObjArgs(b->loads, payload, NULL);
+        Py_DECREF(payload);
+        if (b->value || !PyErr_ExceptionMatches(PyExc_Exception))
+                return b->value ? 0 : -1;
+        PyErr_Clear();
+        return 0;
+}
+
 /* Until the job has ended: rfd drained into b while it is open, the job's
  * events dispatched. 0, or -1 with an exception set (b keeps what came). */
 static int supervise_into(JobObject *self, int rfd, int wake_ms, struct grow_buf *b) {
@@ -633,6 +660,8 @@ static int supervise_into(JobObject *self, int rfd, int wake_ms, struct grow_buf
                                 return -1;
                         }
                         open_r = r > 0;
+                        if (r == READ_EOF && decode_early(b) < 0)
+                                return -1;
                 }
                 if (p[0].revents && dispatch_once(self) < 0)
                         return -1;
@@ -801,7 +830,7 @@ static int write_frame(int fd, char tag, const char *p, size_t n) {
  * not change the call's outcome. The method called by an interned name,
  * without a bound method made per stream (3.9+): each object this path makes
  * or touches is a copy-on-write fault after the last call's fork. */
-static PyObject *str_flush;
+static PyObject *str_flush, *str_report;
 
 static void flush_std(void) {
         static const char *const names[] = {"stdout", "stderr"};
@@ -856,6 +885,9 @@ static _Noreturn void call_child(int wfd, PyObject *func, PyObject *args, PyObje
         }
         if (write_frame(wfd, 'R', PyBytes_AS_STRING(payload), (size_t) PyBytes_GET_SIZE(payload)) < 0)
                 status = 2; /* a broken pipe: the report tells the parent what happened */
+        /* closed now, not by the exit: the parent decodes the frame while
+         * this process exits (call_collect) */
+        close(wfd);
         flush_std();
         _exit(status);
 }
@@ -864,11 +896,18 @@ static _Noreturn void call_child(int wfd, PyObject *func, PyObject *args, PyObje
  * loads() unpickles; else (False, all the child wrote), for the caller to
  * decode with the report. Unpickled here because every object the caller
  * touches after the fork costs it a copy-on-write fault. */
-static PyObject *call_result(JobObject *self, const struct grow_buf *b, PyObject *loads) {
+static PyObject *call_result(JobObject *self, struct grow_buf *b, PyObject *loads) {
         PyObject *data, *value;
 
         if (leash_job_reason(self->job) == LEASH_REASON_OK && b->len >= 1 && b->data[0] == 'R') {
-                PyObject *payload = PyBytes_FromStringAndSize(b->data + 1, (Py_ssize_t) b->len - 1);
+                PyObject *payload;
+
+                if (b->value) {
+                        value = b->value;
+                        b->value = NULL;
+                        return Py_BuildValue("(ON)", Py_True, value);
+                }
+                payload = PyBytes_FromStringAndSize(b->data + 1, (Py_ssize_t) b->len - 1);
                 if (!payload)
                         return NULL;
                 value = PyObject_CallFunctionObjArgs(loads, payload, NULL); /* 3.8 has no CallOneArg */
@@ -892,6 +931,7 @@ static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow
         PyObject *ret = NULL;
         int r = READ_EOF;
 
+        b.loads = loads;
         if (supervise_into(self, rfd, wake_ms, &b) < 0) {
                 abort_job(self);
                 goto out;
@@ -919,6 +959,7 @@ static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow
         else
                 ret = call_result(self, &b, loads);
 out:
+        Py_XDECREF(b.value);
         free(b.data);
         return ret;
 }
@@ -943,24 +984,33 @@ static int set_nonblock(int fd) {
         return 0;
 }
 
-static PyObject *Job_call(JobObject *self, PyObject *args) {
-        PyObject *func, *fargs, *fkwargs, *dumps, *protocol, *failed, *loads, *ret;
+/* What job.call and Config.call pass through: the child's half (dumps,
+ * protocol, failed) and the parent's (wake_ms, loads, the cap). */
+struct call_args {
+        PyObject *func, *fargs, *fkwargs, *dumps, *protocol, *failed, *loads;
+        int wake_ms;
+        long long max_result;
+};
+
+/* job.call's work. drop: a reference (may be NULL) released in the parent
+ * right after the fork, while the child starts (Config.call's last job of
+ * the thread: freed there, its frees cost the call nothing on its way to
+ * the child; bench/NOTES.md, row 10). */
+static PyObject *job_call(JobObject *self, const struct call_args *a, PyObject *drop) {
         struct leash_error err = {0};
         struct grow_buf b = {0};
-        int wake_ms, fds[2], r;
-        long long max_result = -1;
+        PyObject *ret;
+        int fds[2], r;
         pid_t pid;
 
-        if (!PyArg_ParseTuple(args, "OO!O!i(OOOO)|L", &func, &PyTuple_Type, &fargs, &PyDict_Type, &fkwargs, &wake_ms,
-                              &dumps, &protocol, &failed, &loads, &max_result) ||
-            need_job(self) < 0)
-                return NULL;
-        b.max = result_cap(self, max_result);
+        b.max = result_cap(self, a->max_result);
         /* the result's first 4 KiB: allocated before the fork, so that after
          * it only the read writes the page */
         b.data = malloc(4096);
-        if (!b.data)
+        if (!b.data) {
+                Py_XDECREF(drop);
                 return PyErr_NoMemory();
+        }
         b.cap = 4096;
         /* the child would otherwise write the caller's buffered output again;
          * first, as it may let other threads run */
@@ -975,23 +1025,138 @@ static PyObject *Job_call(JobObject *self, PyObject *args) {
         if (r < 0) {
                 PyOS_AfterFork_Parent();
                 free(b.data);
+                Py_XDECREF(drop);
                 return raise_errno(r);
         }
         pid = leash_job_fork(self->job, &err);
         if (pid == 0)
-                call_child(fds[1], func, fargs, fkwargs, dumps, protocol, failed); /* fds[0]: closed */
+                call_child(fds[1], a->func, a->fargs, a->fkwargs, a->dumps, a->protocol,
+                           a->failed); /* fds[0]: closed */
         close(fds[1]);
         PyOS_AfterFork_Parent();
+        Py_XDECREF(drop);
         if (pid < 0) {
                 (void) leash_fd_close(fds[0]);
                 free(b.data);
                 self->ended = leash_job_ended(self->job) > 0;
                 return raise_setup(pid, &err, "fork into the job");
         }
-        ret = call_collect(self, fds[0], wake_ms, b, loads); /* frees b.data */
+        ret = call_collect(self, fds[0], a->wake_ms, b, a->loads); /* frees b.data */
         (void) leash_fd_close(fds[0]);
         return ret;
 }
+
+static PyObject *Job_call(JobObject *self, PyObject *args) {
+        struct call_args a = {.max_result = -1};
+
+        if (!PyArg_ParseTuple(args, "OO!O!i(OOOO)|L", &a.func, &PyTuple_Type, &a.fargs, &PyDict_Type, &a.fkwargs,
+                              &a.wake_ms, &a.dumps, &a.protocol, &a.failed, &a.loads, &a.max_result) ||
+            need_job(self) < 0)
+                return NULL;
+        return job_call(self, &a, NULL);
+}
+
+/* warn(job) when the job enforces a limit weaker than asked (the lines
+ * ``leash run`` prints); nothing is made when it enforces all as asked */
+static int warn_if_weak(JobObject *job, PyObject *warn) {
+        char *text = NULL;
+        PyObject *r;
+        int weak;
+
+        weak = leash_job_warnings(job->job, &text);
+        if (weak < 0) {
+                errno = -weak;
+                PyErr_SetFromErrno(PyExc_OSError);
+                return -1;
+        }
+        weak = text[0] != '\0';
+        free(text);
+        if (!weak)
+                return 0;
+        r = PyObject_CallFunctionObjArgs(warn, (PyObject *) job, NULL);
+        Py_XDECREF(r);
+        return r ? 0 : -1;
+}
+
+/* local.report = job; the reference it held before (NULL: none) in *ret_old */
+static int swap_report(PyObject *local, PyObject *job, PyObject **ret_old) {
+        PyObject *old = PyObject_GetAttr(local, str_report);
+
+        if (!old) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                        return -1;
+                PyErr_Clear();
+        }
+        if (PyObject_SetAttr(local, str_report, job) < 0) {
+                Py_XDECREF(old);
+                return -1;
+        }
+        *ret_old = old;
+        return 0;
+}
+
+/* the job failed before or in the call: local.report cleared, the job
+ * closed, the exception kept */
+static void call_failed(PyObject *local, JobObject *job) {
+        PyObject *t, *v, *tb;
+
+        PyErr_Fetch(&t, &v, &tb);
+        if (PyObject_SetAttr(local, str_report, Py_None) < 0)
+                PyErr_Clear();
+        job_release(job);
+        PyErr_Restore(t, v, tb);
+}
+
+/*
+ * Config.call: a limited function's call in one C call, from the job's
+ * creation to its outcome. The job is made from this Config, stored as
+ * local.report (the thread's last job: its report is made when asked for),
+ * and forked into like job.call; the job it replaces in local.report is
+ * freed after the fork. In C rather than in Python because every Python
+ * function the call path enters and leaves before the fork writes pages the
+ * last call's fork shared with its child (its function and code objects,
+ * the objects it makes): a copy-on-write fault each, on the way to the
+ * child (bench/NOTES.md, row 10).
+ */
+static PyObject *Config_call(ConfigObject *self, PyObject *args) {
+        struct call_args a = {0};
+        PyObject *local, *sample, *warn, *job, *old = NULL, *ret = NULL;
+
+        if (!PyArg_ParseTuple(args, "OO!O!OO(i(OOOO)LO)", &a.func, &PyTuple_Type, &a.fargs, &PyDict_Type, &a.fkwargs,
+                              &local, &sample, &a.wake_ms, &a.dumps, &a.protocol, &a.failed, &a.loads, &a.max_result,
+                              &warn))
+                return NULL;
+        job = PyObject_CallFunctionObjArgs((PyObject *) &JobType, (PyObject *) self, NULL);
+        if (!job)
+                return NULL;
+        if (warn_if_weak((JobObject *) job, warn) < 0 ||
+            (sample != Py_None && (ret = Job_set_sampler((JobObject *) job, sample)) == NULL))
+                goto fail;
+        if (sample != Py_None)
+                Py_DECREF(ret);
+        if (swap_report(local, job, &old) < 0)
+                goto fail;
+        ret = job_call((JobObject *) job, &a, old); /* old: released after the fork */
+        if (!ret)
+                call_failed(local, (JobObject *) job);
+        Py_DECREF(job);
+        return ret;
+fail:
+        job_release((JobObject *) job);
+        Py_DECREF(job);
+        return NULL;
+}
+
+static PyMethodDef Config_methods[] = {
+        {"call", (PyCFunction) Config_call, METH_VARARGS,
+         "call(func, args, kwargs, local, sampler, (wake_ms, (dumps, protocol, failed, loads), max_result, warn)) "
+         "-> (ok, obj)\n\nA job made from this Config (warn(job) called first when it enforces a limit weaker "
+         "than asked; sampler, when not None, as set_sampler), stored as local.report, then job.call(func, args, "
+         "kwargs, wake_ms, (dumps, protocol, failed, loads), max_result). The object local.report held before is "
+         "released after the fork, while the child starts. When the call raises, local.report is None and the "
+         "job closed."},
+        {NULL, NULL, 0, NULL},
+};
 
 /* collect(rfd, wake_ms, loads) -> (ok, obj): call()'s parent half for a child
  * started some other way (the spawn context's fresh interpreter), whose
@@ -1353,10 +1518,12 @@ PyMODINIT_FUNC PyInit__leash(void);
 PyMODINIT_FUNC PyInit__leash(void) {
         PyObject *m, *errors;
 
+        ConfigType.tp_methods = Config_methods;
         if (PyType_Ready(&JobType) < 0 || PyType_Ready(&ConfigType) < 0)
                 return NULL;
         str_flush = PyUnicode_InternFromString("flush");
-        if (!str_flush)
+        str_report = PyUnicode_InternFromString("report");
+        if (!str_flush || !str_report)
                 return NULL;
         errors = PyImport_ImportModule("leash._errors");
         if (!errors)

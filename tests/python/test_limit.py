@@ -601,6 +601,28 @@ def test_weak_limit_warning_names_the_enforcer_and_the_better_option():
     assert not [w for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
 
 
+def test_weak_limit_warning_names_the_callers_line():
+    import warnings
+
+    def weak_of(call):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        return [w for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
+
+    if not weak_of(lambda: leash.limit(memory="300M", pids=8)(double)(2)):
+        pytest.skip("memory and pids are both enforced by cgroup controllers here: no warning")
+    lf = leash.limit(double, memory="300M", pids=8)
+    for how, call in (
+        ("a call", lambda: lf(2)),
+        ("call_with_report", lambda: lf.call_with_report(2)),
+        ("the spawn context", lambda: leash.limit(double, memory="300M", pids=8, context="spawn")(2)),
+        ("leash.run", lambda: leash.run(["true"], memory="300M", pids=8)),
+    ):
+        weak = weak_of(call)
+        assert weak and all(w.filename == __file__ for w in weak), (how, [(w.filename, w.lineno) for w in weak])
+
+
 def test_unknown_profile_says_what_the_cli_says(tmp_path, monkeypatch):
     conf = tmp_path / "conf"
     (conf / "profiles.d").mkdir(parents=True)
