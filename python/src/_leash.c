@@ -754,17 +754,13 @@ static int result_pipe(int fds[2]) {
 
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return -errno;
-        /* the parent's end never blocks (call_collect); the child's does.
-         * Marked private: no other job's child inherits it. */
-        e = fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0 ? -errno : leash_fd_private(fds[0], true);
+        /* marked private: no other job's child inherits it */
+        e = leash_fd_private(fds[0], true);
         if (e < 0) {
                 close(fds[0]);
                 close(fds[1]);
                 return e;
         }
-        /* a big result never blocks the child on a full pipe for long; a
-         * lowered pipe-max-size leaves the default size, which works too */
-        (void) fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
         return 0;
 }
 
@@ -984,6 +980,18 @@ static int set_nonblock(int fd) {
         return 0;
 }
 
+/* After the fork, while the child starts (what a call does before the fork
+ * it waits for): the parent's end never blocks (call_collect); the child's
+ * does. A big result never blocks the child on a full pipe for long; a
+ * lowered pipe-max-size leaves the default size, which works too. */
+static int result_pipe_parent(int rfd) {
+        int r = set_nonblock(rfd);
+
+        if (r >= 0)
+                (void) fcntl(rfd, F_SETPIPE_SZ, 1 << 20);
+        return r;
+}
+
 /* What job.call and Config.call pass through: the child's half (dumps,
  * protocol, failed) and the parent's (wake_ms, loads, the cap). */
 struct call_args {
@@ -1040,6 +1048,14 @@ static PyObject *job_call(JobObject *self, const struct call_args *a, PyObject *
                 free(b.data);
                 self->ended = leash_job_ended(self->job) > 0;
                 return raise_setup(pid, &err, "fork into the job");
+        }
+        r = result_pipe_parent(fds[0]);
+        if (r < 0) {
+                raise_errno(r);
+                abort_job(self);
+                (void) leash_fd_close(fds[0]);
+                free(b.data);
+                return NULL;
         }
         ret = call_collect(self, fds[0], a->wake_ms, b, a->loads); /* frees b.data */
         (void) leash_fd_close(fds[0]);

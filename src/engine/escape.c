@@ -88,16 +88,19 @@ static int proc_cgroup(pid_t pid, char *ret, size_t size) {
 
 /* ---- leash pulled into the job cgroup ---- */
 
-void escape_home_open(struct leash_job *j, struct placement_cache *cache) {
-        _cleanup_free_ char *path = NULL;
-
+void escape_home_find(struct leash_job *j, struct placement_cache *cache) {
         /* a config's jobs: read once per process (a call of a limited
          * function reads no /proc file for it: 40 us of a forked call) */
         if ((cache ? placement_cache_own(cache, j->home, sizeof j->home) : host_own_cgroup(j->home, sizeof j->home)) <
-            0) {
+            0)
                 j->home[0] = '\0';
+}
+
+void escape_home_open(struct leash_job *j) {
+        _cleanup_free_ char *path = NULL;
+
+        if (!j->home[0] || j->home_fd >= 0)
                 return;
-        }
         /* the cgroup2 mount is r.cgroup's first mount_len bytes; the path is
          * on the heap, not in a frame of pages (bench/NOTES.md, row 10) */
         if (asprintf(&path, "%.*s%s", (int) j->mount_len, j->r.cgroup, strcmp(j->home, "/") == 0 ? "" : j->home) < 0) {

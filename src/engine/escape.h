@@ -10,11 +10,16 @@
 struct leash_job;
 struct placement_cache;
 
-/* Opens leash's own cgroup (O_PATH), where it goes back to if the job pulls
- * it in: under the cgroup2 mount, r.cgroup's first mount_len bytes. Before
- * the job starts; failing leaves the guard without a home. cache: a
- * config's (its first job in this process read /proc/self/cgroup), or NULL. */
-void escape_home_open(struct leash_job *j, struct placement_cache *cache);
+/* Leash's own cgroup, where it goes back to if the job pulls it in, into
+ * j->home: before the job starts. cache: a config's (its first job in this
+ * process read /proc/self/cgroup), or NULL. */
+void escape_home_find(struct leash_job *j, struct placement_cache *cache);
+/* Opens it (O_PATH) under the cgroup2 mount, r.cgroup's first mount_len
+ * bytes; failing leaves the guard without a home (it goes back to the
+ * root). Once; a new job's as it starts, beside its child's setup: a job
+ * that renamed or removed it first sends leash back to the root, which it
+ * could make happen later as well by removing it. */
+void escape_home_open(struct leash_job *j);
 /* Before leash freezes, kills or waits for the job cgroup: 0 when leash is
  * outside it (moved back if the job had put it or its watchdog inside, which
  * the report records), -errno when it is inside and cannot leave (j->stuck:

@@ -115,7 +115,7 @@ int host_cgroup2_mount(char *ret, size_t size, unsigned *ret_v1_count) {
         return host_parse_mountinfo(text, ret, size, ret_v1_count);
 }
 
-/* Read on every job's start (escape_home_open): into the heap, not a frame
+/* Read on every job's start (escape_home_find): into the heap, not a frame
  * of pages (bench/NOTES.md, row 10). */
 int host_own_cgroup(char *ret, size_t size) {
         _cleanup_free_ char *text = NULL;

@@ -82,11 +82,12 @@ struct leash_job {
         struct holder holder;      /* no cgroup and a caller that is no subreaper: the tree's holder */
         uint64_t tree_reaped_user_us, tree_reaped_system_us; /* CPU of the orphans tree.c reaped */
         /* --gpus/--devices (devices.c): the device program's rules, and the
-         * GPU variables of the job's environment */
-        struct devfilter_rule dev_rule[256];
+         * GPU variables of the job's environment; the arrays, not zeroed
+         * (job_alloc), are read only up to n_dev_rule and gpu_envp's */
         size_t n_dev_rule;
         bool dev_default_allow;
-        char gpu_env[2][1024];
         char *gpu_envp[3];
+        struct devfilter_rule dev_rule[256];
+        char gpu_env[2][1024];
         struct leash_result r; /* last: its own tail is not zeroed (job_alloc) */
 };

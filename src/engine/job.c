@@ -81,7 +81,11 @@ static struct leash_job *job_alloc(const struct leash_spec *spec) {
 
         if (!j)
                 return NULL;
-        memset(j, 0, offsetof(struct leash_job, r) + offsetof(struct leash_result, cgroup));
+        /* zeroed up to the device rules, and the result's head: the arrays
+         * between and the result's tail are written before they are read
+         * (each page zeroed here is a fault in a forked caller) */
+        memset(j, 0, offsetof(struct leash_job, dev_rule));
+        memset(&j->r, 0, offsetof(struct leash_result, cgroup));
         j->r.cgroup[0] = '\0';
         j->spec = *spec;
         j->parent_fd = j->job_fd = j->pidfd = j->timer_fd = j->events_fd = j->epoll_fd = j->setup_fd = -1;
@@ -324,7 +328,7 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 (void) cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
                 goto fail;
         }
-        escape_home_open(j, place); /* where leash goes back to if the job pulls it in */
+        escape_home_find(j, place); /* where leash goes back to if the job pulls it in: opened by begin() */
         r = job_arm(j, watch, err);
         if (r < 0) {
                 (void) cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
@@ -434,7 +438,8 @@ static int job_adopt(const struct leash_spec *spec, const char *cgroup, unsigned
                  j->owned ? "adopted: a cgroup its owner made and places processes in; leash moved nothing"
                           : "adopted: a cgroup leash's caller made");
         j->mount_len = mount_len;
-        escape_home_open(j, NULL);
+        escape_home_find(j, NULL);
+        escape_home_open(j);
         r = adopt_open(j, path, slash, err);
         if (r < 0)
                 goto fail;
@@ -509,6 +514,7 @@ static int begin(struct leash_job *j, struct leash_error *err) {
          * adopted cgroup's parent is not leash's to sweep. */
         if (j->name[0])
                 job_record(j);
+        escape_home_open(j);
         if (!j->adopted && !j->no_cgroup && j->sweep && j->pidns)
                 (void) sweep_stale(j->parent_fd, j->pidns);
         /* what finish reads, opened now that the child runs: only the reads
