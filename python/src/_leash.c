@@ -1000,11 +1000,31 @@ struct call_args {
         long long max_result;
 };
 
-/* job.call's work. drop: a reference (may be NULL) released in the parent
- * right after the fork, while the child starts (Config.call's last job of
- * the thread: freed there, its frees cost the call nothing on its way to
- * the child; bench/NOTES.md, row 10). */
-static PyObject *job_call(JobObject *self, const struct call_args *a, PyObject *drop) {
+static int swap_report(PyObject *local, PyObject *job, PyObject **ret_old);
+
+/* In the parent, right after the fork, while the child starts: what the
+ * caller's call needs before it waits and the child does not (each write to
+ * this process's memory before the fork is a copy-on-write fault on the way
+ * to the child; bench/NOTES.md, row 10). The result pipe's end made
+ * non-blocking, and with local (Config.call), the job stored as
+ * local.report and the job stored there before it freed. */
+static int after_fork(JobObject *self, int rfd, PyObject *local) {
+        PyObject *old = NULL;
+        int r = result_pipe_parent(rfd);
+
+        if (r < 0) {
+                raise_errno(r);
+                return -1;
+        }
+        if (local && swap_report(local, (PyObject *) self, &old) < 0)
+                return -1;
+        Py_XDECREF(old);
+        return 0;
+}
+
+/* job.call's work; local: Config.call's (NULL: job.call's, which stores
+ * nothing). */
+static PyObject *job_call(JobObject *self, const struct call_args *a, PyObject *local) {
         struct leash_error err = {0};
         struct grow_buf b = {0};
         PyObject *ret;
@@ -1015,10 +1035,8 @@ static PyObject *job_call(JobObject *self, const struct call_args *a, PyObject *
         /* the result's first 4 KiB: allocated before the fork, so that after
          * it only the read writes the page */
         b.data = malloc(4096);
-        if (!b.data) {
-                Py_XDECREF(drop);
+        if (!b.data)
                 return PyErr_NoMemory();
-        }
         b.cap = 4096;
         /* the child would otherwise write the caller's buffered output again;
          * first, as it may let other threads run */
@@ -1033,7 +1051,6 @@ static PyObject *job_call(JobObject *self, const struct call_args *a, PyObject *
         if (r < 0) {
                 PyOS_AfterFork_Parent();
                 free(b.data);
-                Py_XDECREF(drop);
                 return raise_errno(r);
         }
         pid = leash_job_fork(self->job, &err);
@@ -1042,16 +1059,13 @@ static PyObject *job_call(JobObject *self, const struct call_args *a, PyObject *
                            a->failed); /* fds[0]: closed */
         close(fds[1]);
         PyOS_AfterFork_Parent();
-        Py_XDECREF(drop);
         if (pid < 0) {
                 (void) leash_fd_close(fds[0]);
                 free(b.data);
                 self->ended = leash_job_ended(self->job) > 0;
                 return raise_setup(pid, &err, "fork into the job");
         }
-        r = result_pipe_parent(fds[0]);
-        if (r < 0) {
-                raise_errno(r);
+        if (after_fork(self, fds[0], local) < 0) {
                 abort_job(self);
                 (void) leash_fd_close(fds[0]);
                 free(b.data);
@@ -1125,10 +1139,10 @@ static void call_failed(PyObject *local, JobObject *job) {
 
 /*
  * Config.call: a limited function's call in one C call, from the job's
- * creation to its outcome. The job is made from this Config, stored as
- * local.report (the thread's last job: its report is made when asked for),
- * and forked into like job.call; the job it replaces in local.report is
- * freed after the fork. In C rather than in Python because every Python
+ * creation to its outcome. The job is made from this Config and forked into
+ * like job.call; once the child runs, it is stored as local.report (the
+ * thread's last job: its report is made when asked for) and the job it
+ * replaces there freed. In C rather than in Python because every Python
  * function the call path enters and leaves before the fork writes pages the
  * last call's fork shared with its child (its function and code objects,
  * the objects it makes): a copy-on-write fault each, on the way to the
@@ -1136,7 +1150,7 @@ static void call_failed(PyObject *local, JobObject *job) {
  */
 static PyObject *Config_call(ConfigObject *self, PyObject *args) {
         struct call_args a = {0};
-        PyObject *local, *sample, *warn, *job, *old = NULL, *ret = NULL;
+        PyObject *local, *sample, *warn, *job, *ret = NULL;
 
         if (!PyArg_ParseTuple(args, "OO!O!OO(i(OOOO)LO)", &a.func, &PyTuple_Type, &a.fargs, &PyDict_Type, &a.fkwargs,
                               &local, &sample, &a.wake_ms, &a.dumps, &a.protocol, &a.failed, &a.loads, &a.max_result,
@@ -1150,15 +1164,13 @@ static PyObject *Config_call(ConfigObject *self, PyObject *args) {
                 goto fail;
         if (sample != Py_None)
                 Py_DECREF(ret);
-        if (swap_report(local, job, &old) < 0)
-                goto fail;
-        ret = job_call((JobObject *) job, &a, old); /* old: released after the fork */
+        ret = job_call((JobObject *) job, &a, local); /* stored in local after the fork */
         if (!ret)
                 call_failed(local, (JobObject *) job);
         Py_DECREF(job);
         return ret;
 fail:
-        job_release((JobObject *) job);
+        call_failed(local, (JobObject *) job);
         Py_DECREF(job);
         return NULL;
 }
@@ -1167,10 +1179,10 @@ static PyMethodDef Config_methods[] = {
         {"call", (PyCFunction) Config_call, METH_VARARGS,
          "call(func, args, kwargs, local, sampler, (wake_ms, (dumps, protocol, failed, loads), max_result, warn)) "
          "-> (ok, obj)\n\nA job made from this Config (warn(job) called first when it enforces a limit weaker "
-         "than asked; sampler, when not None, as set_sampler), stored as local.report, then job.call(func, args, "
-         "kwargs, wake_ms, (dumps, protocol, failed, loads), max_result). The object local.report held before is "
-         "released after the fork, while the child starts. When the call raises, local.report is None and the "
-         "job closed."},
+         "than asked; sampler, when not None, as set_sampler), then job.call(func, args, kwargs, wake_ms, (dumps, "
+         "protocol, failed, loads), max_result); the job is stored as local.report after the fork, while the "
+         "child starts, and what local.report held before released there. When the call raises, local.report "
+         "is None and the job closed."},
         {NULL, NULL, 0, NULL},
 };
 

@@ -501,6 +501,49 @@ def test_four_threads_at_once():
     assert results == {i: 2 * i for i in range(4)}
 
 
+def test_last_report_is_each_threads_own_last_call():
+    """One limited function called from two threads: each thread's
+    last_report is its own last call's (the job stored after the fork,
+    per thread), and a call that fails before its fork leaves None."""
+    import warnings
+
+    lf = leash.limit(double, wall_time=60)
+    assert lf.last_report is None
+    seen, errors = {}, []
+
+    def worker(x):
+        try:
+            value, report = lf.call_with_report(x)
+            assert value == 2 * x and lf.last_report == report
+            for _ in range(3):
+                assert lf(x) == 2 * x
+            seen[x] = (lf.last_report["reason"], lf.last_report["pid"], report["pid"])
+        except BaseException as e:  # noqa: B902 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(x,)) for x in (3, 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert lf.last_report is None  # this thread made no call
+    for x in (3, 4):
+        reason, last, first = seen[x]
+        assert reason == "ok" and last != first  # the last call's job, not the first's
+    assert seen[3][1] != seen[4][1]
+    weak = leash.limit(double, memory="300M", pids=8)
+    assert weak(1) == 2 and weak.last_report["reason"] == "ok"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", leash.WeakLimitWarning)
+        try:
+            weak(1)
+        except leash.WeakLimitWarning:
+            assert weak.last_report is None  # refused before its fork
+        else:
+            assert weak.last_report["reason"] == "ok"  # every limit enforced as asked here
+
+
 def test_keyboard_interrupt_ends_the_child():
     with interrupted():
         leash.limit(sleep)(60)
