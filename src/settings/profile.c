@@ -616,7 +616,7 @@ static int profile_load_dir(struct leash_profiles *p, const char *dir) {
         }
         if (!r && errno)
                 r = negative_errno();
-        if (!r)
+        if (!r && n > 1) /* none: names is NULL, which qsort must not get */
                 qsort(names, n, sizeof *names, compare_strings);
         for (size_t i = 0; i < n; i++) {
                 if (!r || r == -EINVAL) {
