@@ -16,7 +16,7 @@
 #      hidden (tools/hide-optional) and no CI, which must pass with skips
 #   9. nothing of ours left under the cgroup2 mount
 # As root it first installs what the tiers need (tools/install-deps.sh), the
-# optional tools (Chromium) too; where it cannot (not root, no registry), the
+# optional tools (Chromium, scikit-learn) too; where it cannot (not root, no registry), the
 # tests that need them skip and say why. A skip is never a failure, except in
 # CI (CI=true), where a skipped tier is one.
 #   ./run-tests.sh [--hide-optional] [--skip TIER]...

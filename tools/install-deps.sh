@@ -4,9 +4,11 @@
 # Only packages that are not installed yet are asked for; apt-get update runs
 # only when something must be installed. Usage:
 #   tools/install-deps.sh [build|test|slurm|packaging|optional|chromium]
-# (optional: what some tests use where it is there and skip without, today the
-# headless browser of tests/report/chromium.sh, ~300 MB; run-tests.sh asks for
-# it as root unless --hide-optional; chromium: the same, by its old name).
+# (optional: what some tests use where it is there and skip without: the
+# headless browser of tests/report/chromium.sh, ~300 MB, and scikit-learn for
+# the pynisher drop-in's sklearn fit over its limit
+# (test_pynisher_compat.py); run-tests.sh asks for them as root unless
+# --hide-optional; chromium: the same, by its old name).
 # Installs are serialized with other users of this machine's package manager
 # through flock on /tmp/leash-apt.lock (LEASH_APT_LOCK_HELD=1: the caller
 # holds it). Exit 1 with the list of what is missing where it cannot install
@@ -29,7 +31,7 @@ want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}" "${slurm_pkgs[@]}")
 [ "${1:-build}" = slurm ] && want+=("${slurm_pkgs[@]}")
 [ "${1:-build}" = packaging ] && want+=("${packaging_pkgs[@]}")
-case ${1:-build} in optional | chromium) want=(chromium) ;; esac
+case ${1:-build} in optional | chromium) want=(chromium python3-sklearn) ;; esac
 
 missing=()
 for p in "${want[@]}"; do
