@@ -197,14 +197,14 @@ class Limited:
                 self._job_config(), None, self.func, args, kwargs, self.memory_limited, self._sample, self._codec,
                 self._max_result,
             )
-        else:
-            # the last call's job is freed after this call's fork
-            out = _call.run_forked(
-                self._job_config(), self.func, args, kwargs, self.memory_limited, self._sample, self._codec,
-                self._max_result, self._local,
-            )
-        self._local.report = out.lazy  # parsed when asked for; the value is not kept
-        return out
+            self._local.report = out.lazy  # parsed when asked for; the value is not kept
+            return out
+        # stores the job in self._local (its LazyReport, once made) and frees
+        # the last call's after this call's fork
+        return _call.run_forked(
+            self._job_config(), self._local, self.func, args, kwargs, self.memory_limited, self._sample,
+            self._codec, self._max_result,
+        )
 
     def call_with_report(self, *args, **kwargs):
         """Like calling, but returns ``(value, report)``."""

@@ -376,12 +376,6 @@ def collected(lazy, ok, obj, memory_limited, codec=_result._SAFE):
     return outcome(None, tag, obj, memory_limited, lazy, lazy.reason())
 
 
-class _Slot:
-    """Where Config.call keeps a call's job when no thread-local is given."""
-
-    __slots__ = ("report",)
-
-
 def report_of(local):
     """The LazyReport of the job ``local.report`` holds (Config.call stores
     the job itself, to make nothing more before the fork), made and kept
@@ -399,19 +393,18 @@ def call_spec(codec=_result._SAFE, max_result=-1):
     return (WAKE_MS, call_child_args(codec), max_result, warn_weak_limits)
 
 
-def run_forked(config, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1, local=None):
+def run_forked(config, local, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1):
     """The fork context: the child is a fork of this interpreter, made,
     supervised, finished and drained by one Config.call (in C: after the fork
     every page this process writes costs a copy-on-write fault), then the
-    outcome. ``config``: a Config. With ``local``, the job replaces
-    ``local.report``, and the job it held is freed after the fork.
+    outcome. ``config``: a Config; the job replaces ``local.report`` (a
+    threading.local), and the job it held is freed after the fork.
     ``sample``: a callable for job.set_sampler (settings ask for sampling).
     ``codec``: how the child encodes and this side decodes
     (_result.codec()); ``max_result``: the cap in bytes, -1 for the default
     (the job's memory limit, else DEFAULT_MAX_RESULT)."""
-    slot = local if local is not None else _Slot()
-    ok, obj = config.call(func, args, kwargs, slot, sample, call_spec(codec, max_result))
-    return collected(report_of(slot), ok, obj, memory_limited, codec)
+    ok, obj = config.call(func, args, kwargs, local, sample, call_spec(codec, max_result))
+    return collected(report_of(local), ok, obj, memory_limited, codec)
 
 
 def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1):

@@ -542,7 +542,8 @@ struct grow_buf {
         size_t max;      /* the cap: more than this is not kept (max_result) */
         bool too_big;    /* more than max came: the job was killed, data freed */
         PyObject *loads; /* decodes an R frame's payload */
-        PyObject *value; /* the R frame decoded at the pipe's EOF, before the job had ended (NULL: not) */
+        PyObject *value; /* the R frame decoded (NULL: not, or it failed) */
+        bool decoded;    /* decode_result ran: it is not run again */
 };
 
 enum { READ_EOF, READ_DATA, READ_AGAIN };
@@ -601,21 +602,23 @@ static int poll_released(struct pollfd *p, nfds_t n, int ms) {
         Py_END_ALLOW_THREADS return r;
 }
 
-/* The pipe reached EOF: every writer closed it. A result frame is decoded
- * now, while the child is still exiting (its exit, which unmaps a fork of
- * this interpreter, is the longest part of a call's end), not after the
- * job has ended: call_result keeps the value only if the job's reason is
- * ok. A decoder's error is left for call_result, which decodes again and
- * says what it is; KeyboardInterrupt and the like propagate (-1). */
-static int decode_early(struct grow_buf *b) {
+/* An R frame's payload decoded into b->value, once. Run at the pipe's EOF
+ * (every writer closed it), while the child is still exiting (its exit,
+ * which unmaps a fork of this interpreter, is the longest part of a call's
+ * end), else by call_result; call_result keeps the value only if the job's
+ * reason is ok. A decoder's error leaves b->value NULL: the caller decodes
+ * again with the report, which says what it is (a class gone from this
+ * side); KeyboardInterrupt and the like propagate (-1). */
+static int decode_result(struct grow_buf *b) {
         PyObject *payload;
 
-        if (!b->loads || b->too_big || b->len < 1 || b->data[0] != 'R')
+        if (b->decoded || !b->loads || b->too_big || b->len < 1 || b->data[0] != 'R')
                 return 0;
+        b->decoded = true;
         payload = PyBytes_FromStringAndSize(b->data + 1, (Py_ssize_t) b->len - 1);
         if (!payload)
                 return -1;
-        b->value = PyObject_CallFunctionObjArgs(b->loads, payload, NULL);
+        b->value = PyObject_CallFunctionObjArgs(b->loads, payload, NULL); /* 3.8 has no CallOneArg */
         Py_DECREF(payload);
         if (b->value || !PyErr_ExceptionMatches(PyExc_Exception))
                 return b->value ? 0 : -1;
@@ -660,7 +663,7 @@ static int supervise_into(JobObject *self, int rfd, int wake_ms, struct grow_buf
                                 return -1;
                         }
                         open_r = r > 0;
-                        if (r == READ_EOF && decode_early(b) < 0)
+                        if (r == READ_EOF && decode_result(b) < 0)
                                 return -1;
                 }
                 if (p[0].revents && dispatch_once(self) < 0)
@@ -889,32 +892,20 @@ static _Noreturn void call_child(int wfd, PyObject *func, PyObject *args, PyObje
 }
 
 /* (True, value) when the job's reason is "ok" and the frame is a result that
- * loads() unpickles; else (False, all the child wrote), for the caller to
+ * b->loads unpickles (decode_result); else (False, all the child wrote), for the caller to
  * decode with the report. Unpickled here because every object the caller
  * touches after the fork costs it a copy-on-write fault. */
-static PyObject *call_result(JobObject *self, struct grow_buf *b, PyObject *loads) {
+static PyObject *call_result(JobObject *self, struct grow_buf *b) {
         PyObject *data, *value;
 
-        if (leash_job_reason(self->job) == LEASH_REASON_OK && b->len >= 1 && b->data[0] == 'R') {
-                PyObject *payload;
-
+        if (leash_job_reason(self->job) == LEASH_REASON_OK) {
+                if (decode_result(b) < 0)
+                        return NULL;
                 if (b->value) {
                         value = b->value;
                         b->value = NULL;
                         return Py_BuildValue("(ON)", Py_True, value);
                 }
-                payload = PyBytes_FromStringAndSize(b->data + 1, (Py_ssize_t) b->len - 1);
-                if (!payload)
-                        return NULL;
-                value = PyObject_CallFunctionObjArgs(loads, payload, NULL); /* 3.8 has no CallOneArg */
-                Py_DECREF(payload);
-                if (value)
-                        return Py_BuildValue("(ON)", Py_True, value);
-                /* a class gone from this side: decoded again with the report,
-                 * which says so; KeyboardInterrupt and the like propagate */
-                if (!PyErr_ExceptionMatches(PyExc_Exception))
-                        return NULL;
-                PyErr_Clear();
         }
         data = PyBytes_FromStringAndSize(b->data ? b->data : "", (Py_ssize_t) b->len);
         return data ? Py_BuildValue("(ON)", Py_False, data) : NULL;
@@ -953,7 +944,7 @@ static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow
         if (b.too_big)
                 ret = Py_BuildValue("(OK)", Py_False, (unsigned long long) b.max);
         else
-                ret = call_result(self, &b, loads);
+                ret = call_result(self, &b);
 out:
         Py_XDECREF(b.value);
         free(b.data);
@@ -1000,7 +991,22 @@ struct call_args {
         long long max_result;
 };
 
-static int swap_report(PyObject *local, PyObject *job, PyObject **ret_old);
+/* local.report = job; the reference it held before (NULL: none) in *ret_old */
+static int swap_report(PyObject *local, PyObject *job, PyObject **ret_old) {
+        PyObject *old = PyObject_GetAttr(local, str_report);
+
+        if (!old) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                        return -1;
+                PyErr_Clear();
+        }
+        if (PyObject_SetAttr(local, str_report, job) < 0) {
+                Py_XDECREF(old);
+                return -1;
+        }
+        *ret_old = old;
+        return 0;
+}
 
 /* In the parent, right after the fork, while the child starts: what the
  * caller's call needs before it waits and the child does not (each write to
@@ -1108,21 +1114,12 @@ static int warn_if_weak(JobObject *job, PyObject *warn) {
         return r ? 0 : -1;
 }
 
-/* local.report = job; the reference it held before (NULL: none) in *ret_old */
-static int swap_report(PyObject *local, PyObject *job, PyObject **ret_old) {
-        PyObject *old = PyObject_GetAttr(local, str_report);
+/* Job.set_sampler's work: 0, or -1 with an exception set */
+static int set_sampler(JobObject *job, PyObject *fn) {
+        PyObject *r = Job_set_sampler(job, fn);
 
-        if (!old) {
-                if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-                        return -1;
-                PyErr_Clear();
-        }
-        if (PyObject_SetAttr(local, str_report, job) < 0) {
-                Py_XDECREF(old);
-                return -1;
-        }
-        *ret_old = old;
-        return 0;
+        Py_XDECREF(r);
+        return r ? 0 : -1;
 }
 
 /* the job failed before or in the call: local.report cleared, the job
@@ -1160,10 +1157,8 @@ static PyObject *Config_call(ConfigObject *self, PyObject *args) {
         if (!job)
                 return NULL;
         if (warn_if_weak((JobObject *) job, warn) < 0 ||
-            (sample != Py_None && (ret = Job_set_sampler((JobObject *) job, sample)) == NULL))
+            (sample != Py_None && set_sampler((JobObject *) job, sample) < 0))
                 goto fail;
-        if (sample != Py_None)
-                Py_DECREF(ret);
         ret = job_call((JobObject *) job, &a, local); /* stored in local after the fork */
         if (!ret)
                 call_failed(local, (JobObject *) job);

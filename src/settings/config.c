@@ -191,11 +191,12 @@ int leash_config_set_paths(struct leash_config *c, const char *config_dir, const
         return set_path(&c->user_dir, user_dir);
 }
 
-static int load(const struct leash_config *c, struct leash_profiles **ret, struct leash_error *err) {
+/* trust: the caller is root, the trust rules apply */
+static int load(const struct leash_config *c, bool trust, struct leash_profiles **ret, struct leash_error *err) {
         struct leash_profiles *p = NULL;
         int r;
 
-        r = leash_profiles_new(geteuid() == 0, &p);
+        r = leash_profiles_new(trust, &p);
         if (r < 0)
                 return leash_error_set(err, "read the configuration", "", r);
         r = leash_profiles_load_dirs(p, c->config_dir ? c->config_dir : LEASH_SYSCONFDIR "/leash",
@@ -232,7 +233,7 @@ int config_build(const struct leash_config *c, struct config_built **ret, struct
         b->refs = 1;
         b->trust = geteuid() == 0;
         leash_settings_init(&b->s);
-        r = load(c, &b->profiles, err);
+        r = load(c, b->trust, &b->profiles, err);
         if (r < 0)
                 goto fail;
         r = leash_profiles_apply(b->profiles, name, &b->s, &file);
