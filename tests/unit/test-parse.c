@@ -209,6 +209,17 @@ static void formats(void) {
         is_str(b, "1500ms", "format 1.5s");
         format_duration(2000000000ULL, b, sizeof b);
         is_str(b, "2s", "format 2s");
+        /* tables people read (issue 41.2): one decimal, the unit that keeps it >= 1 */
+        format_bytes_table(106541ULL * 1024, b, sizeof b);
+        is_str(b, "104.0MiB", "ps's MEM 106541K reads 104.0MiB");
+        format_bytes_table(111420ULL * 1024, b, sizeof b);
+        is_str(b, "108.8MiB", "stat's RSS 111420K reads 108.8MiB");
+        format_bytes_table(512, b, sizeof b);
+        is_str(b, "512B", "under 1 KiB: bytes");
+        format_bytes_table(1536ULL << 20, b, sizeof b);
+        is_str(b, "1.5GiB", "1536 MiB reads 1.5GiB");
+        format_bytes_table((1ULL << 20) - 1, b, sizeof b);
+        is_str(b, "1.0MiB", "1 MiB less a byte: 1.0MiB, not 1024.0KiB");
 }
 
 static void utf8(void) {
