@@ -359,6 +359,18 @@ static json_object *sampling_json(const struct leash_result *r) {
 
 /* Where the job cgroup came from: {kind, path (its parent; null without a
  * cgroup), why}. */
+/* The job's name: --name, else its command's base name, as leash run names
+ * the cgroup; "job" for neither. A report without a cgroup (placement none)
+ * has no other place for it. */
+static const char *job_name(const struct leash_spec *c) {
+        const char *name = c->name, *slash;
+        if ((!name || !*name) && c->argv && c->argv[0]) {
+                slash = strrchr(c->argv[0], '/');
+                name = slash && slash[1] ? slash + 1 : c->argv[0];
+        }
+        return name && *name ? name : "job";
+}
+
 static json_object *placement_json(const struct leash_result *r) {
         json_object *o = json_object_new_object();
         const char *slash = strrchr(r->cgroup, '/');
@@ -408,6 +420,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                         json_object_array_add(a, base64(*arg));
                 json_object_object_add(root, "command_base64", a);
         }
+        json_object_object_add(root, "name", jstr(job_name(c)));
         json_object_object_add(root, "cgroup", jstr(r->cgroup));
         json_object_object_add(root, "placement", placement_json(r));
         json_object_object_add(root, "profile", jstr(c->profile));
@@ -576,15 +589,38 @@ static int kv_walk(json_object *o, const char *prefix, FILE *f) {
         return 0;
 }
 
+/* A limit's value as a user writes it: 512M, 1.5s, 2 cores, 100. */
+static void text_limit_value(enum leash_limit l, uint64_t v, char *buf, size_t size) {
+        if (v == LEASH_MAX)
+                snprintf(buf, size, "max");
+        else if (l == LEASH_LIMIT_CPUS)
+                snprintf(buf, size, "%g cores", (double) v / 1e6);
+        else if (l == LEASH_LIMIT_CPU_TIME || l == LEASH_LIMIT_WALL_TIME)
+                format_duration(v, buf, size);
+        else if (strcmp(limit_unit(l), "count") == 0)
+                snprintf(buf, size, "%llu", (unsigned long long) v);
+        else
+                format_size(v, buf, size);
+}
+
+/* The title every report a person reads has (leash report's pages too). */
+static void text_title(const struct leash_spec *c, FILE *f) {
+        fputs("leash report: ", f);
+        utf8_fputs_escaped(job_name(c), f);
+        fputs("\n", f);
+}
+
 static void text_report(const struct leash_spec *c, const struct leash_result *r, FILE *f) {
         const struct leash_usage *x = &r->usage;
         char buf[64];
+        size_t argc = 0;
 
+        text_title(c, f);
+        while (c->argv && c->argv[argc])
+                argc++;
         fprintf(f, "command:   ");
-        for (char *const *arg = c->argv; arg && *arg; arg++) {
-                utf8_fputs_escaped(*arg, f); /* never ESC or a control byte raw to a terminal */
-                fputc(arg[1] ? ' ' : '\n', f);
-        }
+        utf8_fputs_command(f, c->argv, argc, NULL); /* pasted into a shell, runs the same */
+        fputc('\n', f);
         fprintf(f, "reason:    %s (exit %d", leash_result_reason(r), r->exit_code);
         if (r->term_signal)
                 fprintf(f, ", killed by SIG%s", signal_name(r->term_signal));
@@ -607,7 +643,8 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 if (!leash_spec_has(c, (enum leash_limit) l))
                         continue;
-                fprintf(f, "limit:     %s by %s%s%s\n", leash_limit_to_string((enum leash_limit) l),
+                text_limit_value((enum leash_limit) l, c->limit[l], buf, sizeof buf);
+                fprintf(f, "limit:     %s %s by %s%s%s\n", leash_limit_to_string((enum leash_limit) l), buf,
                         leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? ": " : "",
                         r->enforce_note[l] ? r->enforce_note[l] : "");
         }
@@ -1083,7 +1120,12 @@ int report_parse_job(const char *text, size_t len, struct history_job **ret) {
         if (!j)
                 return -ENOMEM;
         j->cgroup = jr_string(root, "cgroup");
-        j->name = history_name_from_cgroup(j->cgroup);
+        /* "name" since issue 41; before, only the cgroup's, empty without one */
+        j->name = jr_string(root, "name");
+        if (!j->name || !*j->name) {
+                free(j->name);
+                j->name = j->cgroup && *j->cgroup ? history_name_from_cgroup(j->cgroup) : NULL;
+        }
         j->profile = jr_string(root, "profile");
         j->started = jr_string(root, "started");
         j->reason = jr_string(root, "reason");

@@ -36,8 +36,11 @@ run_leash -q -f kv -o "$TMP/u.kv" -- "${args[@]}"
 check "kv: ESC, CR and control bytes escaped (\\x1b, \\r, \\x01)" grep -qxF 'command.2:a\x1b[31mb\r\x01' "$TMP/u.kv"
 check "kv: no raw control byte in the file (C0, DEL)" bash -c "! LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <'$TMP/u.kv')"
 run_leash -q -f text -o "$TMP/u.txt" -- "${args[@]}"
-check "text: the command without raw ESC, CR, control bytes or C1 controls" \
-        grep -qxF 'command:   true \xff a\x1b[31mb\r\x01 é \xc2\x9b' "$TMP/u.txt"
+check "text: the command without raw ESC, CR, control bytes or C1 controls (bash's \$'...' quoting)" \
+        grep -qxF "command:   true \$'\\xff' \$'a\\x1b[31mb\\x0d\\x01' é \$'\\xc2\\x9b'" "$TMP/u.txt"
+eval "set -- $(sed -n 's/^command:   //p' "$TMP/u.txt")"
+check "text: the command pasted into bash gives the exact arguments back" \
+        test "$(printf '%s\0' "$@" | od -An -tx1)" = "$(printf '%s\0' "${args[@]}" | od -An -tx1)"
 check "text: no raw control byte at all" bash -c "! LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <'$TMP/u.txt')"
 # --- 10.6: messages and small lies ----------------------------------------------------------
 run_leash --strict=true -- true
