@@ -383,6 +383,17 @@ bool path_has_dotdot(const char *path) {
         return false;
 }
 
+void path_simplify_slashes(char *path) {
+        char *w = path;
+
+        for (const char *r = path; *r; r++)
+                if (!(*r == '/' && w > path && w[-1] == '/'))
+                        *w++ = *r;
+        while (w > path + 1 && w[-1] == '/')
+                w--;
+        *w = '\0';
+}
+
 bool job_name_is_valid(const char *s) {
         size_t n = 0;
 

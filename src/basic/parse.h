@@ -48,6 +48,9 @@ const char *signal_name(int sig);
 bool job_name_is_valid(const char *s);
 /* Some component of the path is "..". */
 bool path_has_dotdot(const char *path);
+/* In place: runs of '/' as one, no trailing '/' (but "/" itself):
+ * "/sys/fs/cgroup/unified//leash///" -> "/sys/fs/cgroup/unified/leash". */
+void path_simplify_slashes(char *path);
 
 /* Formatting helpers for messages and reports. */
 void format_size(uint64_t v, char *buf, size_t size);

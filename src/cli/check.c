@@ -59,9 +59,10 @@ int cmd_check(int argc, char **argv) {
         opterr = 0;
         optind = 1;
         while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                if (c == 'p')
+                if (c == 'p') {
+                        path_simplify_slashes(optarg); /* printed as the kernel names it */
                         parent = optarg;
-                else if (c == 'h') {
+                } else if (c == 'h') {
                         printf("Usage: leash check [--cgroup-parent PATH]\n");
                         return 0;
                 } else if (optopt == 'p')

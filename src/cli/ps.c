@@ -210,6 +210,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct ps_opts *o,
                         if (!*optarg || path_has_dotdot(optarg))
                                 return usage_error("%s: --cgroup-parent: '%s': expected a path without '..'", cmd,
                                                    optarg);
+                        path_simplify_slashes(optarg); /* printed as the kernel names it */
                         o->parent = optarg;
                         break;
                 case 'o':

@@ -115,7 +115,6 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
         probe_v1_mounts(h);
         if (r < 0)
                 return leash_error_set(err, "find a cgroup2 mount", "", r);
-
         (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup);
         probe_kernel_features(h);
         /* check changes nothing: no mkdir, no write to cgroup.subtree_control */

@@ -408,6 +408,8 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         if (path_has_dotdot(value))
                                 return fail(err, -EINVAL, value, "a path without '..'");
                         r = set_string(&s->parent_buf, value);
+                        if (r >= 0) /* printed in reports and by check: as the kernel names it */
+                                path_simplify_slashes(s->parent_buf);
                         c->cgroup_parent = s->parent_buf;
                 }
                 if (r < 0)

@@ -201,6 +201,15 @@ static void names(void) {
 
 static void formats(void) {
         char b[64];
+        char p1[] = "/sys/fs/cgroup/unified//leash////x/", p2[] = "leash//", p3[] = "/", p4[] = "//";
+        path_simplify_slashes(p1);
+        is_str(p1, "/sys/fs/cgroup/unified/leash/x", "a cgroup parent's // and trailing / go");
+        path_simplify_slashes(p2);
+        is_str(p2, "leash", "relative: leash// -> leash");
+        path_simplify_slashes(p3);
+        is_str(p3, "/", "/ stays /");
+        path_simplify_slashes(p4);
+        is_str(p4, "/", "// -> /");
         format_size(64ULL << 20, b, sizeof b);
         is_str(b, "64M", "format 64M");
         format_size(1000, b, sizeof b);
