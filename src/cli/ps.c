@@ -87,6 +87,9 @@ static void cell_age(uint64_t us, char *buf, size_t size) {
                          (unsigned long long) (s / 3600 % 24));
 }
 
+/* -o of ps and stat; leash __complete offers them */
+const char *const ps_output_names[] = {"text", "json", NULL};
+
 /* sizes as people read them (104.0 MiB); -o json keeps bytes */
 static void cell_size(uint64_t v, char *buf, size_t size) {
         if (v == LEASH_NULL)
@@ -214,9 +217,10 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct ps_opts *o,
                         o->parent = optarg;
                         break;
                 case 'o':
-                        if (is_top || (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0))
+                        if (is_top ||
+                            (strcmp(optarg, ps_output_names[0]) != 0 && strcmp(optarg, ps_output_names[1]) != 0))
                                 return usage_error("%s: -o: '%s': expected %s", cmd, optarg,
-                                                   is_top ? "no -o (top draws a terminal)" : "json or text");
+                                                   is_top ? "no -o (top draws a terminal)" : "text or json");
                         o->json = strcmp(optarg, "json") == 0;
                         break;
                 case 'd':

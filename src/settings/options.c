@@ -112,6 +112,54 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "every device"},
 };
 
+/* The words of the two format options, in their enums' order: the parser
+ * takes them from here, and so do --help's completion and profiles show */
+static const char *const format_names[] = {"json", "kv", "text", NULL};  /* enum leash_format */
+static const char *const series_format_names[] = {"csv", "jsonl", NULL}; /* enum leash_series_format */
+
+static int choice_index(const char *const *names, const char *value) {
+        for (int i = 0; value && names[i]; i++)
+                if (strcmp(names[i], value) == 0)
+                        return i;
+        return -1;
+}
+
+size_t leash_option_choices(const struct leash_option *o, const char **ret, size_t max) {
+        const char *tmp[16];
+        size_t n = 0;
+
+        switch (o->type) {
+        case LEASH_OPT_FORMAT:
+                for (const char *const *w = o->id == LEASH_OPT_SERIES_FORMAT ? series_format_names : format_names; *w;
+                     w++)
+                        tmp[n++] = *w;
+                break;
+        case LEASH_OPT_ACTION: /* what filter_parse_action takes: the sandbox's names */
+                for (int a = LEASH_SECCOMP_ERRNO; a <= LEASH_SECCOMP_LOG; a++)
+                        tmp[n++] = leash_seccomp_action_to_string((enum leash_seccomp_action) a);
+                break;
+        case LEASH_OPT_FILTERS: /* what filter_parse_sets takes */
+                tmp[n++] = "none";
+                for (unsigned i = 0; i < LEASH_FILTER_COUNT && n < ELEMENTSOF(tmp); i++)
+                        tmp[n++] = leash_filter_to_string(1U << i);
+                break;
+        case LEASH_OPT_CAPS: /* and capability names, too many to offer */
+                tmp[n++] = "none";
+                tmp[n++] = "keep";
+                break;
+        case LEASH_OPT_DEVICES: /* and GPU indices or device entries */
+                tmp[n++] = "none";
+                if (o->id == LEASH_OPT_GPUS)
+                        tmp[n++] = "all";
+                break;
+        default:
+                break;
+        }
+        for (size_t i = 0; i < n && i < max; i++)
+                ret[i] = tmp[i];
+        return n < max ? n : max;
+}
+
 void leash_settings_init(struct leash_settings *s) {
         memset(s, 0, sizeof *s);
         leash_spec_init(&s->config);
@@ -362,22 +410,14 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 break;
         case LEASH_OPT_FORMAT:
                 if (o->id == LEASH_OPT_SERIES_FORMAT) {
-                        if (value && strcmp(value, "csv") == 0)
-                                c->sampling.series_format = LEASH_SERIES_CSV;
-                        else if (value && strcmp(value, "jsonl") == 0)
-                                c->sampling.series_format = LEASH_SERIES_JSONL;
-                        else
+                        if ((r = choice_index(series_format_names, value)) < 0)
                                 return fail(err, -EINVAL, value, "csv or jsonl");
+                        c->sampling.series_format = (enum leash_series_format) r;
                         break;
                 }
-                if (strcmp(value, "json") == 0)
-                        s->format = LEASH_FORMAT_JSON;
-                else if (strcmp(value, "kv") == 0)
-                        s->format = LEASH_FORMAT_KV;
-                else if (strcmp(value, "text") == 0)
-                        s->format = LEASH_FORMAT_TEXT;
-                else
+                if ((r = choice_index(format_names, value)) < 0)
                         return fail(err, -EINVAL, value, "json, kv or text");
+                s->format = (enum leash_format) r;
                 break;
         case LEASH_OPT_NAME:
                 if (!job_name_is_valid(value))
@@ -510,7 +550,6 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
 
 void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size) {
         const struct leash_spec *c = &s->config;
-        static const char *formats[] = {"json", "kv", "text"};
 
         switch (o->type) {
         case LEASH_OPT_SIZE:
@@ -548,9 +587,9 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                 break;
         case LEASH_OPT_FORMAT:
                 if (o->id == LEASH_OPT_SERIES_FORMAT)
-                        snprintf(buf, size, "%s", c->sampling.series_format == LEASH_SERIES_JSONL ? "jsonl" : "csv");
+                        snprintf(buf, size, "%s", series_format_names[c->sampling.series_format]);
                 else
-                        snprintf(buf, size, "%s", formats[s->format]);
+                        snprintf(buf, size, "%s", format_names[s->format]);
                 break;
         case LEASH_OPT_NAME:
                 snprintf(buf, size, "%s", c->name ? c->name : o->default_text);
