@@ -707,6 +707,89 @@ static void text_report(const struct leash_spec *c, const struct leash_result *r
         }
 }
 
+/* ---- isolate(1)'s meta file ----
+ * "key:value" lines with isolate's keys and meanings (its META-FILES
+ * section), so that a judge that reads isolate's meta reads leash's: time
+ * (CPU, user + system, of the whole job), time-wall, max-rss (KiB, the
+ * largest process: wait4's ru_maxrss), csw-voluntary, csw-forced, cg-mem
+ * (KiB, the cgroup's memory.peak) and cg-oom-killed where the job had a
+ * memory controller, exitcode or exitsig as the job ended, status (RE
+ * nonzero exit, SG a fatal signal, TO a time limit, XX leash could not run
+ * it) with a one-line message, killed:1 when leash ended the job. Where
+ * memory is only a per-process RLIMIT_AS (no controller), a crash or a
+ * failure may be a refused allocation: the message says so, as it says
+ * which sampled limit (--limit) ended a job. */
+static void summary_rlimit_hint(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size);
+
+static void isolate_status(const struct leash_spec *c, const struct leash_result *r, FILE *f) {
+        const char *st = NULL;
+        char msg[512] = "", hint[320] = "";
+        bool rlimit_mem = r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY);
+
+        if (r->reason == LEASH_REASON_WALL_TIME || r->reason == LEASH_REASON_CPU_TIME) {
+                st = "TO";
+                snprintf(msg, sizeof msg, "Time limit exceeded%s",
+                         r->reason == LEASH_REASON_WALL_TIME ? " (wall clock)" : "");
+        } else if (r->reason == LEASH_REASON_SETUP_ERROR || r->reason == LEASH_REASON_EXEC_ERROR) {
+                st = "XX";
+                snprintf(msg, sizeof msg, "%s%s%s", r->exec_step ? r->exec_step : "setup", r->exec_errno ? ": " : "",
+                         r->exec_errno ? strerror(r->exec_errno) : "");
+        } else if (r->term_signal) {
+                st = "SG";
+                snprintf(msg, sizeof msg, "Caught fatal signal %d", r->term_signal);
+        } else if (r->status_code > 0) {
+                st = "RE";
+                snprintf(msg, sizeof msg, "Exited with error status %d", r->status_code);
+        }
+        if (r->reason == LEASH_REASON_MEMORY)
+                snprintf(hint, sizeof hint, "memory limit reached: OOM-killed");
+        else if (r->reason == LEASH_REASON_MEASURED && r->sampling.limit_reached >= 0)
+                snprintf(hint, sizeof hint, "the sampled %s limit (--limit) passed: leash ended it",
+                         leash_fig_name((enum leash_fig) r->sampling.limit_reached));
+        else if (st && strcmp(st, "TO") != 0 && strcmp(st, "XX") != 0 && rlimit_mem)
+                summary_rlimit_hint(c, r, hint, sizeof hint);
+        if (!st)
+                return;
+        fprintf(f, "status:%s\nmessage:", st);
+        utf8_fputs_escaped(msg, f);
+        if (hint[0]) {
+                fputs(" (", f);
+                utf8_fputs_escaped(hint, f);
+                fputc(')', f);
+        }
+        fputc('\n', f);
+}
+
+static void isolate_report(const struct leash_spec *c, const struct leash_result *r, FILE *f) {
+        const struct leash_usage *x = &r->usage;
+        uint64_t cpu_ms = x->cpu_usage_us == LEASH_NULL ? 0 : x->cpu_usage_us / 1000, wall_ms = x->wall_ns / 1000000;
+        bool ended = r->reason != LEASH_REASON_SETUP_ERROR && r->reason != LEASH_REASON_EXEC_ERROR;
+
+        fprintf(f, "time:%llu.%03llu\ntime-wall:%llu.%03llu\n", (unsigned long long) (cpu_ms / 1000),
+                (unsigned long long) (cpu_ms % 1000), (unsigned long long) (wall_ms / 1000),
+                (unsigned long long) (wall_ms % 1000));
+        if (x->main_maxrss_bytes != LEASH_NULL)
+                fprintf(f, "max-rss:%llu\n", (unsigned long long) (x->main_maxrss_bytes / 1024));
+        if (x->main_nvcsw != LEASH_NULL && x->main_nivcsw != LEASH_NULL)
+                fprintf(f, "csw-voluntary:%llu\ncsw-forced:%llu\n", (unsigned long long) x->main_nvcsw,
+                        (unsigned long long) x->main_nivcsw);
+        if (x->memory_peak != LEASH_NULL && x->memory_peak_basis && strcmp(x->memory_peak_basis, "memory.peak") == 0)
+                fprintf(f, "cg-mem:%llu\n", (unsigned long long) (x->memory_peak / 1024));
+        if (r->reason == LEASH_REASON_MEMORY || (x->mem_ev_oom_kill != LEASH_NULL && x->mem_ev_oom_kill > 0))
+                fputs("cg-oom-killed:1\n", f);
+        /* a job leash ended on a time limit is "killed", with neither (isolate) */
+        if (ended && r->reason != LEASH_REASON_WALL_TIME && r->reason != LEASH_REASON_CPU_TIME) {
+                if (r->term_signal)
+                        fprintf(f, "exitsig:%d\n", r->term_signal);
+                else if (r->status_code >= 0)
+                        fprintf(f, "exitcode:%d\n", r->status_code);
+        }
+        isolate_status(c, r, f);
+        if (r->reason == LEASH_REASON_WALL_TIME || r->reason == LEASH_REASON_CPU_TIME ||
+            r->reason == LEASH_REASON_MEASURED || r->reason == LEASH_REASON_KILLED)
+                fputs("killed:1\n", f);
+}
+
 /* ---- a report a layer above adds keys to ----
  * A scheduler's hooks (the Slurm Epilog) write the `leash run` report with
  * keys of their own; they know what to say, this module how JSON is written
@@ -853,7 +936,9 @@ int leash_report_format(const struct leash_spec *c, const struct leash_result *r
         if (format == LEASH_FORMAT_KV) {
                 root = build(c, r);
                 kv_walk(root, "", f);
-        } else
+        } else if (format == LEASH_FORMAT_ISOLATE)
+                isolate_report(c, r, f);
+        else
                 text_report(c, r, f);
         if (fclose(f) != 0) {
                 free(text);

@@ -49,7 +49,8 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "write the report to PATH, - for stdout, or to descriptor N with fd:N", "none", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_REPORT_DIR, "report-dir", 0, LEASH_OPT_PATH, -1, "DIR",
          "without --report, write the report to DIR/NAME-PID.FORMAT", "none"},
-        {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT", "report format: json, kv or text", "json"},
+        {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT",
+         "report format: json, kv, text or isolate (isolate(1)'s meta file)", "json"},
         {LEASH_OPT_NAME_ID, "name", 'n', LEASH_OPT_NAME, -1, "NAME",
          "job name, used in the cgroup name ([A-Za-z0-9_.-], at most 64)", "the command's name"},
         {LEASH_OPT_CGROUP_PARENT, "cgroup-parent", 0, LEASH_OPT_PATH, -1, "PATH",
@@ -114,8 +115,8 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
 
 /* The words of the two format options, in their enums' order: the parser
  * takes them from here, and so do --help's completion and profiles show */
-static const char *const format_names[] = {"json", "kv", "text", NULL};  /* enum leash_format */
-static const char *const series_format_names[] = {"csv", "jsonl", NULL}; /* enum leash_series_format */
+static const char *const format_names[] = {"json", "kv", "text", "isolate", NULL}; /* enum leash_format */
+static const char *const series_format_names[] = {"csv", "jsonl", NULL};           /* enum leash_series_format */
 
 static int choice_index(const char *const *names, const char *value) {
         for (int i = 0; value && names[i]; i++)
@@ -416,7 +417,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         break;
                 }
                 if ((r = choice_index(format_names, value)) < 0)
-                        return fail(err, -EINVAL, value, "json, kv or text");
+                        return fail(err, -EINVAL, value, "json, kv, text or isolate");
                 s->format = (enum leash_format) r;
                 break;
         case LEASH_OPT_NAME:
