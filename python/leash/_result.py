@@ -48,9 +48,9 @@ import pickle
 from . import _errors
 
 try:
-    from ._leash import pickle_kind as _pickle_kind
+    from ._leash import pickle_decode as _pickle_decode
 except ImportError:  # pragma: no cover - the extension is reported missing where it is used
-    _pickle_kind = None
+    _pickle_decode = None
 
 TAG_RESULT = b"R"
 TAG_ERROR = b"E"
@@ -297,29 +297,17 @@ class SafeCodec:
 
     # the caller's side
     def loads(self, data):
-        """The value of the function's pickle, decoded with find_class
-        limited to the table. pickle-scan.c reads its opcodes first: one
-        that writes the memo out of order or frames decoders read
-        differently is refused; one that only builds plain data never
-        consults find_class, so pickle.loads builds the same value without
-        a restricted unpickler, and only a value with nested or shared
-        containers is walked."""
-        if _pickle_kind is None:
-            raise _errors.ResultRefused("leash: leash._leash, which reads a result before it is decoded, is "
-                                        "missing: no result is decoded without it", "no scan")
-        kind = _pickle_kind(data)
-        if kind > 0:
-            value = pickle.loads(data)
-            if kind == 2:
-                check_depth(value)
-            return value
-        if kind < 0:
-            raise _REFUSED_BY_SCAN[kind]()
-        if self._unpickler is None:
-            self._tables()
-        value = self._unpickler(io.BytesIO(data)).load()
-        check_depth(value)
-        return value
+        """The value of the function's pickle, built by leash's own decoder
+        (python/src/pickle-decode.c): plain data from its opcodes, anything
+        else only through the table; refused (ResultRefused) before any
+        object past its bounds is made: nesting deeper than MAX_DEPTH, more
+        than MAX_ITEMS items, more caller memory or decoding work than a
+        bound per byte of pickle, colliding keys, the memo out of order,
+        frames decoders read differently, an opcode it does not decode."""
+        if _pickle_decode is None:
+            raise _errors.ResultRefused("leash: leash._leash, which decodes a result, is missing: no result is "
+                                        "decoded without it", "no decoder")
+        return _pickle_decode(data, self._allowed if self._allowed is not None else self._tables())
 
     def exception(self, obj):
         """(exception, traceback text) from a decoded E payload."""

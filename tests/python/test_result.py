@@ -481,12 +481,14 @@ def test_a_memo_written_out_of_order_is_refused_before_any_decoder_allocates():
         assert out == ("raises", "ResultRefused") and peak < 1 << 20, (name, out, peak)
         with pytest.raises(leash.ResultRefused) as e:
             codec.loads(data)
-        assert e.value.what == "memo" and "memo" in str(e.value)
+        # protocol 0's text opcodes are not decoded at all (the child writes protocol 5)
+        assert e.value.what == ("protocol 0" if name == "text PUT" else "memo"), name
+        assert e.value.what in str(e.value)
         # the same pickle with its memo in order decodes
     assert codec.loads(b"\x80\x02Nq\x00Nq\x01.") is None
-    # what every pickler writes, every protocol, shared objects through the memo
+    # what every pickler writes, every binary protocol, shared objects through the memo
     shared = [[1, "a"]] * 3 + [{"k": (2.5, None)}] * 2
-    for proto in range(6):
+    for proto in range(1, 6):
         for dumps in (pickle.dumps, pickle._dumps):
             data = dumps(shared, protocol=proto)
             assert pickle_kind(data) >= 0, (proto, dumps)
@@ -523,8 +525,13 @@ def test_frames_the_two_decoders_read_differently_are_refused():
         assert pickle_kind(data) == -1, name
         with pytest.raises(leash.ResultRefused) as e:
             codec.loads(data)
-        assert e.value.what == "frame", name
+        # INT, a text opcode of protocol 0, is refused as soon as it is read
+        assert e.value.what == ("protocol 0" if name == "a line across the frame's end" else "frame"), name
     assert differ >= 3  # the control: the decoders do part on these bytes
+    # a line (GLOBAL's) across the frame's end
+    with pytest.raises(leash.ResultRefused) as e:
+        codec.loads(b"\x80\x02" + _frame(b"cbuiltins\ncomp") + b"lex\n)R.")
+    assert e.value.what == "frame"
     # frames as picklers write them: several, and a large bytes object written outside them
     value = [b"x" * 300000, list(range(20000)), "y" * 70000]
     data = pickle.dumps(value, protocol=5)
@@ -678,8 +685,11 @@ def test_no_pickle_the_scan_passes_reaches_find_class_even_mutated():
     """Differential: 20,000 pickles mutated at random (bytes flipped,
     inserted, cut, opcodes of callables spliced in); each one the scan
     passes is decoded by an unpickler whose find_class and persistent_load
-    fail the test, and the codec (the fast path) must give what the checked
-    unpickler gives: the same value, or an error of the same type."""
+    fail the test, and the codec (leash's decoder, pickle-decode.c) must
+    give what the checked unpickler gives: the same value, or an error (of
+    any type: leash refuses some bytes pickle builds, a container added to
+    after it was placed inside another, and names the errors of others
+    its own way)."""
     import io
     import random
 
@@ -720,7 +730,9 @@ def test_no_pickle_the_scan_passes_reaches_find_class_even_mutated():
             raise
         except Exception:
             pass
-        assert _decoded(codec.loads, data) == _decoded(checked, data), data
+        got, want = _decoded(codec.loads, data), _decoded(checked, data)
+        if got[0] == "value" or got[1] != "ResultRefused":
+            assert got[0] == want[0] and (got[0] == "raises" or got == want), (data, got, want)
     assert passed > 1000  # the mutations do reach the fast path
 
 
@@ -854,7 +866,9 @@ def test_an_endless_result_leaves_the_caller_bounded():
     assert got["growth_mib"] < 100, got
     # the control: the same measurement sees a caller that does keep 200 MiB
     control = _rss_run("finite")
-    assert control["out"].startswith("JobExited") or control["out"] == "returned" or "unpickled" in control["out"]
+    assert control["out"].startswith(("JobExited", "ResultRefused")) or control["out"] == "returned" or (
+        "unpickled" in control["out"]
+    )
     assert control["growth_mib"] > 150, control  # 400 MiB kept: 200 read, 200 copied
 
 
