@@ -18,7 +18,7 @@
  * would be hashed is refused like one in a list.
  *
  * Memory: every object made is charged an estimate of its bytes (an empty
- * set 216, a set's item 128, a dict's item 160, a list's 16...), and so
+ * set 240 (216 and its allocator's rounding), a set's item 128, a dict's item 160, a list's 16...), and so
  * are the decoder's own stack, memo and tables; past PICKLE_MEM_PER_BYTE
  * per byte of pickle plus PICKLE_MEM_BASE the pickle is refused.
  *
@@ -476,6 +476,7 @@ static int load_binint(struct dec *d, unsigned size) {
 }
 
 static int load_long(struct dec *d, unsigned w) {
+        uint32_t r;
         size_t n;
         const unsigned char *a = take_counted(d, w, &n);
 
@@ -489,7 +490,13 @@ static int load_long(struct dec *d, unsigned w) {
                         v |= ~(uint64_t) 0 << (8 * n); /* sign-extended */
                 return push(d, PyLong_FromLongLong((long long) v), ITEM_SCALAR, 0);
         }
-        return push(d, _PyLong_FromByteArray(a, n, 1, 1), ITEM_SCALAR, 0);
+        /* an int's hash is not cached and reads every digit: a big one has
+         * a record whose weight is that work, charged each time it is
+         * hashed as a key (shared through the memo, it costs 2 bytes) */
+        r = new_rec(d, 1 + n / 8, 0);
+        if (!r)
+                return -1;
+        return push(d, _PyLong_FromByteArray(a, n, 1, 1), ITEM_SCALAR, r);
 }
 
 static int load_binfloat(struct dec *d) {
@@ -670,7 +677,7 @@ static int load_frozenset(struct dec *d) {
 
         /* a new frozenset, filled before anything else sees it (PySet_Add
          * allows that), below its items */
-        if (pop_mark(d, &m) < 0 || push_empty(d, PyFrozenSet_New(NULL), 216) < 0)
+        if (pop_mark(d, &m) < 0 || push_empty(d, PyFrozenSet_New(NULL), 240) < 0)
                 return -1;
         set = d->stack[d->sp - 1];
         memmove(&d->stack[m + 1], &d->stack[m], (d->sp - 1 - m) * sizeof *d->stack);
@@ -1083,7 +1090,7 @@ static int step_build(struct dec *d, unsigned char op) {
         case '}':
                 return push_empty(d, PyDict_New(), 64);
         case 0x8f:
-                return push_empty(d, PySet_New(NULL), 216);
+                return push_empty(d, PySet_New(NULL), 240);
         case ')':
                 return push_empty(d, PyTuple_New(0), 0);
         case 0x85:

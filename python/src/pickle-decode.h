@@ -10,7 +10,7 @@
 /* The bounds of one decode, stated in README.md ("The result channel"). */
 #define PICKLE_MAX_DEPTH 200          /* containers nested deeper are refused */
 #define PICKLE_MAX_ITEMS (1ULL << 26) /* items, a shared container counted each time it appears */
-#define PICKLE_MEM_PER_BYTE 128ULL    /* caller memory per byte of pickle ... */
+#define PICKLE_MEM_PER_BYTE 160ULL    /* caller memory per byte of pickle ... */
 #define PICKLE_MEM_BASE (1ULL << 20)  /* ... plus this */
 #define PICKLE_WORK_PER_BYTE 32ULL    /* opcodes + hashing and comparing work per byte of pickle ... */
 #define PICKLE_WORK_BASE (1ULL << 20) /* ... plus this */
