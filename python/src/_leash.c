@@ -28,7 +28,6 @@
 
 #include "basic/parse.h"
 #include "pickle-decode.h"
-#include "pickle-scan.h"
 
 static PyObject *setup_error_type;    /* leash._errors.SetupError */
 static PyObject *result_refused_type; /* leash._errors.ResultRefused */
@@ -1494,19 +1493,6 @@ static PyObject *mod_pipe(PyObject *m, PyObject *unused) {
         return Py_BuildValue("(ii)", fds[0], fds[1]);
 }
 
-/* pickle_kind(data) -> -2 to 2: pickle-scan.h's kind of a bytes-like
- * object (contiguous: bytes, bytearray, a memoryview) */
-static PyObject *mod_pickle_kind(PyObject *m, PyObject *arg) {
-        Py_buffer view;
-        enum pickle_kind kind;
-
-        if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
-                return NULL;
-        kind = pickle_scan((const unsigned char *) view.buf, (size_t) view.len);
-        PyBuffer_Release(&view);
-        return PyLong_FromLong(kind);
-}
-
 /* pickle_decode(data, table, stats=None) -> value: pickle-decode.h's
  * decoder over a bytes-like object; stats, a list, gets the decode's
  * [opcodes, work, work bound, memory, memory bound] whatever happened */
@@ -1554,11 +1540,6 @@ static PyMethodDef module_methods[] = {
          "pipe() -> (r, w): a close-on-exec pipe whose ends no child of Job.fork/Job.call inherits; close "
          "them with close_fd()."},
         {"close_fd", mod_close_fd, METH_O, "close_fd(fd): close an fd made by pipe()."},
-        {"pickle_kind", mod_pickle_kind, METH_O,
-         "pickle_kind(data) -> int: -2 when the pickle writes its memo out of order, -1 when it has frames "
-         "decoders read differently (refuse both), 0 when it may name a callable (or ends in an error), 1 when it "
-         "builds plain data with at most one container and no shared object, 2 when it builds plain data "
-         "that must be walked for depth, cycles and size"},
         {"pickle_decode", mod_pickle_decode, METH_VARARGS,
          "pickle_decode(data, table, stats=None) -> value: leash's own decoder of a result's pickle (plain data "
          "built directly; GLOBAL and STACK_GLOBAL looked up in table, a dict {(module, qualname): object}); "

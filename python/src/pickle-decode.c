@@ -266,9 +266,24 @@ static struct hslot *hslot_of(struct dec *d, uint32_t rec, uint64_t hash) {
         return &d->ht[i];
 }
 
+/* the table's key, random per decode, made when the first key comes (a
+ * result without a set or dict makes no system call for it) */
+static void ht_key(struct dec *d) {
+        if (getrandom(d->key, sizeof d->key, GRND_NONBLOCK) != (ssize_t) sizeof d->key) {
+                /* no entropy yet: the table is still keyed, by addresses and time */
+                struct timespec ts = {0};
+                (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+                d->key[0] = (uint64_t) (uintptr_t) d ^ (uint64_t) (uintptr_t) d->p;
+                d->key[1] = (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+        }
+}
+
 static int ht_grow(struct dec *d) {
         struct hslot *old = d->ht;
         size_t ocap = d->hcap, cap = ocap ? ocap * 2 : 64;
+
+        if (!ocap)
+                ht_key(d);
 
         if (charge(d, (uint64_t) cap * sizeof *old) < 0)
                 return -1;
@@ -1182,13 +1197,6 @@ PyObject *pickle_decode(const unsigned char *p, size_t n, PyObject *table, PyObj
 
         d.st.memory_bound = PICKLE_MEM_PER_BYTE * n + PICKLE_MEM_BASE;
         d.st.work_bound = PICKLE_WORK_PER_BYTE * n + PICKLE_WORK_BASE;
-        if (getrandom(d.key, sizeof d.key, GRND_NONBLOCK) != (ssize_t) sizeof d.key) {
-                /* no entropy yet: the table is still keyed, by addresses and time */
-                struct timespec ts = {0};
-                (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-                d.key[0] = (uint64_t) (uintptr_t) &d ^ (uint64_t) (uintptr_t) p;
-                d.key[1] = (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-        }
         /* record 0 is every scalar's: weight 1, height 0 */
         if (grow(&d, (void **) &d.recs, &d.rcap, 1, sizeof *d.recs) == 0) {
                 d.recs[d.nrecs++] = (struct rec){.weight = 1};
