@@ -899,7 +899,7 @@ static int build_state(PyObject *inst, PyObject *state) {
                 PyErr_Clear();
         }
         if (setstate) {
-                res = PyObject_CallOneArg(setstate, state);
+                res = PyObject_CallFunctionObjArgs(setstate, state, NULL); /* 3.8 has no CallOneArg */
                 Py_DECREF(setstate);
                 Py_XDECREF(res);
                 return res ? 0 : -1;
