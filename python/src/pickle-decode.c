@@ -1171,8 +1171,8 @@ static PyObject *run(struct dec *d) {
                 if (r == -2)
                         return refuse(d, refused_name(op),
                                       "leash: the function's result holds opcode 0x%02x (%s), which leash does not "
-                                      "decode",
-                                      op, refused_name(op)),
+                                      "decode (it decodes what a pickler of protocols 2-5 writes for data)",
+                                      op, strcmp(refused_name(op), "opcode") ? refused_name(op) : "no protocol's"),
                                NULL;
                 if (r < 0)
                         return NULL;
