@@ -18,9 +18,13 @@ bytes, bytearray, list, tuple, dict, set, frozenset, nested at most 200
 deep, at most 2**26 items with each shared container counted every time it
 appears) plus the classes named in ``result_types=`` (numpy arrays are carried
 as dtype, shape and bytes and rebuilt checked); nothing the child chose is
-ever called here, and anything else raises ``ResultRefused`` (so does a
-pickle that writes its memo out of order, which would make the decoder
-allocate twice the index it names). An exception
+ever called here, and anything else raises ``ResultRefused``. leash's own
+decoder reads the bytes once the job has ended and been finished, and
+refuses before it builds past its bounds: more than 160 bytes of this
+process's memory per byte of pickle plus 1 MiB, more than 16 keys with one
+hash in a set or dict, more than 32 steps of hashing and comparing per byte
+plus 2**20, a memo written out of order, copyreg's extension codes (at
+worst about 0.3 s of CPU per MiB of pickle; Ctrl-C interrupts it). An exception
 raised by the function travels as data too and is re-raised here as itself
 when its type is builtin or named in ``result_types``, else as
 ``RemoteError`` with its type's name and text; either way with the child's

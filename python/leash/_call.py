@@ -17,8 +17,10 @@ hold the pipe; the job's end is. When the job has ended, leftovers have been
 killed by the library, so the pipe reaches EOF and the frame is complete or
 provably truncated. The report decides what the outcome was; the frame only
 carries what the function said. A call that simply returned (reason "ok", an
-R frame) comes back decoded by the codec from job.call; anything else is
-decoded here with the report. The pipe is read only while the job runs and,
+R frame) comes back decoded by the codec from job.call, decoded once the job
+has been finished (never during supervision: a hostile frame cannot hold its
+job's limits open, issue 38), its decoder's error with it; anything else is
+decoded here, once, with the report. The pipe is read only while the job runs and,
 once it has ended, only what is there (non-blocking: a writer that left the
 job cannot hold the caller), and never beyond max_result bytes. All of it is in C because after the fork every page this
 process writes costs it a copy-on-write fault (bench/NOTES.md, row 10).
@@ -251,10 +253,16 @@ def decode(data, codec=_result._SAFE):
     try:
         obj = codec.loads(payload)
         return tag, (codec.exception(obj) if tag == TAG_ERROR else obj)
-    except _errors.ResultRefused as e:
+    except Exception as e:
+        return undecoded(e)
+
+
+def undecoded(e):
+    """(None, why) for the Exception a codec's loads raised."""
+    if isinstance(e, _errors.ResultRefused):
         return None, e.with_traceback(None)
-    except Exception as e:  # truncated by a kill, or a class gone
-        return None, "the result could not be unpickled: {}: {}".format(type(e).__name__, e)
+    # truncated by a kill, or a class gone
+    return None, "the result could not be unpickled: {}: {}".format(type(e).__name__, e)
 
 
 def _exit_description(report):
@@ -371,10 +379,12 @@ def _run_job(settings, name, memory_limited, sample, launch, codec=_result._SAFE
 
 
 def collected(lazy, ok, obj, memory_limited, codec=_result._SAFE):
-    """The Outcome of what job.call or job.collect returned."""
+    """The Outcome of what job.call or job.collect returned: ok True, the
+    value; None, the Exception the codec raised on the result frame (it is
+    not decoded twice); False, the frame to decode with the report."""
     if ok:
         return Outcome(None, value=obj, lazy=lazy)
-    tag, obj = decode(obj, codec)
+    tag, obj = undecoded(obj) if ok is None else decode(obj, codec)
     return outcome(None, tag, obj, memory_limited, lazy, lazy.reason())
 
 

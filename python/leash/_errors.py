@@ -203,14 +203,21 @@ def limit_exception(reason, report):
 
 class ResultRefused(LeashError):
     """The function's result (or its error frame) holds something the
-    caller's decoder does not build: a callable or class other than plain
-    data and the types named in ``result_types``, containers nested deeper
-    than leash decodes, a cycle, more items than leash decodes when shared
-    containers are counted each time they appear (``"size"``: a repr() of
-    it would not end), a memo written out of order (``"memo"``:
-    it would make the decoder allocate for nothing), frames decoders read
-    differently (``"frame"``). ``what`` names it (``"os.system"``). The
-    result channel is a boundary: see ``leash.limit``'s ``trust_result``."""
+    caller's decoder does not build, refused before it is built: a callable
+    or class other than plain data and the types named in ``result_types``
+    (``what`` names it: ``"os.system"``), containers nested deeper than
+    leash decodes (``"depth"``), a cycle (``"cycle"``), a container added to
+    after it was placed in another (``"sealed"``), more items than leash
+    decodes when shared containers are counted each time they appear
+    (``"size"``: a repr() of it would not end), more of the caller's memory
+    (``"memory"``) or decoding, hashing and comparing work (``"work"``) than
+    the bound per byte of pickle, more than 16 keys with one hash in one set
+    or dict (``"hash"``: a collision attack), a memo written out of order
+    (``"memo"``: it would make the decoder allocate for nothing), frames
+    decoders read differently (``"frame"``), copyreg's extension codes
+    (``"extension code"``), persistent ids, out-of-band buffers, protocol 0's
+    text opcodes, an unknown opcode. The result channel is a boundary: see
+    ``leash.limit``'s ``trust_result``."""
 
     def __init__(self, message, what=None, report=None):
         super().__init__(message, report)

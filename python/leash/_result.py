@@ -5,30 +5,30 @@ become objects in the caller.
 Theory of operation. The function's process may be hostile (it runs as
 ``user=``, under seccomp, on untrusted input): whatever it writes to the
 result pipe is the attacker's. ``pickle.loads`` on those bytes runs any
-callable the bytes name (``os.system``), so by default the caller decodes
-them with ``SafeCodec``: a ``pickle.Unpickler`` whose ``find_class`` (the
-only way a pickle reaches a callable: GLOBAL, STACK_GLOBAL, INST, OBJ and
-the copyreg extension codes all go through it) admits a fixed table:
-``builtins.complex`` (the plain types None, bool, int, float, str, bytes,
-bytearray, list, tuple, dict, set and frozenset have opcodes of their own
-and need no callable), the classes the caller named in ``result_types``,
-and leash's own checked rebuilders (a numpy array from dtype, shape and raw
-bytes; never numpy's own reducer). Anything else is refused by name
-(``ResultRefused``), before any of it runs. A pickle whose opcodes only
-build plain data (read opcode by opcode in C, python/src/pickle-scan.c)
-never reaches find_class, so ``pickle.loads`` decodes it, without a
-restricted unpickler to make. The containers built are then
-walked once for depth, cycles and size (``MAX_DEPTH``, ``MAX_ITEMS``: a
-shared container counted each time it appears), so that a hostile nesting
-cannot make the caller's repr() or comparison overflow or never end.
-
-The same scan reads every pickle, plain or not, before any decoder does,
-and refuses the two it cannot vouch for: a memo written out of order
-(CPython's unpickler grows its memo array to twice the index a PUT names,
-so seven bytes can make the caller touch 16 GiB; every pickler writes the
-memo in order), and frames the checked decoder (reading a file) would read
-differently from the scan (an opcode across a frame's end, a frame inside
-a frame; no pickler writes either).
+callable the bytes name (``os.system``); and even a pickle of plain data
+asks it for unbounded work and memory: a set of ints that all hash 0 is
+quadratic to build, a tuple nested 150,000 deep inside a set is hashed by
+a recursion without a guard (SIGSEGV), one EMPTY_SET byte is a 216-byte
+set (issue 38). So by default the caller decodes the bytes with
+``SafeCodec``: leash's own decoder (python/src/pickle-decode.c), which
+builds the plain types (None, bool, int, float, str, bytes, bytearray,
+list, tuple, dict, set, frozenset) from their opcodes and reaches a
+callable only through a fixed table: ``builtins.complex``, the classes
+the caller named in ``result_types``, and leash's own checked rebuilders
+(a numpy array from dtype, shape and raw bytes; never numpy's own
+reducer). Anything else is refused by name (``ResultRefused``), before any
+of it runs, and so is, before it is built, whatever passes the decoder's
+bounds: nesting deeper than ``MAX_DEPTH`` (tracked per container as it is
+built, so a tuple that would be hashed is refused like one in a list), a
+cycle, more than ``MAX_ITEMS`` items when each shared container is counted
+every time it appears (a repr() or comparison of it would not end), more
+caller memory or decoding work than a bound per byte of pickle, more than
+a few keys with one hash in one set or dict, a memo written out of order
+(seven bytes could make CPython's unpickler touch 16 GiB), frames decoders
+read differently, copyreg's extension codes (they read copyreg's cache
+without the table) and protocol 0's text opcodes (the child writes
+protocol 5). The caller decodes once the job has ended and been finished
+(python/src/_leash.c), never while it is supervised.
 
 An exception travels as data: its type's module and qualified name, its
 args when they are plain data, its str() and the traceback text. It is
@@ -42,28 +42,28 @@ function the caller trusts (its own code, no ``user=``, no untrusted input).
 
 import builtins
 import io
-import itertools
 import pickle
 
 from . import _errors
 
 try:
-    from ._leash import pickle_kind as _pickle_kind
+    from ._leash import pickle_decode as _pickle_decode
 except ImportError:  # pragma: no cover - the extension is reported missing where it is used
-    _pickle_kind = None
+    _pickle_decode = None
 
 TAG_RESULT = b"R"
 TAG_ERROR = b"E"
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 
-#: The deepest nesting of containers a decoded result may have.
+#: The deepest nesting of containers a decoded result may have
+#: (pickle-decode.h's PICKLE_MAX_DEPTH).
 MAX_DEPTH = 200
 
 #: The most items a decoded result may hold, a shared container counted each
-#: time it appears (2**26: a repr() of that many takes tens of seconds).
+#: time it appears (2**26: a repr() of that many takes tens of seconds;
+#: PICKLE_MAX_ITEMS).
 MAX_ITEMS = 1 << 26
 
-_CONTAINERS = frozenset((list, tuple, dict, set, frozenset))
 _EXC_MARK = "leash-exception-1"
 _PLAIN_GLOBALS = {("builtins", "complex"): complex}
 
@@ -121,112 +121,6 @@ def _named(cls):
     return (cls.__module__, cls.__qualname__)
 
 
-class _Unpickler(pickle.Unpickler):
-    """pickle's VM with find_class limited to a table, ``_allowed``: a class
-    attribute of a subclass per codec (no __init__ of its own: a result
-    decodes without a Python-level frame more than pickle.loads)."""
-
-    _allowed = _PLAIN_GLOBALS
-
-    def find_class(self, module, name):
-        try:
-            return self._allowed[(module, name)]
-        except (KeyError, TypeError):
-            raise _errors.ResultRefused(
-                "leash: the function's result refers to {}.{}, which the caller does not decode: name the "
-                "type in result_types= or, for a function you trust, pass trust_result=True".format(module, name),
-                "{}.{}".format(module, name),
-            ) from None
-
-    def persistent_load(self, pid):
-        raise _errors.ResultRefused("leash: the function's result holds a persistent id", "persistent id")
-
-
-def _children(o):
-    return itertools.chain(o.keys(), o.values()) if type(o) is dict else o
-
-
-def _has_container(o):
-    return not _CONTAINERS.isdisjoint(map(type, _children(o)))
-
-
-def _items(o):
-    return 2 * len(o) if type(o) is dict else len(o)
-
-
-def check_depth(root, limit=MAX_DEPTH, max_items=MAX_ITEMS):
-    """Refuses (ResultRefused) a result whose containers nest deeper than
-    limit or hold themselves, or hold more than max_items items when each
-    shared container is counted every time it appears (the size a repr()
-    or a comparison walks: 30 lists, each holding the next twice, are 2**30
-    items). Each container is visited once (a shared one counts by its
-    height and size), a flat one without a Python-level loop."""
-    if type(root) not in _CONTAINERS or not _has_container(root):
-        return
-    done = {}  # id -> (height, size) of a container done (every one lives in the result)
-    active = {id(root)}
-    stack = [[root, iter(_children(root)), 1, 1 + _items(root)]]  # container, its children, height, size so far
-    while stack:
-        top = stack[-1]
-        for c in top[1]:
-            if type(c) not in _CONTAINERS:
-                continue
-            k = id(c)
-            if k in active:
-                raise _errors.ResultRefused("leash: the function's result holds itself (a cycle)", "cycle")
-            hs = done.get(k)
-            if hs is None:
-                if _has_container(c):
-                    if len(stack) >= limit:
-                        raise _too_deep(limit)
-                    active.add(k)
-                    stack.append([c, iter(_children(c)), 1, 1 + _items(c)])
-                    break
-                hs = done[k] = (1, 1 + _items(c))
-            if len(stack) + hs[0] > limit:
-                raise _too_deep(limit)
-            top[2] = max(top[2], hs[0] + 1)
-            top[3] += hs[1] - 1
-        else:
-            stack.pop()
-            active.discard(id(top[0]))
-            if top[3] > max_items:
-                raise _too_many(max_items)
-            done[id(top[0])] = (top[2], top[3])
-            if stack:
-                stack[-1][2] = max(stack[-1][2], top[2] + 1)
-                stack[-1][3] += top[3] - 1
-
-
-def _too_many(max_items):
-    return _errors.ResultRefused(
-        "leash: the function's result holds more than {} items when its shared containers are counted each "
-        "time they appear (a repr() or comparison of it would not end)".format(max_items), "size"
-    )
-
-
-def _bad_memo():
-    return _errors.ResultRefused(
-        "leash: the function's result writes the unpickler's memo out of order (an index past the objects "
-        "stored before it), which makes the decoder allocate twice that index for nothing", "memo"
-    )
-
-
-def _bad_frame():
-    return _errors.ResultRefused(
-        "leash: the function's result has an opcode across a frame's end or a frame inside a frame, which "
-        "decoders read differently", "frame"
-    )
-
-
-#: pickle-scan.h's negative kinds: the pickle is refused before any decoder reads it.
-_REFUSED_BY_SCAN = {-2: _bad_memo, -1: _bad_frame}
-
-
-def _too_deep(limit):
-    return _errors.ResultRefused("leash: the function's result nests containers deeper than {}".format(limit), "depth")
-
-
 class SafeCodec:
     """The default codec: plain data, and the types the caller names.
 
@@ -246,7 +140,6 @@ class SafeCodec:
         self.result_types = types
         self._allowed = None
         self._dispatch = None
-        self._unpickler = None
 
     def __reduce__(self):
         return (SafeCodec, (self.result_types,))
@@ -262,7 +155,6 @@ class SafeCodec:
                 else:
                     allowed[_named(t)] = t
             self._dispatch = dispatch
-            self._unpickler = type("_Unpickler", (_Unpickler,), {"_allowed": allowed}) if len(allowed) > 1 else _Unpickler
             self._allowed = allowed
         return self._allowed
 
@@ -297,29 +189,17 @@ class SafeCodec:
 
     # the caller's side
     def loads(self, data):
-        """The value of the function's pickle, decoded with find_class
-        limited to the table. pickle-scan.c reads its opcodes first: one
-        that writes the memo out of order or frames decoders read
-        differently is refused; one that only builds plain data never
-        consults find_class, so pickle.loads builds the same value without
-        a restricted unpickler, and only a value with nested or shared
-        containers is walked."""
-        if _pickle_kind is None:
-            raise _errors.ResultRefused("leash: leash._leash, which reads a result before it is decoded, is "
-                                        "missing: no result is decoded without it", "no scan")
-        kind = _pickle_kind(data)
-        if kind > 0:
-            value = pickle.loads(data)
-            if kind == 2:
-                check_depth(value)
-            return value
-        if kind < 0:
-            raise _REFUSED_BY_SCAN[kind]()
-        if self._unpickler is None:
-            self._tables()
-        value = self._unpickler(io.BytesIO(data)).load()
-        check_depth(value)
-        return value
+        """The value of the function's pickle, built by leash's own decoder
+        (python/src/pickle-decode.c): plain data from its opcodes, anything
+        else only through the table; refused (ResultRefused) before any
+        object past its bounds is made: nesting deeper than MAX_DEPTH, more
+        than MAX_ITEMS items, more caller memory or decoding work than a
+        bound per byte of pickle, colliding keys, the memo out of order,
+        frames decoders read differently, an opcode it does not decode."""
+        if _pickle_decode is None:
+            raise _errors.ResultRefused("leash: leash._leash, which decodes a result, is missing: no result is "
+                                        "decoded without it", "no decoder")
+        return _pickle_decode(data, self._allowed if self._allowed is not None else self._tables())
 
     def exception(self, obj):
         """(exception, traceback text) from a decoded E payload."""

@@ -30,9 +30,10 @@
 #include <leash/leash.h>
 
 #include "basic/parse.h"
-#include "pickle-scan.h"
+#include "pickle-decode.h"
 
-static PyObject *setup_error_type; /* leash._errors.SetupError */
+static PyObject *setup_error_type;    /* leash._errors.SetupError */
+static PyObject *result_refused_type; /* leash._errors.ResultRefused */
 
 typedef struct {
         PyObject_HEAD struct leash_job *job;
@@ -588,7 +589,7 @@ struct grow_buf {
         bool too_big;    /* more than max came: the job was killed, data freed */
         PyObject *loads; /* decodes an R frame's payload */
         PyObject *value; /* the R frame decoded (NULL: not, or it failed) */
-        bool decoded;    /* decode_result ran: it is not run again */
+        PyObject *error; /* the Exception the decoder raised (NULL: none) */
 };
 
 enum { READ_EOF, READ_DATA, READ_AGAIN };
@@ -647,19 +648,19 @@ static int poll_released(struct pollfd *p, nfds_t n, int ms) {
         Py_END_ALLOW_THREADS return r;
 }
 
-/* An R frame's payload decoded into b->value, once. Run at the pipe's EOF
- * (every writer closed it), while the child is still exiting (its exit,
- * which unmaps a fork of this interpreter, is the longest part of a call's
- * end), else by call_result; call_result keeps the value only if the job's
- * reason is ok. A decoder's error leaves b->value NULL: the caller decodes
- * again with the report, which says what it is (a class gone from this
- * side); KeyboardInterrupt and the like propagate (-1). */
+/* An R frame's payload decoded into b->value, once, by call_result: after
+ * the job has ended and been finished, never inside supervision, so that
+ * no decode holds a job's limits open or another thread's supervision
+ * (issue 38: a hostile frame kept its function running 15.6 s past its
+ * limits when it was decoded at the pipe's EOF). A decoder's Exception
+ * goes into b->error, for the caller to report with the job's report (the
+ * frame is not decoded again); KeyboardInterrupt and the like propagate
+ * (-1). */
 static int decode_result(struct grow_buf *b) {
-        PyObject *payload;
+        PyObject *payload, *type, *tb;
 
-        if (b->decoded || !b->loads || b->too_big || b->len < 1 || b->data[0] != 'R')
+        if (!b->loads || b->too_big || b->len < 1 || b->data[0] != 'R')
                 return 0;
-        b->decoded = true;
         payload = PyBytes_FromStringAndSize(b->data + 1, (Py_ssize_t) b->len - 1);
         if (!payload)
                 return -1;
@@ -667,7 +668,10 @@ static int decode_result(struct grow_buf *b) {
         Py_DECREF(payload);
         if (b->value || !PyErr_ExceptionMatches(PyExc_Exception))
                 return b->value ? 0 : -1;
-        PyErr_Clear();
+        PyErr_Fetch(&type, &b->error, &tb);
+        PyErr_NormalizeException(&type, &b->error, &tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
         return 0;
 }
 
@@ -708,8 +712,6 @@ static int supervise_into(JobObject *self, int rfd, int wake_ms, struct grow_buf
                                 return -1;
                         }
                         open_r = r > 0;
-                        if (r == READ_EOF && decode_result(b) < 0)
-                                return -1;
                 }
                 if (p[0].revents && dispatch_once(self) < 0)
                         return -1;
@@ -975,9 +977,10 @@ static _Noreturn void call_child(int wfd, PyObject *func, PyObject *args, PyObje
 }
 
 /* (True, value) when the job's reason is "ok" and the frame is a result that
- * b->loads unpickles (decode_result); else (False, all the child wrote), for the caller to
- * decode with the report. Unpickled here because every object the caller
- * touches after the fork costs it a copy-on-write fault. */
+ * b->loads unpickles (decode_result); (None, the exception) when it raised
+ * one; else (False, all the child wrote), for the caller to decode with the
+ * report. Unpickled here because every object the caller touches after the
+ * fork costs it a copy-on-write fault. */
 static PyObject *call_result(JobObject *self, struct grow_buf *b) {
         PyObject *data, *value;
 
@@ -988,6 +991,11 @@ static PyObject *call_result(JobObject *self, struct grow_buf *b) {
                         value = b->value;
                         b->value = NULL;
                         return Py_BuildValue("(ON)", Py_True, value);
+                }
+                if (b->error) {
+                        value = b->error;
+                        b->error = NULL;
+                        return Py_BuildValue("(ON)", Py_None, value);
                 }
         }
         data = PyBytes_FromStringAndSize(b->data ? b->data : "", (Py_ssize_t) b->len);
@@ -1030,6 +1038,7 @@ static PyObject *call_collect(JobObject *self, int rfd, int wake_ms, struct grow
                 ret = call_result(self, &b);
 out:
         Py_XDECREF(b.value);
+        Py_XDECREF(b.error);
         free(b.data);
         return ret;
 }
@@ -1484,7 +1493,8 @@ static PyMethodDef Job_methods[] = {
          "sys.stdout and sys.stderr, fork into the job; the child runs func(*args, **kwargs) and writes b'R' + "
          "dumps(value, protocol) to a pipe, or calls failed(wfd, exception), which writes the error frame and "
          "exits. Supervise until the job has ended (waking every wake_ms to run signal handlers, -1 never) and "
-         "finish it. (True, loads(payload)) when the job's reason is ok and the frame a result that decodes; "
+         "finish it, then decode (never during supervision). (True, loads(payload)) when the job's reason is ok "
+         "and the frame a result that decodes; (None, the Exception loads raised) when it did not; "
          "(False, max) when the child wrote more than max_result bytes (-1: the job's memory limit, else 1 GiB): "
          "the job was then killed and nothing kept; else (False, all the child wrote)."},
         {"kill", (PyCFunction) Job_kill, METH_VARARGS,
@@ -1570,17 +1580,34 @@ static PyObject *mod_pipe(PyObject *m, PyObject *unused) {
         return Py_BuildValue("(ii)", fds[0], fds[1]);
 }
 
-/* pickle_kind(data) -> -2 to 2: pickle-scan.h's kind of a bytes-like
- * object (contiguous: bytes, bytearray, a memoryview) */
-static PyObject *mod_pickle_kind(PyObject *m, PyObject *arg) {
+/* pickle_decode(data, table, stats=None) -> value: pickle-decode.h's
+ * decoder over a bytes-like object; stats, a list, gets the decode's
+ * [opcodes, work, work bound, memory, memory bound] whatever happened */
+static PyObject *mod_pickle_decode(PyObject *m, PyObject *args) {
+        PyObject *data, *table, *stats = Py_None, *value, *figures;
+        struct pickle_stats st = {0};
         Py_buffer view;
-        enum pickle_kind kind;
 
-        if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        if (!PyArg_ParseTuple(args, "OO!|O", &data, &PyDict_Type, &table, &stats))
                 return NULL;
-        kind = pickle_scan((const unsigned char *) view.buf, (size_t) view.len);
+        if (stats != Py_None && !PyList_Check(stats))
+                return PyErr_Format(PyExc_TypeError, "leash: pickle_decode's stats must be a list");
+        if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+                return NULL;
+        value = pickle_decode((const unsigned char *) view.buf, (size_t) view.len, table, result_refused_type, &st);
         PyBuffer_Release(&view);
-        return PyLong_FromLong(kind);
+        if (stats == Py_None)
+                return value;
+        figures = Py_BuildValue("[KKKKK]", (unsigned long long) st.opcodes, (unsigned long long) st.work,
+                                (unsigned long long) st.work_bound, (unsigned long long) st.memory,
+                                (unsigned long long) st.memory_bound);
+        if (!figures || PyList_SetSlice(stats, 0, PyList_GET_SIZE(stats), figures) < 0) {
+                Py_XDECREF(figures);
+                Py_XDECREF(value);
+                return NULL;
+        }
+        Py_DECREF(figures);
+        return value;
 }
 
 static PyObject *mod_close_fd(PyObject *m, PyObject *arg) {
@@ -1600,11 +1627,12 @@ static PyMethodDef module_methods[] = {
          "pipe() -> (r, w): a close-on-exec pipe whose ends no child of Job.fork/Job.call inherits; close "
          "them with close_fd()."},
         {"close_fd", mod_close_fd, METH_O, "close_fd(fd): close an fd made by pipe()."},
-        {"pickle_kind", mod_pickle_kind, METH_O,
-         "pickle_kind(data) -> int: -2 when the pickle writes its memo out of order, -1 when it has frames "
-         "decoders read differently (refuse both), 0 when it may name a callable (or ends in an error), 1 when it "
-         "builds plain data with at most one container and no shared object, 2 when it builds plain data "
-         "that must be walked for depth, cycles and size"},
+        {"pickle_decode", mod_pickle_decode, METH_VARARGS,
+         "pickle_decode(data, table, stats=None) -> value: leash's own decoder of a result's pickle (plain data "
+         "built directly; GLOBAL and STACK_GLOBAL looked up in table, a dict {(module, qualname): object}); "
+         "ResultRefused past its bounds (depth, items, memory and work per byte, keys with equal hashes, the "
+         "memo out of order, frames, opcodes it does not decode). stats, a list, is set to [opcodes, work, "
+         "work bound, memory, memory bound]."},
         {"version", mod_version, METH_NOARGS, "version() -> str: libleash's version"},
         {"parse_size", mod_parse_size, METH_O, "parse_size(text) -> int: bytes, as leash parses a size (\"512M\")"},
         {NULL, NULL, 0, NULL},
@@ -1639,8 +1667,9 @@ PyMODINIT_FUNC PyInit__leash(void) {
         if (!errors)
                 return NULL;
         setup_error_type = PyObject_GetAttrString(errors, "SetupError");
+        result_refused_type = PyObject_GetAttrString(errors, "ResultRefused");
         Py_DECREF(errors);
-        if (!setup_error_type)
+        if (!setup_error_type || !result_refused_type)
                 return NULL;
         m = PyModule_Create(&module);
         if (!m)

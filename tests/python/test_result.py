@@ -327,23 +327,23 @@ def test_a_result_whose_shared_containers_expand_without_end_is_refused():
     assert _expanded(leash.limit(doubling)(20)) == (1 << 21) - 1
     row = list(range(20))
     assert leash.limit(lambda: [row] * 1000000)() == [row] * 1000000
-    # the count is exact: three references to a list of two are 1 + 3 + 3 * 2 items
-    three = [[1, 2]] * 3
-    _result.check_depth(three, max_items=10)
-    with pytest.raises(leash.ResultRefused):
-        _result.check_depth(three, max_items=9)
-    assert _expanded(doubling(5)) == 63
-    _result.check_depth(doubling(5), max_items=63)
-    with pytest.raises(leash.ResultRefused):
-        _result.check_depth(doubling(5), max_items=62)
+    # the count is exact: 2**26 - 1 items decode, 2**27 - 1 do not
+    codec = _result.codec()
+    assert _expanded(doubling(25)) == (1 << 26) - 1
+    assert _expanded(codec.loads(pickle.dumps(doubling(25), protocol=5))) == (1 << 26) - 1
+    with pytest.raises(leash.ResultRefused) as e:
+        codec.loads(pickle.dumps(doubling(26), protocol=5))
+    assert e.value.what == "size"
 
 
-# --- the opcode scan in front of the checked unpickler (pickle-scan.c) -----------
+# --- leash's decoder (pickle-decode.c): what it builds, what it refuses ---------------
 
-# the opcodes a protocol 2-5 pickler writes for plain data: nothing else passes the scan
+# the opcodes a protocol 2-5 pickler writes for plain data
 _DATA_OPCODES = set(b"(.012NJKMGCBX]})ldt\x85\x86\x87aesu\x94qrhj") | {
     0x88, 0x89, 0x8A, 0x8B, 0x8E, 0x96, 0x8C, 0x8D, 0x8F, 0x90, 0x91, 0x80, 0x95
 }
+# the ones that reach the caller's table (GLOBAL, STACK_GLOBAL) or run its objects
+_TABLE_OPCODES = set(b"c\x93R\x81\x92b")
 
 
 def _codec():
@@ -352,70 +352,66 @@ def _codec():
     return _result.codec(False, ())
 
 
-def test_the_scan_passes_plain_data_and_nothing_that_names_a_callable():
-    from leash._leash import pickle_kind
-
+def test_the_decoder_builds_plain_data_and_nothing_that_names_a_callable():
     codec = _codec()
     for key, value in plain_data().items():
-        data = pickle.dumps(value, protocol=5)
-        # complex is rebuilt through builtins.complex: the table's, the checked way
-        assert pickle_kind(data) in ((0,) if key == "complex" else (1, 2)), key
-        assert codec.loads(data) == value, key
-    assert pickle_kind(pickle.dumps([[1]] * 3, protocol=5)) == 2  # shared through the memo: walked
-    assert pickle_kind(pickle.dumps({"a": [1]}, protocol=5)) == 2  # nested: walked
-    assert pickle_kind(pickle.dumps({"loss": 0.5, "n": 3}, protocol=5)) == 1  # flat: nothing to walk
+        assert codec.loads(pickle.dumps(value, protocol=5)) == value, key
     for value in (Point(1, 2), [Point(1, 2)], os.getpid):
-        assert pickle_kind(pickle.dumps(value, protocol=5)) == 0, value
-    # any contiguous buffer is read, so no form of the bytes skips the scan
-    assert pickle_kind(bytearray(pickle.dumps(1))) == 1 and pickle_kind(memoryview(b"\x80\x05Nq\x05.")) == -2
+        with pytest.raises(leash.ResultRefused):
+            codec.loads(pickle.dumps(value, protocol=5))
+    # any contiguous buffer is read
+    assert codec.loads(bytearray(pickle.dumps(1))) == 1
+    with pytest.raises(leash.ResultRefused) as e:
+        codec.loads(memoryview(b"\x80\x05Nq\x05."))
+    assert e.value.what == "memo"
     with pytest.raises(TypeError):
-        pickle_kind("not bytes")
+        codec.loads("not bytes")
 
 
-def test_every_opcode_outside_plain_data_sends_the_pickle_the_checked_way():
-    from leash._leash import pickle_kind
-
+def test_every_opcode_outside_plain_data_is_refused():
+    codec = _codec()
     for op in range(256):
         data = b"\x80\x05" + bytes([op]) + b"."
         if op in _DATA_OPCODES:
             continue
-        assert pickle_kind(data) == 0, hex(op)
+        if op in _TABLE_OPCODES:  # an error of its own (a line or the stack missing)
+            with pytest.raises(Exception):
+                codec.loads(data)
+            continue
+        with pytest.raises(leash.ResultRefused):
+            codec.loads(data)
     # protocol 0's text forms, a callable's opcodes, the out-of-band buffers
     for data in (b"I1\n.", b"S'x'\np0\n.", b"cposix\ngetpid\n)R.", b"\x80\x05\x97.", b"\x80\x05P1\n."):
-        assert pickle_kind(data) == 0, data
+        with pytest.raises(leash.ResultRefused):
+            codec.loads(data)
 
 
-def test_the_scan_reads_lengths_as_the_unpickler_does():
-    from leash._leash import pickle_kind
-
+def test_the_decoder_reads_lengths_as_the_unpickler_does():
     codec = _codec()
     # a string whose bytes spell a GLOBAL and a REDUCE is a string
     text = "cposix\nsystem\n(S'id'\ntR.\x93"
-    data = pickle.dumps(text, protocol=5)
-    assert pickle_kind(data) == 1 and codec.loads(data) == text
+    assert codec.loads(pickle.dumps(text, protocol=5)) == text
     # STACK_GLOBAL after a string: seen, whatever the string held
     hidden = b"\x80\x05\x8c\x05posix\x8c\x06getpid\x93)R."
     assert pickle.loads(hidden) == os.getpid()  # control: plain pickle calls it
-    assert pickle_kind(hidden) == 0
     with pytest.raises(leash.ResultRefused):
         codec.loads(hidden)
     # a length past the end, a length that would hide the opcode after it, no STOP
-    assert pickle_kind(b"\x80\x05\x8c\x09posix.") == 0
-    assert pickle_kind(b"\x80\x05X\xff\xff\xff\xff\x93.") == 0
-    assert pickle_kind(b"\x80\x05\x8e" + b"\xff" * 8 + b".") == 0
-    assert pickle_kind(b"\x80\x05K\x01") == 0
+    for data in (b"\x80\x05\x8c\x09posix.", b"\x80\x05X\xff\xff\xff\xff\x93.", b"\x80\x05\x8e" + b"\xff" * 8 + b".",
+                 b"\x80\x05K\x01"):
+        with pytest.raises(pickle.UnpicklingError):
+            codec.loads(data)
+        with pytest.raises(Exception):
+            pickle.loads(data)  # as pickle.loads fails on them
     # bytes after STOP are not read, as pickle.loads ignores them
-    assert pickle_kind(b"\x80\x05K\x01.\x93") == 1 and codec.loads(b"\x80\x05K\x01.\x93") == 1
+    assert codec.loads(b"\x80\x05K\x01.\x93") == 1
 
 
-def test_a_cycle_made_by_dup_or_the_memo_is_walked_and_refused():
-    from leash._leash import pickle_kind
-
+def test_a_cycle_made_by_dup_or_the_memo_is_refused():
     codec = _codec()
     for data in (b"\x80\x05]2a.", b"\x80\x05]\x94h\x00a."):
         cycle = pickle.loads(data)  # control: plain pickle builds the list that holds itself
         assert cycle[0] is cycle
-        assert pickle_kind(data) == 2
         with pytest.raises(leash.ResultRefused) as e:
             codec.loads(data)
         assert e.value.what == "cycle"
@@ -439,14 +435,26 @@ def _peak_bytes(decode, data):
         tracemalloc.stop()
 
 
+class RestrictedUnpickler(pickle.Unpickler):
+    """What leash decoded results with before its own decoder (issue 38):
+    pickle's VM with find_class limited to builtins.complex. The control
+    of the tests that show what that way let through."""
+
+    def find_class(self, module, name):
+        if (module, name) in (("builtins", "complex"), ("__builtin__", "complex")):  # protocol 2's name too
+            return complex
+        raise leash.ResultRefused("refused {}.{}".format(module, name), "{}.{}".format(module, name))
+
+    def persistent_load(self, pid):
+        raise leash.ResultRefused("a persistent id", "persistent id")
+
+
 def _file_decoder(data):
-    """The checked decoder's way of reading (an io.BytesIO), with a
+    """The old checked decoder's way of reading (an io.BytesIO), with a
     find_class that builds nothing."""
     import io
 
-    from leash import _result
-
-    return _result._Unpickler(io.BytesIO(data)).load()
+    return RestrictedUnpickler(io.BytesIO(data)).load()
 
 
 _HUGE_PUT = 1 << 20  # a memo index: the unpickler grows its memo to twice it, 16 MiB
@@ -456,10 +464,8 @@ def test_a_memo_written_out_of_order_is_refused_before_any_decoder_allocates():
     """A PUT whose index is past the PUTs before it makes CPython's
     unpickler allocate and zero twice the index in pointers (seven bytes
     with LONG_BINPUT 0x40000000: 16 GiB), plain data or not. The control:
-    both decoders, run on the same bytes without the scan, allocate 16 MiB
-    for a 9-byte pickle."""
-    from leash._leash import pickle_kind
-
+    both of pickle's decoders allocate 16 MiB for a 9-byte pickle; leash's
+    refuses it having allocated under 1 MiB."""
     codec = _codec()
     long_put = _memo_write(_HUGE_PUT, 1)
     forms = {
@@ -476,20 +482,20 @@ def test_a_memo_written_out_of_order_is_refused_before_any_decoder_allocates():
                     continue  # it would call complex(): harmless, but not the point
                 _, peak = _peak_bytes(decode, data)
                 assert peak > 16 << 20, (name, decode, peak)
-        assert pickle_kind(data) == -2, name
         out, peak = _peak_bytes(codec.loads, data)
         assert out == ("raises", "ResultRefused") and peak < 1 << 20, (name, out, peak)
         with pytest.raises(leash.ResultRefused) as e:
             codec.loads(data)
-        assert e.value.what == "memo" and "memo" in str(e.value)
+        # protocol 0's text opcodes are not decoded at all (the child writes protocol 5)
+        assert e.value.what == ("protocol 0" if name == "text PUT" else "memo"), name
+        assert e.value.what in str(e.value)
         # the same pickle with its memo in order decodes
     assert codec.loads(b"\x80\x02Nq\x00Nq\x01.") is None
-    # what every pickler writes, every protocol, shared objects through the memo
+    # what every pickler writes, every binary protocol, shared objects through the memo
     shared = [[1, "a"]] * 3 + [{"k": (2.5, None)}] * 2
-    for proto in range(6):
+    for proto in range(1, 6):
         for dumps in (pickle.dumps, pickle._dumps):
             data = dumps(shared, protocol=proto)
-            assert pickle_kind(data) >= 0, (proto, dumps)
             assert codec.loads(data) == shared
 
 
@@ -503,8 +509,6 @@ def test_frames_the_two_decoders_read_differently_are_refused():
     line that runs over a frame's end is read from after the frame there.
     The control: the two decoders give different values for the same
     bytes, and one of them hides a LONG_BINPUT that the other runs."""
-    from leash._leash import pickle_kind
-
     codec = _codec()
     forms = {
         "a string across the frame's end": b"\x80\x05" + _frame(b"\x8c\x03ab") + b"c.N.",
@@ -520,15 +524,19 @@ def test_frames_the_two_decoders_read_differently_are_refused():
         if name.startswith("a memo write"):
             assert loads[0] == ("value", "'abcde'") and loads[1] < 1 << 20  # the bytes as one reads them
             assert file_[0] == ("value", "'de.xx'") and file_[1] > 16 << 20  # and the other: 16 MiB
-        assert pickle_kind(data) == -1, name
         with pytest.raises(leash.ResultRefused) as e:
             codec.loads(data)
-        assert e.value.what == "frame", name
+        # INT, a text opcode of protocol 0, is refused as soon as it is read
+        assert e.value.what == ("protocol 0" if name == "a line across the frame's end" else "frame"), name
     assert differ >= 3  # the control: the decoders do part on these bytes
+    # a line (GLOBAL's) across the frame's end
+    with pytest.raises(leash.ResultRefused) as e:
+        codec.loads(b"\x80\x02" + _frame(b"cbuiltins\ncomp") + b"lex\n)R.")
+    assert e.value.what == "frame"
     # frames as picklers write them: several, and a large bytes object written outside them
     value = [b"x" * 300000, list(range(20000)), "y" * 70000]
     data = pickle.dumps(value, protocol=5)
-    assert data.count(b"\x95") >= 2 and pickle_kind(data) == 2 and codec.loads(data) == value
+    assert data.count(b"\x95") >= 2 and codec.loads(data) == value
 
 
 def _sink(*args, **kwargs):
@@ -592,26 +600,21 @@ def _memo_write(idx, form):
     return b"r" + idx.to_bytes(4, "little") if form == 1 else b"p" + str(idx).encode() + b"\n"
 
 
-def test_no_pickle_the_scan_lets_through_makes_a_decoder_allocate_beyond_its_length():
+def test_no_pickle_makes_the_decoder_allocate_beyond_its_bound():
     """Differential, on memory: 6,000 pickles, each with a memo write
     (BINPUT, LONG_BINPUT or PUT, after a None of its own) spliced in
     between two opcodes, its index in order, a little past it, or 2**18 to
-    2**20, and then half of them mutated at random. Each one the scan does
-    not refuse, and whose every length fits (else the decoder asks malloc
-    for that length first, which ASan aborts), is read by the file decoder
-    (every callable it names a no-op, so that every opcode runs): its memo
-    and marks stay within 32
-    bytes per byte of the pickle and 4 KiB (Unpickler.__sizeof__, which
-    does not count what a length past the end reserves and never uses);
-    and, when it is plain data (every length fits), pickle.loads allocates
-    at most 128 bytes per byte and 256 KiB (tracemalloc). The control:
-    the unmutated ones with a large index, which the scan refused, do
-    make the decoder's memo grow past that."""
+    2**20, and then half of them mutated at random. leash's decoder reads
+    each: what it allocates (tracemalloc's peak) stays within its bound,
+    160 bytes per byte of pickle and 1 MiB, refused or not, and every
+    unmutated one with a large index is refused. The control: those, read
+    by pickle's file decoder (every callable it names a no-op, so that
+    every opcode runs), make its memo and marks grow past 32 bytes per byte
+    of the pickle and 4 KiB (Unpickler.__sizeof__)."""
     import pickletools
     import random
 
-    from leash._leash import pickle_kind
-
+    codec = _codec()
     seeds = [_unframed(pickle.dumps(v, protocol=p)) for v in plain_data().values() for p in (0, 2, 4, 5)]
     seeds += [_unframed(pickle.dumps(v, protocol=5)) for v in (Point(1, 2), [[1]] * 3, nested(5))]
     rng = random.Random(2411)
@@ -627,7 +630,7 @@ def test_no_pickle_the_scan_lets_through_makes_a_decoder_allocate_beyond_its_len
         pos = ops[k][2]
         return seed[:pos] + b"N" + _memo_write(idx, form) + b"0" + seed[pos:], how == 2
 
-    let_through = over = in_order = decoded = 0
+    over = decoded = 0
     controls = []
     for _ in range(6000):
         data, large = spliced()
@@ -637,34 +640,15 @@ def test_no_pickle_the_scan_lets_through_makes_a_decoder_allocate_beyond_its_len
             for _ in range(rng.randint(1, 3)):
                 data[rng.randrange(len(data))] = rng.randrange(256)
             data = bytes(data)
-        kind = pickle_kind(data)
-        if kind == -2 and large and not mutated:
+        out, peak = _peak_bytes(codec.loads, data)
+        over += peak > 160 * len(data) + (1 << 20)
+        decoded += out[0] == "value"
+        if large and not mutated:
+            assert out == ("raises", "ResultRefused"), (data, out)
             controls.append(data)
-        if kind < 0:
-            continue
-        let_through += 1
-        in_order += not mutated
-        largest, reads_to_stop = _largest_memo_write(data)
-        if largest > 1 << 20:
-            over += 1  # not decoded: were the scan wrong, the decoder could take GiBs
-            continue
-        if not reads_to_stop:
-            continue  # a length past the end: the decoder would ask malloc for it (ASan aborts)
-        decoded += 1
-        over += _memo_and_marks(data) > 32 * len(data) + 4096
-        if kind > 0:
-            over += _peak_bytes(pickle.loads, data)[1] > 128 * len(data) + (256 << 10)
-    assert over == 0 and let_through > 2000 and in_order > 1000 and decoded > 1000, (over, let_through, in_order, decoded)
+    assert over == 0 and decoded > 400, (over, decoded)
     refused_over = sum(_memo_and_marks(data) > 32 * len(data) + 4096 for data in controls if _largest_memo_write(data)[1])
     assert len(controls) > 500 and refused_over > 0.9 * len(controls), (len(controls), refused_over)
-
-
-class _NoCallables(pickle.Unpickler):
-    def find_class(self, module, name):
-        raise AssertionError("the scan passed a pickle that names {}.{}".format(module, name))
-
-    def persistent_load(self, pid):
-        raise AssertionError("the scan passed a pickle with a persistent id")
 
 
 def _decoded(loads, data):
@@ -674,24 +658,20 @@ def _decoded(loads, data):
         return ("raises", type(e).__name__)
 
 
-def test_no_pickle_the_scan_passes_reaches_find_class_even_mutated():
+def test_mutated_pickles_decode_as_the_checked_unpickler_decodes_them():
     """Differential: 20,000 pickles mutated at random (bytes flipped,
-    inserted, cut, opcodes of callables spliced in); each one the scan
-    passes is decoded by an unpickler whose find_class and persistent_load
-    fail the test, and the codec (the fast path) must give what the checked
-    unpickler gives: the same value, or an error of the same type."""
+    inserted, cut, opcodes of callables spliced in): the codec (leash's decoder, pickle-decode.c) must
+    give what the checked unpickler gives: the same value, or an error (of
+    any type: leash refuses some bytes pickle builds, a container added to
+    after it was placed inside another, and names the errors of others
+    its own way)."""
     import io
     import random
-
-    from leash import _result
-    from leash._leash import pickle_kind
 
     codec = _codec()
 
     def checked(data):
-        value = _result._Unpickler(io.BytesIO(data)).load()
-        _result.check_depth(value)
-        return value
+        return RestrictedUnpickler(io.BytesIO(data)).load()
 
     seeds = [pickle.dumps(v, protocol=p) for v in plain_data().values() for p in (2, 4, 5)]
     seeds += [pickle.dumps(v, protocol=5) for v in (Point(1, 2), os.getpid, [[1]] * 3, nested(5))]
@@ -711,17 +691,11 @@ def test_no_pickle_the_scan_passes_reaches_find_class_even_mutated():
             else:
                 data[i:i] = rng.choice(seeds)[2:12]
         data = bytes(data)
-        if pickle_kind(data) <= 0:
-            continue
-        passed += 1
-        try:
-            _NoCallables(io.BytesIO(data)).load()
-        except AssertionError:
-            raise
-        except Exception:
-            pass
-        assert _decoded(codec.loads, data) == _decoded(checked, data), data
-    assert passed > 1000  # the mutations do reach the fast path
+        got, want = _decoded(codec.loads, data), _decoded(checked, data)
+        if got[0] == "value" or got[1] != "ResultRefused":
+            assert got[0] == want[0] and (got[0] == "raises" or got == want), (data, got, want)
+        passed += got[0] == "value"
+    assert passed > 500  # many mutations still decode (926 with this seed)
 
 
 class NamedError(Exception):
@@ -854,7 +828,9 @@ def test_an_endless_result_leaves_the_caller_bounded():
     assert got["growth_mib"] < 100, got
     # the control: the same measurement sees a caller that does keep 200 MiB
     control = _rss_run("finite")
-    assert control["out"].startswith("JobExited") or control["out"] == "returned" or "unpickled" in control["out"]
+    assert control["out"].startswith(("JobExited", "ResultRefused")) or control["out"] == "returned" or (
+        "unpickled" in control["out"]
+    )
     assert control["growth_mib"] > 150, control  # 400 MiB kept: 200 read, 200 copied
 
 
