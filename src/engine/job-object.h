@@ -61,6 +61,10 @@ struct leash_job {
         uint64_t deadline[_DEADLINE_MAX];
         double cores; /* CPUs the job can use at once: the CPU-time checks' pace */
         bool soft_sent, killed;
+        /* the main process was reaped in the grace while the rest of the job
+         * still ran: the job ends when its cgroup empties (events_fd) or at the
+         * grace's SIGKILL (supervise.c, drain_grace) */
+        bool main_ended;
         enum leash_reason cause; /* a time limit, an interrupt or the caller: OK when none */
         struct rusage ru;
         struct leash_error start_error; /* why start/fork failed in the child */
