@@ -637,6 +637,12 @@ static enum leash_reason decide(const struct leash_result *r, enum leash_reason 
                 return LEASH_REASON_PIDS;
         if (cause == LEASH_REASON_KILLED)
                 return cause;
+        /* SIGXFSZ is what the kernel sends at a write past RLIMIT_FSIZE, which
+         * leash set: the main process's own death says so. A shell's child
+         * that died of it is only the shell's status 153: an exit (the
+         * summary names the limit as a possible cause, report.c) */
+        if (r->term_signal == SIGXFSZ && r->enforced[LEASH_LIMIT_FSIZE] == LEASH_BY_RLIMIT)
+                return LEASH_REASON_FSIZE;
         if (r->term_signal)
                 return LEASH_REASON_SIGNAL;
         return r->status_code > 0 ? LEASH_REASON_EXIT : LEASH_REASON_OK;

@@ -219,6 +219,8 @@ int history_reason_limit(const char *reason) {
                 return LEASH_LIMIT_CPU_TIME;
         if (strcmp(reason, "wall_time") == 0)
                 return LEASH_LIMIT_WALL_TIME;
+        if (strcmp(reason, "fsize") == 0)
+                return LEASH_LIMIT_FSIZE;
         return -1;
 }
 

@@ -868,6 +868,22 @@ static void summary_rlimit_hint(const struct leash_spec *c, const struct leash_r
                          r->status_code, v);
 }
 
+/* Status 153 (128 + SIGXFSZ) under --fsize: what a shell returns when its
+ * command died of SIGXFSZ. leash did not see that death (the shell reaped
+ * it), so the reason stays exit and this says only what the status suggests. */
+static bool summary_fsize_hint(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
+        char v[32];
+
+        if (r->term_signal || r->status_code != 128 + SIGXFSZ || r->enforced[LEASH_LIMIT_FSIZE] != LEASH_BY_RLIMIT)
+                return false;
+        format_bytes_human(c->limit[LEASH_LIMIT_FSIZE], v, sizeof v);
+        snprintf(buf, size,
+                 "the job exited with status %d, a shell's status for a command that died of SIGXFSZ: a write past "
+                 "the fsize limit %s (RLIMIT_FSIZE) may be why",
+                 r->status_code, v);
+        return true;
+}
+
 int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text) {
         char lim[32] = "", end[128];
         char tail[320] = "";
@@ -914,8 +930,16 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
                          leash_fig_name(f), lim, seen, iv, signal_name(c->soft_signal), end);
                 break;
         }
+        case LEASH_REASON_FSIZE:
+                format_bytes_human(c->limit[LEASH_LIMIT_FSIZE], lim, sizeof lim);
+                snprintf(tail, sizeof tail,
+                         "fsize limit %s reached: a write past it (RLIMIT_FSIZE) was refused with SIGXFSZ; %s", lim,
+                         end);
+                break;
         case LEASH_REASON_SIGNAL:
         case LEASH_REASON_EXIT:
+                if (summary_fsize_hint(c, r, tail, sizeof tail))
+                        break;
                 if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY)) {
                         summary_rlimit_hint(c, r, tail, sizeof tail);
                         break;
