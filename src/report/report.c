@@ -1031,6 +1031,34 @@ static char *jr_string(json_object *o, const char *path) {
         return strdup(json_object_get_string(o));
 }
 
+/* The --limit FIGURE=VALUE entries: one per figure name at most, so a
+ * report cannot make the reader keep more than leash can write. */
+static int jr_measured(json_object *root, struct history_job *j) {
+        for (int f = 0; f < _LEASH_FIG_MAX; f++) {
+                struct history_measured *m = &j->measured[j->n_measured];
+                _cleanup_free_ char *by = NULL;
+                char p[96];
+
+                snprintf(p, sizeof p, "limits.%s.enforced_by", leash_fig_name((enum leash_fig) f));
+                by = jr_string(root, p);
+                if (!by || strcmp(by, "sampling") != 0)
+                        continue;
+                snprintf(p, sizeof p, "limits.%s.value", leash_fig_name((enum leash_fig) f));
+                m->value = jr_number(root, p);
+                if (isnan(m->value))
+                        continue;
+                m->fig = f;
+                snprintf(p, sizeof p, "limits.%s.unit", leash_fig_name((enum leash_fig) f));
+                m->unit = jr_string(root, p);
+                snprintf(p, sizeof p, "limits.%s.note", leash_fig_name((enum leash_fig) f));
+                m->note = jr_string(root, p);
+                snprintf(p, sizeof p, "sampling.peaks.%s.value", leash_fig_column((enum leash_fig) f));
+                m->peak = jr_number(root, p);
+                j->n_measured++;
+        }
+        return 0;
+}
+
 static int jr_limits(json_object *root, struct history_job *j) {
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 char p[64];
@@ -1049,9 +1077,15 @@ static int jr_limits(json_object *root, struct history_job *j) {
                 p[strlen(p) - strlen(".value")] = '\0';
                 j->limit[l].enforced_by = jr_string(root, strcat(p, ".enforced_by"));
                 p[strlen(p) - strlen(".enforced_by")] = '\0';
+                if (j->limit[l].enforced_by && strcmp(j->limit[l].enforced_by, "sampling") == 0) {
+                        /* --limit memory=: a sampled figure's, read below */
+                        free(j->limit[l].enforced_by);
+                        j->limit[l] = (struct history_limit){0};
+                        continue;
+                }
                 j->limit[l].note = jr_string(root, strcat(p, ".note"));
         }
-        return 0;
+        return jr_measured(root, j);
 }
 
 static int jr_arrays(json_object *root, struct history_job *j) {
@@ -1122,6 +1156,9 @@ int report_parse_job(const char *text, size_t len, struct history_job **ret) {
         j->memory_peak_basis = jr_string(root, "usage.memory_peak_basis");
         j->samples = jr_number(root, "sampling.samples");
         j->interval_s = jr_number(root, "sampling.interval_s");
+        j->reached = jr_string(root, "sampling.limit_reached.figure");
+        j->reached_value = jr_number(root, "sampling.limit_reached.value");
+        j->reached_at_s = jr_number(root, "sampling.limit_reached.at_s");
         for (int u = 0; u < _HU_MAX; u++)
                 j->usage[u] = jr_number(root, history_usage_info[u].path);
         r = jr_limits(root, j);
