@@ -387,6 +387,20 @@ static json_object *warnings_json(const struct leash_spec *c, const struct leash
         return a;
 }
 
+static bool summary_likely_cause(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size);
+
+/* "likely_cause": why a job that failed by itself may have failed, where a
+ * limit leash set is the likely cause and the exit does not say so (an
+ * allocation RLIMIT_AS refused, a shell's 153 under --fsize): the line
+ * stderr gives, in the report too (kv has it where it has no stderr). */
+static json_object *likely_cause_json(const struct leash_spec *c, const struct leash_result *r) {
+        char buf[320];
+
+        if (r->reason != LEASH_REASON_EXIT && r->reason != LEASH_REASON_SIGNAL)
+                return NULL;
+        return summary_likely_cause(c, r, buf, sizeof buf) ? json_object_new_string(buf) : NULL;
+}
+
 static json_object *build(const struct leash_spec *c, const struct leash_result *r) {
         json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
         const struct leash_usage *x = &r->usage;
@@ -429,6 +443,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_object_add(o, "step", jstr(r->exec_step));
         }
         json_object_object_add(root, "exit", o);
+        json_object_object_add(root, "likely_cause", likely_cause_json(c, r));
 
         o = json_object_new_object();
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
@@ -884,6 +899,16 @@ static bool summary_fsize_hint(const struct leash_spec *c, const struct leash_re
         return true;
 }
 
+static bool summary_likely_cause(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
+        if (summary_fsize_hint(c, r, buf, size))
+                return true;
+        if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY)) {
+                summary_rlimit_hint(c, r, buf, size);
+                return true;
+        }
+        return false;
+}
+
 int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text) {
         char lim[32] = "", end[128];
         char tail[320] = "";
@@ -938,12 +963,8 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
                 break;
         case LEASH_REASON_SIGNAL:
         case LEASH_REASON_EXIT:
-                if (summary_fsize_hint(c, r, tail, sizeof tail))
+                if (summary_likely_cause(c, r, tail, sizeof tail))
                         break;
-                if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY)) {
-                        summary_rlimit_hint(c, r, tail, sizeof tail);
-                        break;
-                }
                 *ret_text = NULL;
                 return 0;
         default:

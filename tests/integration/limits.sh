@@ -55,6 +55,15 @@ else
         check "memory without controller: enforced_by rlimit, said plainly" \
                 test "$(jget "$TMP/r.json" limits.memory.enforced_by)" = rlimit
         check "memory without controller: note says why" bash -c "[[ '$(jget "$TMP/r.json" limits.memory.note)' == *'no memory controller'* ]]"
+        # issue 39 item 10: the kv report (no stderr where it is read) names
+        # the likely cause, as stderr does; before, only reason:exit was there
+        run_leash -m 64M -f kv -o "$TMP/r.kv" -- "$HELPERS/lh-alloc" 200
+        check "memory without controller: kv names the likely cause ($(grep '^likely_cause:' "$TMP/r.kv"))" \
+                grep -q "^likely_cause:the job exited with status 3; memory is limited per process by RLIMIT_AS (64.0 MiB) here: an allocation it refused may be why" "$TMP/r.kv"
+        check "... the same line as on stderr" grep -qF "$(sed -n 's/^likely_cause://p' "$TMP/r.kv")" "$TMP/err"
+        # the control: the same failure without a memory limit names no cause
+        run_leash -f kv -o "$TMP/r.kv" -- sh -c 'exit 3'
+        check "control: exit 3 without -m: no likely_cause in kv" bash -c "! grep -q '^likely_cause' '$TMP/r.kv'"
         run_leash -m 256M -- "$HELPERS/lh-alloc" 64
         check "memory without controller: a job within the limit runs" test "$RC" = 0
 fi
