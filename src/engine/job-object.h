@@ -47,7 +47,8 @@ struct leash_job {
         struct isolate_plan iso; /* --isolate: the status pipe from the init */
         enum job_state state;
         bool adopted, remove_cgroup, has_main;
-        bool owned; /* LEASH_ADOPT_OWNED: never ends by itself, its owner ends it */
+        bool forked; /* leash_job_fork: the main process began as a copy of the caller */
+        bool owned;  /* LEASH_ADOPT_OWNED: never ends by itself, its owner ends it */
         /* owned: the owner's way to the job's processes (leash_job_set_signal_fn),
          * NULL: every process of the cgroup */
         int (*signal_fn)(void *userdata, int sig);

@@ -480,6 +480,8 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         json_object_object_add(u, "memory_peak_bytes", u64_or_null(x->memory_peak));
         json_object_object_add(u, "memory_peak_basis",
                                x->memory_peak_basis ? json_object_new_string(x->memory_peak_basis) : NULL);
+        if (x->memory_peak_note)
+                json_object_object_add(u, "memory_peak_note", json_object_new_string(x->memory_peak_note));
         json_object_object_add(u, "swap_peak_bytes", u64_or_null(x->swap_peak));
         json_object_object_add(u, "pids_peak", u64_or_null(x->pids_peak));
         json_object_object_add(u, "pids_max_events", u64_or_null(x->pids_events_max));
