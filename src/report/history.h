@@ -95,7 +95,8 @@ struct history_job {
         struct history_limit limit[_LEASH_LIMIT_MAX];
         struct history_measured measured[_LEASH_FIG_MAX];
         size_t n_measured;
-        char *reached;                      /* sampling.limit_reached.figure: the sampled limit that ended it */
+        double tasks_peak_sampled; /* sampling.peaks.threads (else procs): the sampled peak of tasks, NAN when none */
+        char *reached;             /* sampling.limit_reached.figure: the sampled limit that ended it */
         double reached_value, reached_at_s; /* what that sample read, and when */
         char *soft_signal;
         double grace_s;

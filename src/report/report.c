@@ -1179,6 +1179,9 @@ int report_parse_job(const char *text, size_t len, struct history_job **ret) {
         j->memory_peak_basis = jr_string(root, "usage.memory_peak_basis");
         j->samples = jr_number(root, "sampling.samples");
         j->interval_s = jr_number(root, "sampling.interval_s");
+        j->tasks_peak_sampled = jr_number(root, "sampling.peaks.threads.value");
+        if (isnan(j->tasks_peak_sampled))
+                j->tasks_peak_sampled = jr_number(root, "sampling.peaks.procs.value");
         j->reached = jr_string(root, "sampling.limit_reached.figure");
         j->reached_value = jr_number(root, "sampling.limit_reached.value");
         j->reached_at_s = jr_number(root, "sampling.limit_reached.at_s");
