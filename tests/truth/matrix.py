@@ -33,6 +33,13 @@ import time
 
 LEASH = os.environ.get("LEASH", "")
 HELPERS = os.environ.get("HELPERS", "")
+PYTHONPATH = os.environ.get("LEASH_PYTHONPATH", "")  # the built package (make check sets it)
+PY_WHY = "no LEASH_PYTHONPATH (the package is not built)"
+_PKG = os.path.join(PYTHONPATH, "leash") if PYTHONPATH else ""
+if PYTHONPATH and not (os.path.isdir(_PKG) and any(n.startswith("_leash.") for n in os.listdir(_PKG))):
+    PYTHONPATH, PY_WHY = "", "the Python package is not built here"
+if PYTHONPATH and os.environ.get("LEASH_SAN_CFLAGS"):
+    PYTHONPATH, PY_WHY = "", "a sanitizer build (the interpreter would need its runtime preloaded)"
 NOBODY = 65534
 N = 0
 FAILED = 0
@@ -238,6 +245,116 @@ def nofile(cell, p):
     cell.check(under.rc == 0 and under.get("reason") == "ok", "under: the job opened all 64, ok")
 
 
+# --- the Python fork caller: leash.limit in a caller of its own --------------
+
+DRIVER = r"""
+import json, os, resource, sys, time
+spec = json.loads(sys.argv[1])
+import leash
+if spec["parent"]:
+    leash.configure(cgroup_parent=spec["parent"])
+hold = bytearray(spec["hold_mb"] << 20)
+for i in range(0, len(hold), 4096):
+    hold[i] = 1
+
+def job(kind, arg):
+    if kind == "alloc":
+        b = bytearray(arg << 20)
+        for i in range(0, len(b), 4096):
+            b[i] = 1
+        return len(b)
+    if kind == "sleep":
+        time.sleep(arg)
+        return 0
+    t = time.process_time()
+    while time.process_time() - t < arg:
+        pass
+    return 0
+
+lf = leash.limit(job, **spec["limits"])
+r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+try:
+    value, exc = lf(spec["kind"], spec["arg"]), None
+except Exception as e:
+    value, exc = None, type(e).__name__
+wall = time.monotonic() - t0
+r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"value": value, "exc": exc, "report": lf.last_report, "wall": wall,
+                  "cpu": r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime}))
+"""
+
+
+class PyRun(Run):
+    """One leash.limit call in a Python caller of its own (the fork caller),
+    its ground truth measured by that caller around the call."""
+
+    def __init__(self, p, limits, kind, arg, hold_mb=0):
+        spec = {"parent": p["parent"], "limits": limits, "kind": kind, "arg": arg, "hold_mb": hold_mb}
+        cmd = ["/usr/bin/python3", "-c", DRIVER, json.dumps(spec)]
+        if p["uid"] is not None:
+            cmd = ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups"] + cmd
+        env = dict(os.environ, PYTHONPATH=p["pythonpath"])
+        q = subprocess.run(cmd, cwd=p["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        self.rc, self.err = q.returncode, q.stderr.decode(errors="replace")
+        try:
+            d = json.loads(q.stdout.decode().strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            d = {}
+        self.rep, self.value, self.exc = d.get("report") or {}, d.get("value"), d.get("exc")
+        self.wall, self.cpu = d.get("wall", 0.0), d.get("cpu", 0.0)
+
+
+def py_common(cell, run):
+    cell.check(run.rep, "a report (caller exit {}, stderr {!r})".format(run.rc, run.err[-300:]))
+    wall = run.get("usage.wall_time_s")
+    cell.check(wall is not None and wall <= run.wall + 0.01, "wall_time_s {} within the call's measured {:.3f} s".format(
+        wall, run.wall))
+    cpu = run.get("usage.cpu_time_s")
+    cell.check(cpu is not None and cpu <= run.cpu + 0.02, "cpu_time_s {} within the child's rusage {:.3f} s".format(
+        cpu, run.cpu))
+
+
+def py_memory(cell, p):
+    # the caller holds 400 MB; the call touches 32 MiB: no figure may be the caller's
+    under = PyRun(p, {"wall_time": 30}, "alloc", 32, hold_mb=400)
+    py_common(cell, under)
+    peak, basis = under.get("usage.memory_peak_bytes"), under.get("usage.memory_peak_basis")
+    cell.check(under.value == 32 << 20, "the call returned its 32 MiB")
+    cell.check(peak is None or 32 << 20 <= peak < 400 << 20,
+               "memory_peak_bytes {} ({}): the call's, never the 400 MB caller's".format(peak, basis))
+    if peak is None:
+        cell.check(under.get("usage.memory_peak_note"), "a null peak says why (memory_peak_note)")
+        cell.weak = "without a memory controller a forked call's peak is null, and the report says why"
+    cell.check(under.get("usage.main_process.maxrss_bytes") in (None,) or
+               under.get("usage.main_process.maxrss_bytes") < 400 << 20, "main_process.maxrss_bytes is not the caller's")
+
+
+def py_wall_time(cell, p):
+    over = PyRun(p, {"wall_time": 1}, "sleep", 30)
+    py_common(cell, over)
+    cell.check(over.exc == "WallTimeLimitExceeded" and over.get("reason") == "wall_time",
+               "over: WallTimeLimitExceeded, reason wall_time ({}, {})".format(over.exc, over.get("reason")))
+    cell.check(over.wall >= 1.0, "over: the call took at least the limit ({:.3f} s)".format(over.wall))
+    under = PyRun(p, {"wall_time": 30}, "sleep", 0.1)
+    py_common(cell, under)
+    cell.check(under.exc is None and under.get("reason") == "ok", "under: returned, ok")
+
+
+def py_cpu_time(cell, p):
+    over = PyRun(p, {"cpu_time": 1, "wall_time": 120}, "spin", 30)
+    py_common(cell, over)
+    cell.check(over.exc == "CpuTimeLimitExceeded" and over.get("reason") == "cpu_time",
+               "over: CpuTimeLimitExceeded, reason cpu_time ({}, {})".format(over.exc, over.get("reason")))
+    cell.check(over.cpu >= 1.0 and (over.get("usage.cpu_time_s") or 0) >= 1.0,
+               "over: measured {:.3f} s, reported {} s, both at least the limit".format(
+                   over.cpu, over.get("usage.cpu_time_s")))
+    under = PyRun(p, {"cpu_time": 30}, "spin", 0.2)
+    py_common(cell, under)
+    cell.check(under.exc is None and under.get("reason") == "ok", "under: returned, ok")
+
+
+PY_LIMITS = {"memory (-m)": py_memory, "cpu-time (-t)": py_cpu_time, "wall-time (-w)": py_wall_time}
+
 LIMITS = [("memory (-m)", memory), ("pids (--pids)", pids), ("cpu-time (-t)", cpu_time),
           ("wall-time (-w)", wall_time), ("fsize (--fsize)", fsize), ("nofile (--nofile)", nofile)]
 
@@ -257,8 +374,8 @@ def placements(tmp):
         os.makedirs(parent, exist_ok=True)
         work = os.path.join(tmp, "host")
         os.mkdir(work)
-        out.append({"name": "host", "leash": LEASH, "helpers": HELPERS, "uid": None,
-                    "args": ["--cgroup-parent", parent], "work": work})
+        out.append({"name": "host", "leash": LEASH, "helpers": HELPERS, "uid": None, "parent": parent,
+                    "args": ["--cgroup-parent", parent], "work": work, "pythonpath": PYTHONPATH})
     else:
         why["host"] = "no cgroup2 mount"
     if shutil.which("setpriv"):
@@ -268,6 +385,14 @@ def placements(tmp):
         for b in [LEASH] + [os.path.join(HELPERS, h) for h in ("lh-alloc", "lh-spin")]:
             shutil.copy(b, bindir)
             os.chmod(os.path.join(bindir, os.path.basename(b)), 0o755)
+        pylib = ""
+        if PYTHONPATH:  # the package, where uid 65534 can read it
+            pylib = os.path.join(bindir, "py")
+            shutil.copytree(os.path.join(PYTHONPATH, "leash"), os.path.join(pylib, "leash"))
+            for d, dirs, files in os.walk(pylib):
+                os.chmod(d, 0o755)
+                for f in files:
+                    os.chmod(os.path.join(d, f), 0o755)
         os.chmod(tmp, 0o711)
         os.chmod(bindir, 0o755)
         work = os.path.join(tmp, "none")
@@ -278,7 +403,7 @@ def placements(tmp):
         text = check.stdout.decode(errors="replace")
         if re.search(r"^placement: *none", text, re.M) or "placement:" not in text:
             out.append({"name": "none", "leash": os.path.join(bindir, "leash"), "helpers": bindir, "uid": NOBODY,
-                        "args": [], "work": work})
+                        "parent": None, "args": [], "work": work, "pythonpath": pylib})
         else:
             why["none"] = "uid {} has a cgroup on this host".format(NOBODY)
     else:
@@ -297,12 +422,14 @@ def host_line():
 
 
 def write_table(path, cells, why_na, host):
-    names = ["host", "none"]
+    names = ["host", "none", "host-py", "none-py"]
+    heads = ["host, CLI", "none, CLI", "host, Python fork", "none, Python fork"]
     lines = [
         "# The truth matrix (generated)",
         "",
         "Generated by `tests/truth/matrix.py` (issue 39): for each limit and placement, one",
-        "job over the limit and one under it, run through the CLI, each report checked",
+        "job over the limit and one under it, run through the CLI and through",
+        "`leash.limit` in a Python caller (the fork caller), each report checked",
         "against a ground truth measured apart from leash (the CPU and wall time around",
         "the run, what the job itself could allocate, start, write or open, the file's",
         "size on disk). **yes**: every statement of the report true and the limit",
@@ -311,8 +438,11 @@ def write_table(path, cells, why_na, host):
         "does not offer the cell; **NO**: a check failed (a statement that did not happen,",
         "or a weakness the report does not state). Every cell below was NO before issue",
         "39's fixes where it names fsize (reason signal) or RLIMIT_AS (no likely_cause).",
-        "A first slice: the callers libleash, Python fork/spawn/forkserver, the drop-ins",
-        "and Slurm, the VM tiers' pure cgroup v2 and the systemd scope are to come.",
+        "A first slice: the callers libleash, Python spawn/forkserver, the drop-ins and",
+        "Slurm, the VM tiers' pure cgroup v2 and the systemd scope are to come. The",
+        "Python column's memory cell is the memory figure only (no -m yet): a call that",
+        "touches 32 MiB in a caller holding 400 MB (its peak read 429 MB, the caller's,",
+        "before issue 39).",
         "",
         "Host of this run: " + host + ".",
         "",
@@ -322,14 +452,21 @@ def write_table(path, cells, why_na, host):
         "- **none**: uid 65534, which this host delegates no cgroup: the job is its",
         "  process tree.",
         "",
-        "| limit (CLI) | " + " | ".join(names) + " |",
+        "| limit | " + " | ".join(heads) + " |",
         "| --- | " + " | ".join("---" for _ in names) + " |",
     ]
     for limit, _ in LIMITS:
         row = []
         for n in names:
             c = cells.get((limit, n))
-            row.append(c.status() if c else "n/a: " + why_na.get(n, "not run"))
+            if c:
+                row.append(c.status())
+            elif n.endswith("-py") and limit not in PY_LIMITS:
+                row.append("n/a: not in this slice")
+            elif n.endswith("-py") and not PYTHONPATH:
+                row.append("n/a: " + PY_WHY)
+            else:
+                row.append("n/a: " + why_na.get(n.replace("-py", ""), "not run"))
         lines.append("| {} | {} |".format(limit, " | ".join(s.replace("|", "\\|") for s in row)))
     lines.append("")
     with open(path, "w") as f:
@@ -357,6 +494,11 @@ def main():
         for p in places:
             for limit, fn in LIMITS:
                 c = cells[(limit, p["name"])] = Cell("{} / {}".format(limit, p["name"]))
+                fn(c, p)
+            for limit, fn in PY_LIMITS.items():
+                if not p["pythonpath"]:
+                    continue
+                c = cells[(limit, p["name"] + "-py")] = Cell("{} / {} / Python fork".format(limit, p["name"]))
                 fn(c, p)
         if out:
             write_table(out, cells, why_na, host_line())
