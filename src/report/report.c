@@ -221,9 +221,21 @@ static const char *fig_unit_text(enum leash_fig f) {
         return strcmp(unit, "ucores") == 0 ? "cores" : strcmp(unit, "us") == 0 ? "s" : unit;
 }
 
+/* A --limit figure's key in "limits": its name, or NAME_sampled where a limit
+ * of that name is there already (-m 200M --limit memory=100M: both, never one
+ * over the other). */
+static const char *measured_limit_key(enum leash_fig f, json_object *limits, char *buf, size_t size) {
+        const char *name = leash_fig_name(f);
+
+        if (!json_object_object_get_ex(limits, name, NULL))
+                return name;
+        snprintf(buf, size, "%s_sampled", name);
+        return buf;
+}
+
 /* --limit FIGURE=VALUE: in "limits", enforced by sampling */
 static void measured_limits_json(const struct leash_spec *c, const struct leash_result *r, json_object *o) {
-        char iv[32], note[160];
+        char iv[32], note[160], key[64];
 
         format_duration(r->sampling.interval_ns, iv, sizeof iv);
         snprintf(note, sizeof note,
@@ -237,7 +249,7 @@ static void measured_limits_json(const struct leash_spec *c, const struct leash_
                 json_object_object_add(m, "unit", json_object_new_string(fig_unit_text((enum leash_fig) f)));
                 json_object_object_add(m, "enforced_by", json_object_new_string("sampling"));
                 json_object_object_add(m, "note", json_object_new_string(note));
-                json_object_object_add(o, leash_fig_name((enum leash_fig) f), m);
+                json_object_object_add(o, measured_limit_key((enum leash_fig) f, o, key, sizeof key), m);
         }
 }
 
@@ -1062,18 +1074,27 @@ static int jr_measured(json_object *root, struct history_job *j) {
                 _cleanup_free_ char *by = NULL;
                 char p[96];
 
-                snprintf(p, sizeof p, "limits.%s.enforced_by", leash_fig_name((enum leash_fig) f));
+                char key[64];
+
+                /* NAME_sampled where a limit of that name was there too (-m and --limit memory=) */
+                snprintf(key, sizeof key, "%s_sampled", leash_fig_name((enum leash_fig) f));
+                snprintf(p, sizeof p, "limits.%s.enforced_by", key);
                 by = jr_string(root, p);
+                if (!by) {
+                        snprintf(key, sizeof key, "%s", leash_fig_name((enum leash_fig) f));
+                        snprintf(p, sizeof p, "limits.%s.enforced_by", key);
+                        by = jr_string(root, p);
+                }
                 if (!by || strcmp(by, "sampling") != 0)
                         continue;
-                snprintf(p, sizeof p, "limits.%s.value", leash_fig_name((enum leash_fig) f));
+                snprintf(p, sizeof p, "limits.%s.value", key);
                 m->value = jr_number(root, p);
                 if (isnan(m->value))
                         continue;
                 m->fig = f;
-                snprintf(p, sizeof p, "limits.%s.unit", leash_fig_name((enum leash_fig) f));
+                snprintf(p, sizeof p, "limits.%s.unit", key);
                 m->unit = jr_string(root, p);
-                snprintf(p, sizeof p, "limits.%s.note", leash_fig_name((enum leash_fig) f));
+                snprintf(p, sizeof p, "limits.%s.note", key);
                 m->note = jr_string(root, p);
                 snprintf(p, sizeof p, "sampling.peaks.%s.value", leash_fig_column((enum leash_fig) f));
                 m->peak = jr_number(root, p);

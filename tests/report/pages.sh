@@ -93,6 +93,16 @@ else
         check "as: stderr gave it too" grep -q "RLIMIT_AS (64.0 MiB) here: an allocation it refused may be why" "$TMP/err"
 fi
 
+# -m and --limit memory= together: both limits in the JSON and on the pages
+# (before, the sampled one replaced -m's in "limits": -m 200M vanished)
+run_leash -m 200M --limit memory=100M --sample 100ms -o "$TMP/both.json" -- true
+render both
+check "both: limits.memory is -m's, limits.memory_sampled the sampled one ($(jget "$TMP/both.json" limits.memory.value), $(jget "$TMP/both.json" limits.memory_sampled.value))" \
+        test "$(jget "$TMP/both.json" limits.memory.value)" = 209715200 -a "$(jget "$TMP/both.json" limits.memory_sampled.value)" = 104857600 \
+        -a "$(jget "$TMP/both.json" limits.memory_sampled.enforced_by)" = sampling
+pages both "the limits table has -m's 200 MiB" has "200 MiB"
+pages both "and the sampled 100 MiB, by leash" has "leash, sampled every 100 ms"
+
 # the control: a job that only exits 3 with no limit gets no hint and no
 # limit named: the checks above look at what the report holds
 run_leash -o "$TMP/plain.json" -- sh -c 'exit 3'
