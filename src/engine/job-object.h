@@ -34,6 +34,7 @@ enum job_deadline {
         DEADLINE_CPU,    /* the next CPU-time check */
         DEADLINE_GRACE,  /* the end of the grace: SIGKILL */
         DEADLINE_SAMPLE, /* the next sample (only with sampling asked for) */
+        DEADLINE_DRAIN,  /* no cgroup, the main process ended in the grace: the next look at the tree */
         _DEADLINE_MAX,
 };
 #define DEADLINE_NEVER UINT64_MAX

@@ -401,11 +401,38 @@ void supervise_end(struct leash_job *j) {
  * The job then ends when its cgroup empties or at the grace's SIGKILL.
  * true: draining. Not without a cgroup, in an owned or isolated job, or with
  * leash stuck in the cgroup (it would never empty). */
+/* No cgroup: the tree below leash (a subreaper, or the holder) is the job,
+ * and nothing tells when it has emptied; it is looked at every
+ * TREE_DRAIN_NS until then or until the grace's SIGKILL, the only wake-ups
+ * without an event, bounded by the grace. */
+#define TREE_DRAIN_NS (20 * NSEC_PER_MSEC)
+
+static bool tree_empty(struct leash_job *j) {
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+
+        return tree_pids(j, &pids, &n) == 0 && n == 0;
+}
+
+static bool drain_tree(struct leash_job *j) {
+        if ((!j->spec.reaper && j->holder.pid <= 0) || tree_empty(j))
+                return false;
+        if (j->epoll_fd >= 0) /* a reaped process's pidfd stays readable: it would spin the loop */
+                (void) epoll_ctl(j->epoll_fd, EPOLL_CTL_DEL, j->pidfd, NULL);
+        j->main_ended = true;
+        j->deadline[DEADLINE_DRAIN] = sat_add(now_ns(CLOCK_MONOTONIC), TREE_DRAIN_NS);
+        return true;
+}
+
 static bool drain_grace(struct leash_job *j) {
         int fd;
 
-        if (!j->soft_sent || j->killed || j->deadline[DEADLINE_GRACE] == DEADLINE_NEVER || j->no_cgroup ||
-            j->signal_fn || j->iso.on || j->stuck || j->events_fd >= 0 || cgroupfs_populated(j->job_fd) <= 0)
+        if (!j->soft_sent || j->killed || j->deadline[DEADLINE_GRACE] == DEADLINE_NEVER || j->signal_fn || j->iso.on ||
+            j->stuck || j->events_fd >= 0)
+                return false;
+        if (j->no_cgroup)
+                return drain_tree(j);
+        if (cgroupfs_populated(j->job_fd) <= 0)
                 return false;
         fd = HELD_FD(openat(j->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC));
         if (fd < 0)
@@ -438,7 +465,11 @@ int leash_job_dispatch(struct leash_job *j) {
                 return 0;
         n = read(j->timer_fd, &expirations, sizeof expirations);
         supervise_due(j, now_ns(CLOCK_MONOTONIC));
-        if (j->main_ended) {
+        if (j->main_ended && j->no_cgroup) {
+                r = tree_empty(j);
+                if (!r)
+                        j->deadline[DEADLINE_DRAIN] = sat_add(now_ns(CLOCK_MONOTONIC), TREE_DRAIN_NS);
+        } else if (j->main_ended) {
                 r = cgroupfs_events_populated(j->events_fd);
                 if (r < 0)
                         return r;
