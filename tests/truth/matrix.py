@@ -355,8 +355,40 @@ def py_cpu_time(cell, p):
 
 PY_LIMITS = {"memory (-m)": py_memory, "cpu-time (-t)": py_cpu_time, "wall-time (-w)": py_wall_time}
 
+def nested(cell, p):
+    # a leash inside the job: the outer's wall-time limit fires, the inner
+    # leash passes the signal on, its job takes a moment of the grace and
+    # says so itself (a file), the inner report is written and kept
+    inner = os.path.join(p["work"], "inner.json")
+    said = os.path.join(p["work"], "said")
+    job = "trap 'sleep 0.5; echo 7 >said; exit 7' XCPU; while :; do sleep 0.1; done"
+    over = Run(p["work"], p, ["-w", "1s", "-g", "30s"],
+               ["sh", "-c", "'{}' run -q -o '{}' -- sh -c \"{}\"".format(p["leash"], inner, job)])
+    common(cell, over, "wall_time")
+    cell.check(over.get("reason") == "wall_time" and over.rc == 124, "over: outer reason wall_time, exit 124")
+    try:
+        with open(inner) as f:
+            rep = json.load(f)
+        os.unlink(inner)
+    except (OSError, ValueError):
+        rep = {}
+    cell.check(rep.get("reason") == "interrupted", "over: the inner leash wrote its report, reason interrupted ({})".format(
+        rep.get("reason")))
+    cell.check(read_int(said) == 7 and (rep.get("exit") or {}).get("status") == 7,
+               "over: the inner job's own status 7 is in the inner report")
+    sigs = [x.get("signal") for x in over.get("signals") or []]
+    cell.check("KILL" not in sigs and over.get("usage.leftovers_killed") == 0,
+               "over: the outer killed nothing ({}), no leftover".format(sigs))
+    under = Run(p["work"], p, ["-w", "30s"], ["sh", "-c", "'{}' run -q -o '{}' -- true".format(p["leash"], inner)])
+    common(cell, under, "wall_time")
+    cell.check(under.rc == 0 and under.get("reason") == "ok" and os.path.exists(inner), "under: both ok, both reports")
+    if os.path.exists(inner):
+        os.unlink(inner)
+
+
 LIMITS = [("memory (-m)", memory), ("pids (--pids)", pids), ("cpu-time (-t)", cpu_time),
-          ("wall-time (-w)", wall_time), ("fsize (--fsize)", fsize), ("nofile (--nofile)", nofile)]
+          ("wall-time (-w)", wall_time), ("fsize (--fsize)", fsize), ("nofile (--nofile)", nofile),
+          ("a leash inside the job (-w)", nested)]
 
 
 def placements(tmp):
