@@ -73,6 +73,7 @@ enum leash_reason {
         LEASH_REASON_SECCOMP,  /* SIGSYS from the job's seccomp filter */
         LEASH_REASON_KILLED,   /* the caller ended it (leash_job_kill) */
         LEASH_REASON_MEASURED, /* a limit on a sampled figure (config key "limit") */
+        LEASH_REASON_FSIZE,    /* the main process died of SIGXFSZ under the job's RLIMIT_FSIZE */
         _LEASH_REASON_MAX,
 };
 

@@ -155,17 +155,24 @@ static int series_format_from_name(struct leash_settings *s, const struct cli_ar
         return 0;
 }
 
-/* SIGINT, SIGTERM and SIGHUP are blocked before the job cgroup exists (a
- * signal in between would otherwise kill leash and leak it) and read from a
- * signalfd: the job gets the soft signal, then SIGKILL after the grace. */
+/* Every signal that would end leash and that someone else sends it (Ctrl-C,
+ * a hangup, a scheduler's SIGTERM, an outer leash's soft signal: SIGXCPU by
+ * default, any catchable one by -s) is blocked before the job cgroup exists
+ * (a signal in between would otherwise kill leash and leak it) and read from
+ * a signalfd: the job gets what leash got, then SIGKILL after the grace, and
+ * leash writes its report. Not SIGPIPE and SIGXFSZ, which leash's own writes
+ * raise (blocked, the write fails instead), nor the ones a fault raises. */
 static int guard_signals(int *ret_fd, sigset_t *ret_old) {
+        static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGXCPU,   SIGUSR1,  SIGUSR2,
+                                   SIGALRM, SIGPROF, SIGPWR, SIGIO,   SIGSTKFLT, SIGVTALRM};
         sigset_t block;
         int fd;
 
         sigemptyset(&block);
-        sigaddset(&block, SIGINT);
-        sigaddset(&block, SIGTERM);
-        sigaddset(&block, SIGHUP);
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                sigaddset(&block, sigs[i]);
+        for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+                sigaddset(&block, s);
         if (sigprocmask(SIG_BLOCK, &block, ret_old) < 0)
                 return negative_errno();
         fd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);

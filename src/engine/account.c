@@ -178,6 +178,7 @@ void account_usage_init(struct leash_usage *u) {
         for (size_t i = 0; i < offsetof(struct leash_usage, memory_peak_basis) / sizeof(uint64_t); i++)
                 p[i] = LEASH_NULL;
         u->memory_peak_basis = NULL;
+        u->memory_peak_note = NULL;
 }
 
 int account_cpu_usage_us(int job_fd, uint64_t *ret) {

@@ -263,7 +263,7 @@ static int scan(struct leash_job *j, int sig, unsigned *ret_reaped) {
         unsigned reaped = 0;
         int live = 0;
         /* the root: leash (a subreaper), else the main process while it is not reaped */
-        bool main_root = !j->spec.reaper && j->has_main && j->state == JOB_RUNNING && j->pidfd >= 0;
+        bool main_root = !j->spec.reaper && j->has_main && !j->main_ended && j->state == JOB_RUNNING && j->pidfd >= 0;
 
         if (ret_reaped)
                 *ret_reaped = 0;

@@ -34,6 +34,7 @@ enum job_deadline {
         DEADLINE_CPU,    /* the next CPU-time check */
         DEADLINE_GRACE,  /* the end of the grace: SIGKILL */
         DEADLINE_SAMPLE, /* the next sample (only with sampling asked for) */
+        DEADLINE_DRAIN,  /* no cgroup, the main process ended in the grace: the next look at the tree */
         _DEADLINE_MAX,
 };
 #define DEADLINE_NEVER UINT64_MAX
@@ -47,7 +48,8 @@ struct leash_job {
         struct isolate_plan iso; /* --isolate: the status pipe from the init */
         enum job_state state;
         bool adopted, remove_cgroup, has_main;
-        bool owned; /* LEASH_ADOPT_OWNED: never ends by itself, its owner ends it */
+        bool forked; /* leash_job_fork: the main process began as a copy of the caller */
+        bool owned;  /* LEASH_ADOPT_OWNED: never ends by itself, its owner ends it */
         /* owned: the owner's way to the job's processes (leash_job_set_signal_fn),
          * NULL: every process of the cgroup */
         int (*signal_fn)(void *userdata, int sig);
@@ -61,6 +63,10 @@ struct leash_job {
         uint64_t deadline[_DEADLINE_MAX];
         double cores; /* CPUs the job can use at once: the CPU-time checks' pace */
         bool soft_sent, killed;
+        /* the main process was reaped in the grace while the rest of the job
+         * still ran: the job ends when its cgroup empties (events_fd) or at the
+         * grace's SIGKILL (supervise.c, drain_grace) */
+        bool main_ended;
         enum leash_reason cause; /* a time limit, an interrupt or the caller: OK when none */
         struct rusage ru;
         struct leash_error start_error; /* why start/fork failed in the child */

@@ -624,6 +624,8 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
                 j->undumpable = false; /* the child's copy: spawn_fork gave it back the caller's state */
                 return 0;              /* the child */
         }
+        j->forked = true;
+        sampler_set_forked(j->sampler);
         /* with a setup fd, known when the child has ended (supervise.c, setup_collect) */
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE && j->setup_fd < 0;
         if (sf.step != SPAWN_STEP_NONE)
@@ -656,13 +658,33 @@ static enum leash_reason decide(const struct leash_result *r, enum leash_reason 
                 return LEASH_REASON_PIDS;
         if (cause == LEASH_REASON_KILLED)
                 return cause;
+        /* SIGXFSZ is what the kernel sends at a write past RLIMIT_FSIZE, which
+         * leash set: the main process's own death says so. A shell's child
+         * that died of it is only the shell's status 153: an exit (the
+         * summary names the limit as a possible cause, report.c) */
+        if (r->term_signal == SIGXFSZ && r->enforced[LEASH_LIMIT_FSIZE] == LEASH_BY_RLIMIT)
+                return LEASH_REASON_FSIZE;
         if (r->term_signal)
                 return LEASH_REASON_SIGNAL;
         return r->status_code > 0 ? LEASH_REASON_EXIT : LEASH_REASON_OK;
 }
 
-static void take_rusage(struct leash_usage *u, const struct rusage *ru) {
-        u->main_maxrss_bytes = (uint64_t) ru->ru_maxrss * 1024;
+/* A forked main process's ru_maxrss is not its own: fork copies the caller's
+ * page tables and high-water mark (a caller holding 400 MB made a call that
+ * returns 1 read 429 MB), and exec keeps the larger of the old mm's mark and
+ * the new. Resetting the mark in the child (clear_refs 5) only lowers it to
+ * the current RSS, the inherited pages still in it; the peak minus what was
+ * inherited is no bound either way (the child may unmap inherited pages and
+ * allocate as much anew, or fault in the caller's file pages). So: null,
+ * and memory_peak_note says why. */
+static const char forked_maxrss_note[] =
+        "a forked call's ru_maxrss counts the caller's memory (fork copies its pages and high-water mark): not "
+        "reported; a memory controller (memory.peak) measures the call, sampling its USS (a lower bound)";
+
+static void take_rusage(struct leash_usage *u, const struct rusage *ru, bool forked) {
+        u->main_maxrss_bytes = forked ? LEASH_NULL : (uint64_t) ru->ru_maxrss * 1024;
+        if (forked)
+                u->memory_peak_note = forked_maxrss_note;
         u->main_utime_us = (uint64_t) ru->ru_utime.tv_sec * USEC_PER_SEC + (uint64_t) ru->ru_utime.tv_usec;
         u->main_stime_us = (uint64_t) ru->ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru->ru_stime.tv_usec;
         u->main_minflt = (uint64_t) ru->ru_minflt;
@@ -759,7 +781,7 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                         leash_error_set(err, "wait for the job", "", rc);
         }
         if (j->has_main && r->reason != LEASH_REASON_EXEC_ERROR && r->reason != LEASH_REASON_SETUP_ERROR)
-                take_rusage(&r->usage, &j->ru);
+                take_rusage(&r->usage, &j->ru, j->forked);
         if (ran && j->has_main)
                 empty = kill_leftovers(j);
         if (ran && !j->iso.on && !j->no_cgroup)
@@ -779,13 +801,17 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 /* the whole tree, sampled, rather than the main process's exact peak */
                 const char *b = r->sampling.peak_basis[LEASH_FIG_MEMORY];
                 r->usage.memory_peak = r->sampling.peak[LEASH_FIG_MEMORY];
-                r->usage.memory_peak_basis =
-                        b && strcmp(b, "sampled_pss") == 0 ? "sampled_pss" : "sampled_memory.current";
+                r->usage.memory_peak_basis = !b                              ? "sampled_memory.current"
+                                             : strcmp(b, "sampled_pss") == 0 ? "sampled_pss"
+                                             : strcmp(b, "sampled_uss") == 0 ? "sampled_uss"
+                                                                             : "sampled_memory.current";
         }
         if (r->usage.memory_peak == LEASH_NULL && r->usage.main_maxrss_bytes != LEASH_NULL && j->has_main) {
                 r->usage.memory_peak = r->usage.main_maxrss_bytes;
                 r->usage.memory_peak_basis = "rusage_maxrss_main";
         }
+        if (r->usage.memory_peak != LEASH_NULL)
+                r->usage.memory_peak_note = NULL; /* measured after all */
         if (ran)
                 r->reason = decide(r, j->cause, &r->exit_code);
         /* SIGSYS is what a filter with the kill action delivers */

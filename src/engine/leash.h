@@ -155,6 +155,8 @@ struct leash_usage {
         uint64_t main_minflt, main_majflt, main_nvcsw, main_nivcsw;
         /* last, after the u64 figures: "memory.peak", "rusage_maxrss_main", or NULL */
         const char *memory_peak_basis;
+        /* why memory_peak is null where a figure could be expected (static text), or NULL */
+        const char *memory_peak_note;
 };
 
 struct leash_signal_event {

@@ -717,8 +717,14 @@ struct sampler {
         pid_t *seen; /* sorted: the distinct processes seen so far */
         size_t n_seen, cap_seen;
         bool series_failed, header_done;
+        bool forked; /* sampler_set_forked */
         struct leash_sampling_result res;
 };
+
+void sampler_set_forked(struct sampler *s) {
+        if (s)
+                s->forked = true;
+}
 
 int sampler_new(const struct leash_sampling *cfg, struct sampler **ret, struct leash_error *err) {
         _cleanup_(sampler_freep) struct sampler *s = NULL;
@@ -897,6 +903,12 @@ int sampler_step(struct sampler *s, uint64_t now, bool last, struct leash_job *j
                         sample_read_tree(s->proc_fd, s->disk_fd, pids, n, &smp);
         } else
                 (void) sample_read(s->job_fd, s->proc_fd, s->disk_fd, &smp, &pids, &n);
+        /* a forked job's PSS holds a share of every page it still shares with
+         * its caller (half of a 400 MB caller's heap): its USS, the pages only
+         * one of its processes maps, is its own (a lower bound: pages its
+         * processes share among themselves are left out) */
+        if (s->forked && smp.basis[LEASH_FIG_MEMORY] && strcmp(smp.basis[LEASH_FIG_MEMORY], "sampled_pss") == 0)
+                set(&smp, LEASH_FIG_MEMORY, smp.v[LEASH_FIG_MEM_USS], "sampled_uss");
         step_cores(s, &smp, t_us);
         step_pids(s, &smp, pids, n, t_us);
         step_record(s, &smp, job);

@@ -78,6 +78,9 @@ struct sampler;
 int sampler_new(const struct leash_sampling *cfg, struct sampler **ret, struct leash_error *err);
 /* The job exists: its dirfd, and when it started (CLOCK_MONOTONIC). */
 void sampler_start(struct sampler *s, int job_fd, uint64_t start_ns);
+/* The job's main process is a fork of its caller (leash_job_fork): without
+ * memory.current the memory figure is the sampled USS, not PSS. NULL: none. */
+void sampler_set_forked(struct sampler *s);
 /* Absolute CLOCK_MONOTONIC deadline of the next sample, UINT64_MAX when none. */
 uint64_t sampler_next(const struct sampler *s);
 /* Takes a sample now: series row, callback, limits. Returns the enum

@@ -60,6 +60,7 @@ const char *leash_reason_to_string(enum leash_reason r) {
                 [LEASH_REASON_SECCOMP] = "seccomp",
                 [LEASH_REASON_KILLED] = "killed",
                 [LEASH_REASON_MEASURED] = "measured_limit",
+                [LEASH_REASON_FSIZE] = "fsize",
         };
         return (unsigned) r < _LEASH_REASON_MAX ? names[r] : "unknown";
 }

@@ -394,6 +394,64 @@ void supervise_end(struct leash_job *j) {
         (void) arm_timer(j);
 }
 
+/* The main process ended in the grace, the rest of the job still runs: they
+ * got the soft signal with it and the same grace to act on it (an inner
+ * leash ends its own job and writes its report; a shell's children save
+ * their work), not a leftover's SIGKILL the moment the main process is gone.
+ * The job then ends when its cgroup empties or at the grace's SIGKILL.
+ * true: draining. Not without a cgroup, in an owned or isolated job, or with
+ * leash stuck in the cgroup (it would never empty). */
+/* No cgroup: the tree below leash (a subreaper, or the holder) is the job,
+ * and nothing tells when it has emptied; it is looked at every
+ * TREE_DRAIN_NS until then or until the grace's SIGKILL, the only wake-ups
+ * without an event, bounded by the grace. */
+#define TREE_DRAIN_NS (20 * NSEC_PER_MSEC)
+
+static bool tree_empty(struct leash_job *j) {
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+
+        return tree_pids(j, &pids, &n) == 0 && n == 0;
+}
+
+static bool drain_tree(struct leash_job *j) {
+        if ((!j->spec.reaper && j->holder.pid <= 0) || tree_empty(j))
+                return false;
+        if (j->epoll_fd >= 0) /* a reaped process's pidfd stays readable: it would spin the loop */
+                (void) epoll_ctl(j->epoll_fd, EPOLL_CTL_DEL, j->pidfd, NULL);
+        j->main_ended = true;
+        j->deadline[DEADLINE_DRAIN] = sat_add(now_ns(CLOCK_MONOTONIC), TREE_DRAIN_NS);
+        return true;
+}
+
+static bool drain_grace(struct leash_job *j) {
+        int fd;
+
+        if (!j->soft_sent || j->killed || j->deadline[DEADLINE_GRACE] == DEADLINE_NEVER || j->signal_fn || j->iso.on ||
+            j->stuck || j->events_fd >= 0)
+                return false;
+        if (j->no_cgroup)
+                return drain_tree(j);
+        if (cgroupfs_populated(j->job_fd) <= 0)
+                return false;
+        fd = HELD_FD(openat(j->job_fd, "cgroup.events", O_RDONLY | O_CLOEXEC));
+        if (fd < 0)
+                return false;
+        if (j->epoll_fd >= 0) {
+                /* a reaped process's pidfd stays readable: it would spin the loop */
+                (void) epoll_ctl(j->epoll_fd, EPOLL_CTL_DEL, j->pidfd, NULL);
+                if (epoll_add(j->epoll_fd, fd, EPOLLPRI) < 0) {
+                        heldfd_close(fd);
+                        (void) epoll_add(j->epoll_fd, j->pidfd, EPOLLIN);
+                        return false;
+                }
+        }
+        j->events_fd = fd;
+        j->main_ended = true;
+        /* emptied meanwhile: its POLLPRI may have come before the fd was watched */
+        return cgroupfs_events_populated(fd) != 0;
+}
+
 int leash_job_dispatch(struct leash_job *j) {
         uint64_t expirations;
         ssize_t n _unused_;
@@ -407,10 +465,21 @@ int leash_job_dispatch(struct leash_job *j) {
                 return 0;
         n = read(j->timer_fd, &expirations, sizeof expirations);
         supervise_due(j, now_ns(CLOCK_MONOTONIC));
-        if (j->has_main) {
+        if (j->main_ended && j->no_cgroup) {
+                r = tree_empty(j);
+                if (!r)
+                        j->deadline[DEADLINE_DRAIN] = sat_add(now_ns(CLOCK_MONOTONIC), TREE_DRAIN_NS);
+        } else if (j->main_ended) {
+                r = cgroupfs_events_populated(j->events_fd);
+                if (r < 0)
+                        return r;
+                r = !r;
+        } else if (j->has_main) {
                 r = reap(j);
                 if (r < 0)
                         return r;
+                if (r > 0 && drain_grace(j))
+                        r = 0;
         } else {
                 /* read each time: it also clears the fd's POLLPRI */
                 r = cgroupfs_events_populated(j->events_fd);
@@ -438,7 +507,8 @@ int leash_job_wait(struct leash_job *j) {
                 return -EINVAL; /* nothing runs, or its owner ends it: it would never end */
         for (;;) {
                 struct pollfd pfd[2] = {
-                        {.fd = j->has_main ? j->pidfd : j->events_fd, .events = j->has_main ? POLLIN : POLLPRI},
+                        {.fd = j->has_main && !j->main_ended ? j->pidfd : j->events_fd,
+                         .events = j->has_main && !j->main_ended ? POLLIN : POLLPRI},
                         {.fd = j->timer_fd, .events = POLLIN},
                 };
                 int r = leash_job_dispatch(j);
@@ -462,7 +532,7 @@ int leash_job_fd(struct leash_job *j) {
         if (j->epoll_fd < 0)
                 return negative_errno();
         r = epoll_add(j->epoll_fd, j->timer_fd, EPOLLIN);
-        if (r >= 0 && j->pidfd >= 0)
+        if (r >= 0 && j->pidfd >= 0 && !j->main_ended)
                 r = epoll_add(j->epoll_fd, j->pidfd, EPOLLIN);
         if (r >= 0 && j->events_fd >= 0)
                 r = epoll_add(j->epoll_fd, j->events_fd, EPOLLPRI);

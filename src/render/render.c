@@ -174,35 +174,87 @@ static double job_end_time(const struct history_job *j) {
         return j->usage[HU_WALL];
 }
 
-int render_verdict(const struct history_job *j, char **ret) {
+/* "; leash sent SIGXCPU at 0.708 s and SIGKILL at ..., after the grace period" */
+static void verdict_ladder(const struct history_job *j, FILE *f) {
         const struct history_signal *soft = find_signal(j, false), *kill = find_signal(j, true);
-        const char *r = j->reason;
-        char *text = NULL, a[64], b[64];
-        size_t len = 0;
-        FILE *f = open_memstream(&text, &len);
 
-        if (!f)
-                return -ENOMEM;
-        markup_value(j->usage[HU_WALL], HUNIT_SECONDS, a, sizeof a);
-        if (strcmp(r, "ok") == 0)
-                fprintf(f, "Finished successfully after %s", a);
-        else if (strcmp(r, "exit") == 0)
-                fprintf(f, "Failed: the command exited with status %d after %s", j->exit_status, a);
-        else if (strcmp(r, "signal") == 0)
-                fprintf(f, "Killed by SIG%s after %s (a signal leash did not send)",
-                        j->exit_signal ? j->exit_signal : "?", a);
-        else if (strcmp(r, "wall_time") == 0 || strcmp(r, "cpu_time") == 0) {
+        if (soft)
+                fprintf(f, "; leash sent SIG%s at %.3f s", soft->signal, soft->at_s);
+        if (kill)
+                fprintf(f, " and SIGKILL at %.3f s, after the grace period", kill->at_s);
+        else if (soft)
+                fprintf(f, ", and the job ended within the grace period");
+}
+
+static const struct history_measured *measured_named(const struct history_job *j, const char *name) {
+        for (size_t i = 0; i < j->n_measured && name; i++)
+                if (strcmp(leash_fig_name((enum leash_fig) j->measured[i].fig), name) == 0)
+                        return &j->measured[i];
+        return NULL;
+}
+
+static enum history_unit measured_unit(const struct history_measured *m) {
+        if (!m->unit || strcmp(m->unit, "count") == 0)
+                return HUNIT_COUNT;
+        if (strcmp(m->unit, "bytes") == 0)
+                return HUNIT_BYTES;
+        if (strcmp(m->unit, "s") == 0)
+                return HUNIT_SECONDS;
+        return strcmp(m->unit, "cores") == 0 ? HUNIT_CORES : HUNIT_COUNT;
+}
+
+/* A limit on a sampled figure (--limit procs=3, --limit memory=100M): leash
+ * saw it passed at a sample and sent the soft signal; no kernel limit,
+ * no OOM killer. false: the reason is not such a limit. */
+static bool verdict_sampled(const struct history_job *j, FILE *f) {
+        const struct history_measured *m = j->reached ? measured_named(j, j->reached) : NULL;
+        char v[64], seen[64], iv[64];
+
+        if (!m || strcmp(j->reached, j->reason) != 0)
+                return false;
+        markup_value(m->value, measured_unit(m), v, sizeof v);
+        markup_value(j->reached_value, measured_unit(m), seen, sizeof seen);
+        markup_value(j->interval_s, HUNIT_SECONDS, iv, sizeof iv);
+        fprintf(f, "Passed its %s limit (%s, checked by leash at each sample, every %s): the sample at %.3f s read %s",
+                j->reason, v, iv, j->reached_at_s, seen);
+        verdict_ladder(j, f);
+        return true;
+}
+
+/* A job that failed by itself where a limit may be why: memory as a
+ * per-process RLIMIT_AS (an allocation refused), a shell's status 153 or a
+ * SIGXFSZ under --fsize. Only what the report shows, said as "may". */
+static void verdict_hint(const struct history_job *j, FILE *f) {
+        const struct history_limit *mem = &j->limit[LEASH_LIMIT_MEMORY], *fs = &j->limit[LEASH_LIMIT_FSIZE];
+        char v[64];
+
+        if (mem->set && mem->enforced_by && strcmp(mem->enforced_by, "rlimit") == 0) {
+                markup_value(mem->value, HUNIT_BYTES, v, sizeof v);
+                fprintf(f,
+                        "; memory is limited per process by RLIMIT_AS (%s) here: an allocation it refused may be why",
+                        v);
+        }
+        if (fs->set && ((strcmp(j->reason, "exit") == 0 && j->exit_status == 153) ||
+                        (strcmp(j->reason, "signal") == 0 && j->exit_signal && strcmp(j->exit_signal, "XFSZ") == 0))) {
+                markup_value(fs->value, HUNIT_BYTES, v, sizeof v);
+                fprintf(f, "; %s: a write past the file-size limit (%s, RLIMIT_FSIZE) may be why",
+                        j->exit_signal ? "SIGXFSZ is what the kernel sends at one"
+                                       : "153 is a shell's status for a command killed by SIGXFSZ",
+                        v);
+        }
+}
+
+static void verdict_limit(const struct history_job *j, const char *a, FILE *f) {
+        const char *r = j->reason;
+        char b[64];
+
+        if (strcmp(r, "wall_time") == 0 || strcmp(r, "cpu_time") == 0) {
                 bool wall = r[0] == 'w';
                 fprintf(f, "Reached its %s limit (", wall ? "wall-time" : "CPU-time");
                 limit_words(j, wall ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME, HUNIT_SECONDS, f);
                 markup_value(j->usage[HU_CPU], HUNIT_SECONDS, b, sizeof b);
                 fprintf(f, ") having used %s of CPU in %s", b, a);
-                if (soft)
-                        fprintf(f, "; leash sent SIG%s at %.3f s", soft->signal, soft->at_s);
-                if (kill)
-                        fprintf(f, " and SIGKILL at %.3f s, after the grace period", kill->at_s);
-                else if (soft)
-                        fprintf(f, ", and the job ended within the grace period");
+                verdict_ladder(j, f);
         } else if (strcmp(r, "memory") == 0) {
                 fprintf(f, "Reached its memory limit (");
                 limit_words(j, LEASH_LIMIT_MEMORY, HUNIT_BYTES, f);
@@ -219,15 +271,41 @@ int render_verdict(const struct history_job *j, char **ret) {
                         fprintf(f, " %.0f time%s", j->usage[HU_PIDS_MAX_EVENTS],
                                 j->usage[HU_PIDS_MAX_EVENTS] == 1 ? "" : "s");
                 fprintf(f, " and the job failed after %s", a);
-        } else if (strcmp(r, "interrupted") == 0)
+        } else if (strcmp(r, "fsize") == 0) {
+                fprintf(f, "Tried to write past its file-size limit (");
+                limit_words(j, LEASH_LIMIT_FSIZE, HUNIT_BYTES, f);
+                fprintf(f, "): the kernel refused the write and its SIGXFSZ killed the job after %s", a);
+        } else
+                fprintf(f, "Ended with reason \"%s\" after %s", r, a);
+}
+
+int render_verdict(const struct history_job *j, char **ret) {
+        const char *r = j->reason;
+        char *text = NULL, a[64];
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+
+        if (!f)
+                return -ENOMEM;
+        markup_value(j->usage[HU_WALL], HUNIT_SECONDS, a, sizeof a);
+        if (strcmp(r, "ok") == 0)
+                fprintf(f, "Finished successfully after %s", a);
+        else if (strcmp(r, "exit") == 0)
+                fprintf(f, "Failed: the command exited with status %d after %s", j->exit_status, a);
+        else if (strcmp(r, "signal") == 0)
+                fprintf(f, "Killed by SIG%s after %s (a signal leash did not send)",
+                        j->exit_signal ? j->exit_signal : "?", a);
+        else if (strcmp(r, "interrupted") == 0)
                 fprintf(f, "Interrupted: leash received SIG%s after %s and ended the job",
                         j->interrupted_by ? j->interrupted_by : "?", a);
         else if (strcmp(r, "setup_error") == 0 || strcmp(r, "exec_error") == 0)
                 fprintf(f, "Never ran: the command could not be %s", r[0] == 's' ? "set up" : "executed");
         else if (strcmp(r, "seccomp") == 0)
                 fprintf(f, "Killed by the seccomp filter (SIGSYS): it made a denied system call, after %s", a);
-        else
-                fprintf(f, "Ended with reason \"%s\" after %s", r, a);
+        else if (!verdict_sampled(j, f))
+                verdict_limit(j, a, f);
+        if (strcmp(r, "exit") == 0 || strcmp(r, "signal") == 0)
+                verdict_hint(j, f);
         fprintf(f, "; leash exited %d.", j->exit_code);
         if (fclose(f) != 0) {
                 free(text);
@@ -267,6 +345,8 @@ static const char *enforcer_label(const struct history_job *j, enum leash_limit 
                 return "rlimit, per process";
         if (by && strcmp(by, "leash") == 0)
                 return "leash";
+        if (by && strcmp(by, "sampling") == 0)
+                return "leash, sampled";
         return "asked, not enforced";
 }
 
@@ -591,6 +671,33 @@ static double limit_usage(const struct history_job *j, enum leash_limit l) {
         }
 }
 
+/* The --limit FIGURE=VALUE rows: checked by leash at each sample. */
+static bool job_measured_limits(struct writer *w, const struct history_job *j, const int *width) {
+        for (size_t i = 0; i < j->n_measured; i++) {
+                const struct history_measured *m = &j->measured[i];
+                enum history_unit u = measured_unit(m);
+                char v[64], us[64], pct[32], by[96], iv[64];
+
+                markup_value(m->value, u, v, sizeof v);
+                markup_value(m->peak, u, us, sizeof us);
+                markup_value(j->interval_s, HUNIT_SECONDS, iv, sizeof iv);
+                snprintf(by, sizeof by, "leash, sampled every %s", iv);
+                if (m->value > 0 && !isnan(m->peak))
+                        snprintf(pct, sizeof pct, "%.0f %%", m->peak / m->value * 100);
+                else
+                        snprintf(pct, sizeof pct, "—");
+                table_row(w,
+                          (struct cell[]){{.plain = leash_fig_name((enum leash_fig) m->fig), .sort = NAN},
+                                          {.plain = v, .sort = NAN},
+                                          {.plain = by, .sort = NAN},
+                                          {.plain = us, .sort = NAN},
+                                          {.plain = pct, .sort = NAN},
+                                          {.text = m->note ? m->note : "", .sort = NAN}},
+                          6, width);
+        }
+        return j->n_measured > 0;
+}
+
 static void job_limits(struct writer *w, const struct history_job *j) {
         static const char *const head[] = {"limit", "value", "enforced by", "used", "of the limit", "note"};
         static const int width[] = {14, 12, 12, 12, 13, 1};
@@ -629,6 +736,7 @@ static void job_limits(struct writer *w, const struct history_job *j) {
                                         {.text = x->note ? x->note : "", .sort = NAN}},
                         6, width);
         }
+        any = job_measured_limits(w, j, width) || any;
         if (!any)
                 table_row(w, (struct cell[]){{.plain = "(none asked for)", .sort = NAN}}, 1, width);
         table_close(w);

@@ -3,7 +3,7 @@
  * Theory. For one resource, job i needed n_i and held its allocation for w_i
  * (its wall time for memory, processes and cores; 1 for a time budget, whose
  * allocation is time itself). A first allocation a costs job i a*w_i when
- * n_i <= a; otherwise the job is killed at a and retried with the retry
+ * n_i <= a; otherwise the job is killed at a and (in the model: leash never reruns a job) rerun with the retry
  * allocation M (the largest need seen, with headroom), costing a*w_i + M*w_i.
  * This is the two-step policy of resource_monitor's categories; like their
  * "dependent" model the killed attempt is charged its whole time (an upper
@@ -57,6 +57,10 @@ bool suggest_observe(const struct history_job *j, enum suggest_resource r, struc
         const struct history_limit *l = &j->limit[resource_limit[r]];
         struct suggest_obs o = {j->usage[fig[r]], 1, false};
 
+        /* no pids.peak (no pids controller): the sampled peak of tasks, what
+         * pids.max counts, a lower bound (a sample may miss the top) */
+        if (r == SUGGEST_PIDS && isnan(o.need))
+                o.need = j->tasks_peak_sampled;
         if (strcmp(j->reason, "setup_error") == 0 || strcmp(j->reason, "exec_error") == 0 || isnan(o.need))
                 return false;
         if (r == SUGGEST_MEMORY || r == SUGGEST_PIDS || r == SUGGEST_CPUS) {

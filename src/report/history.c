@@ -61,6 +61,10 @@ void history_job_free(struct history_job *j) {
                 free(j->limit[l].enforced_by);
                 free(j->limit[l].note);
         }
+        for (size_t i = 0; i < j->n_measured; i++) {
+                free(j->measured[i].unit);
+                free(j->measured[i].note);
+        }
         for (size_t i = 0; i < j->n_signals; i++) {
                 free(j->signals[i].signal);
                 free(j->signals[i].why);
@@ -76,6 +80,7 @@ void history_job_free(struct history_job *j) {
         free(j->interrupted_by);
         free(j->soft_signal);
         free(j->memory_peak_basis);
+        free(j->reached);
         history_series_free(j->series);
         free(j);
 }
@@ -219,6 +224,8 @@ int history_reason_limit(const char *reason) {
                 return LEASH_LIMIT_CPU_TIME;
         if (strcmp(reason, "wall_time") == 0)
                 return LEASH_LIMIT_WALL_TIME;
+        if (strcmp(reason, "fsize") == 0)
+                return LEASH_LIMIT_FSIZE;
         return -1;
 }
 

@@ -59,6 +59,17 @@ struct history_limit {
         char *note;
 };
 
+/* A --limit FIGURE=VALUE: keyed in "limits" by the figure's name ("procs",
+ * "disk", and "memory" too, which is then not limit[LEASH_LIMIT_MEMORY]),
+ * enforced_by "sampling": leash read the figure every interval. */
+struct history_measured {
+        int fig; /* enum leash_fig */
+        double value;
+        char *unit; /* "bytes", "count", "s", "cores" */
+        char *note;
+        double peak; /* sampling.peaks.<column>.value: the highest sample, NAN when none */
+};
+
 struct history_signal {
         char *signal; /* "XCPU", "KILL" */
         double at_s;
@@ -82,6 +93,11 @@ struct history_job {
         int exit_status; /* the command's own; -1 if it did not exit */
         char *exit_signal, *interrupted_by;
         struct history_limit limit[_LEASH_LIMIT_MAX];
+        struct history_measured measured[_LEASH_FIG_MAX];
+        size_t n_measured;
+        double tasks_peak_sampled; /* sampling.peaks.threads (else procs): the sampled peak of tasks, NAN when none */
+        char *reached;             /* sampling.limit_reached.figure: the sampled limit that ended it */
+        double reached_value, reached_at_s; /* what that sample read, and when */
         char *soft_signal;
         double grace_s;
         double usage[_HU_MAX];

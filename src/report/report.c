@@ -221,9 +221,21 @@ static const char *fig_unit_text(enum leash_fig f) {
         return strcmp(unit, "ucores") == 0 ? "cores" : strcmp(unit, "us") == 0 ? "s" : unit;
 }
 
+/* A --limit figure's key in "limits": its name, or NAME_sampled where a limit
+ * of that name is there already (-m 200M --limit memory=100M: both, never one
+ * over the other). */
+static const char *measured_limit_key(enum leash_fig f, json_object *limits, char *buf, size_t size) {
+        const char *name = leash_fig_name(f);
+
+        if (!json_object_object_get_ex(limits, name, NULL))
+                return name;
+        snprintf(buf, size, "%s_sampled", name);
+        return buf;
+}
+
 /* --limit FIGURE=VALUE: in "limits", enforced by sampling */
 static void measured_limits_json(const struct leash_spec *c, const struct leash_result *r, json_object *o) {
-        char iv[32], note[160];
+        char iv[32], note[160], key[64];
 
         format_duration(r->sampling.interval_ns, iv, sizeof iv);
         snprintf(note, sizeof note,
@@ -237,7 +249,7 @@ static void measured_limits_json(const struct leash_spec *c, const struct leash_
                 json_object_object_add(m, "unit", json_object_new_string(fig_unit_text((enum leash_fig) f)));
                 json_object_object_add(m, "enforced_by", json_object_new_string("sampling"));
                 json_object_object_add(m, "note", json_object_new_string(note));
-                json_object_object_add(o, leash_fig_name((enum leash_fig) f), m);
+                json_object_object_add(o, measured_limit_key((enum leash_fig) f, o, key, sizeof key), m);
         }
 }
 
@@ -399,6 +411,20 @@ static json_object *warnings_json(const struct leash_spec *c, const struct leash
         return a;
 }
 
+static bool summary_likely_cause(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size);
+
+/* "likely_cause": why a job that failed by itself may have failed, where a
+ * limit leash set is the likely cause and the exit does not say so (an
+ * allocation RLIMIT_AS refused, a shell's 153 under --fsize): the line
+ * stderr gives, in the report too (kv has it where it has no stderr). */
+static json_object *likely_cause_json(const struct leash_spec *c, const struct leash_result *r) {
+        char buf[320];
+
+        if (r->reason != LEASH_REASON_EXIT && r->reason != LEASH_REASON_SIGNAL)
+                return NULL;
+        return summary_likely_cause(c, r, buf, sizeof buf) ? json_object_new_string(buf) : NULL;
+}
+
 static json_object *build(const struct leash_spec *c, const struct leash_result *r) {
         json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
         const struct leash_usage *x = &r->usage;
@@ -442,6 +468,7 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_object_add(o, "step", jstr(r->exec_step));
         }
         json_object_object_add(root, "exit", o);
+        json_object_object_add(root, "likely_cause", likely_cause_json(c, r));
 
         o = json_object_new_object();
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
@@ -478,6 +505,8 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         json_object_object_add(u, "memory_peak_bytes", u64_or_null(x->memory_peak));
         json_object_object_add(u, "memory_peak_basis",
                                x->memory_peak_basis ? json_object_new_string(x->memory_peak_basis) : NULL);
+        if (x->memory_peak_note)
+                json_object_object_add(u, "memory_peak_note", json_object_new_string(x->memory_peak_note));
         json_object_object_add(u, "swap_peak_bytes", u64_or_null(x->swap_peak));
         json_object_object_add(u, "pids_peak", u64_or_null(x->pids_peak));
         json_object_object_add(u, "pids_max_events", u64_or_null(x->pids_events_max));
@@ -990,6 +1019,32 @@ static void summary_rlimit_hint(const struct leash_spec *c, const struct leash_r
                          r->status_code, v);
 }
 
+/* Status 153 (128 + SIGXFSZ) under --fsize: what a shell returns when its
+ * command died of SIGXFSZ. leash did not see that death (the shell reaped
+ * it), so the reason stays exit and this says only what the status suggests. */
+static bool summary_fsize_hint(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
+        char v[32];
+
+        if (r->term_signal || r->status_code != 128 + SIGXFSZ || r->enforced[LEASH_LIMIT_FSIZE] != LEASH_BY_RLIMIT)
+                return false;
+        format_bytes_human(c->limit[LEASH_LIMIT_FSIZE], v, sizeof v);
+        snprintf(buf, size,
+                 "the job exited with status %d, a shell's status for a command that died of SIGXFSZ: a write past "
+                 "the fsize limit %s (RLIMIT_FSIZE) may be why",
+                 r->status_code, v);
+        return true;
+}
+
+static bool summary_likely_cause(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
+        if (summary_fsize_hint(c, r, buf, size))
+                return true;
+        if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY)) {
+                summary_rlimit_hint(c, r, buf, size);
+                return true;
+        }
+        return false;
+}
+
 int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text) {
         char lim[32] = "", end[128];
         char tail[320] = "";
@@ -1036,12 +1091,16 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
                          leash_fig_name(f), lim, seen, iv, signal_name(c->soft_signal), end);
                 break;
         }
+        case LEASH_REASON_FSIZE:
+                format_bytes_human(c->limit[LEASH_LIMIT_FSIZE], lim, sizeof lim);
+                snprintf(tail, sizeof tail,
+                         "fsize limit %s reached: a write past it (RLIMIT_FSIZE) was refused with SIGXFSZ; %s", lim,
+                         end);
+                break;
         case LEASH_REASON_SIGNAL:
         case LEASH_REASON_EXIT:
-                if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY)) {
-                        summary_rlimit_hint(c, r, tail, sizeof tail);
+                if (summary_likely_cause(c, r, tail, sizeof tail))
                         break;
-                }
                 *ret_text = NULL;
                 return 0;
         default:
@@ -1129,6 +1188,43 @@ static char *jr_string(json_object *o, const char *path) {
         return strdup(json_object_get_string(o));
 }
 
+/* The --limit FIGURE=VALUE entries: one per figure name at most, so a
+ * report cannot make the reader keep more than leash can write. */
+static int jr_measured(json_object *root, struct history_job *j) {
+        for (int f = 0; f < _LEASH_FIG_MAX; f++) {
+                struct history_measured *m = &j->measured[j->n_measured];
+                _cleanup_free_ char *by = NULL;
+                char p[96];
+
+                char key[64];
+
+                /* NAME_sampled where a limit of that name was there too (-m and --limit memory=) */
+                snprintf(key, sizeof key, "%s_sampled", leash_fig_name((enum leash_fig) f));
+                snprintf(p, sizeof p, "limits.%s.enforced_by", key);
+                by = jr_string(root, p);
+                if (!by) {
+                        snprintf(key, sizeof key, "%s", leash_fig_name((enum leash_fig) f));
+                        snprintf(p, sizeof p, "limits.%s.enforced_by", key);
+                        by = jr_string(root, p);
+                }
+                if (!by || strcmp(by, "sampling") != 0)
+                        continue;
+                snprintf(p, sizeof p, "limits.%s.value", key);
+                m->value = jr_number(root, p);
+                if (isnan(m->value))
+                        continue;
+                m->fig = f;
+                snprintf(p, sizeof p, "limits.%s.unit", key);
+                m->unit = jr_string(root, p);
+                snprintf(p, sizeof p, "limits.%s.note", key);
+                m->note = jr_string(root, p);
+                snprintf(p, sizeof p, "sampling.peaks.%s.value", leash_fig_column((enum leash_fig) f));
+                m->peak = jr_number(root, p);
+                j->n_measured++;
+        }
+        return 0;
+}
+
 static int jr_limits(json_object *root, struct history_job *j) {
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 char p[64];
@@ -1147,9 +1243,15 @@ static int jr_limits(json_object *root, struct history_job *j) {
                 p[strlen(p) - strlen(".value")] = '\0';
                 j->limit[l].enforced_by = jr_string(root, strcat(p, ".enforced_by"));
                 p[strlen(p) - strlen(".enforced_by")] = '\0';
+                if (j->limit[l].enforced_by && strcmp(j->limit[l].enforced_by, "sampling") == 0) {
+                        /* --limit memory=: a sampled figure's, read below */
+                        free(j->limit[l].enforced_by);
+                        j->limit[l] = (struct history_limit){0};
+                        continue;
+                }
                 j->limit[l].note = jr_string(root, strcat(p, ".note"));
         }
-        return 0;
+        return jr_measured(root, j);
 }
 
 static int jr_arrays(json_object *root, struct history_job *j) {
@@ -1225,6 +1327,12 @@ int report_parse_job(const char *text, size_t len, struct history_job **ret) {
         j->memory_peak_basis = jr_string(root, "usage.memory_peak_basis");
         j->samples = jr_number(root, "sampling.samples");
         j->interval_s = jr_number(root, "sampling.interval_s");
+        j->tasks_peak_sampled = jr_number(root, "sampling.peaks.threads.value");
+        if (isnan(j->tasks_peak_sampled))
+                j->tasks_peak_sampled = jr_number(root, "sampling.peaks.procs.value");
+        j->reached = jr_string(root, "sampling.limit_reached.figure");
+        j->reached_value = jr_number(root, "sampling.limit_reached.value");
+        j->reached_at_s = jr_number(root, "sampling.limit_reached.at_s");
         for (int u = 0; u < _HU_MAX; u++)
                 j->usage[u] = jr_number(root, history_usage_info[u].path);
         r = jr_limits(root, j);

@@ -41,4 +41,29 @@ run_leash -o "$TMP/outer3.json" -w 1 -g 3 -s TERM -- sh -c \
         "trap wait TERM; sh -c 'trap \"echo bg-term >\\\"$TMP/terms\\\"; exit 0\" TERM; while :; do sleep 0.05; done' & '$LEASH' run -- sleep 30; wait"
 check "the soft signal reached the outer job's process in leash-leaf" grep -q bg-term "$TMP/terms"
 check "outer: reason wall_time" test "$(jget "$TMP/outer3.json" reason)" = wall_time
+# Issue 39 item 2: a leash that gets the outer job's soft signal (SIGXCPU by
+# default, or the -s of the outer job) ends its own job through its ladder
+# and writes its report; the outer job gives the inner leash the grace it
+# gives everything it signalled, not a leftover's SIGKILL once its main
+# process (the shell) has died. Before: with XCPU no inner report (leash died
+# of the signal and left its cgroup to the outer kill); with TERM the outer
+# log read TERM (wall_time) then KILL (leftover) at once, no inner report.
+for sig in XCPU TERM; do
+        rm -f "$TMP/inner-$sig.json"
+        run_leash -o "$TMP/outer-$sig.json" -w 1 -g 60 -s $sig -- sh -c \
+                "'$LEASH' run -o '$TMP/inner-$sig.json' -- sleep 100"
+        sigs=$(jget "$TMP/outer-$sig.json" signals)
+        check "outer -s $sig: wall_time, exit 124 ($(jget "$TMP/outer-$sig.json" reason), $RC)" \
+                test "$(jget "$TMP/outer-$sig.json" reason)" = wall_time -a "$RC" = 124
+        check "outer -s $sig: the inner leash wrote its report" test -s "$TMP/inner-$sig.json"
+        check "inner under $sig: reason interrupted by $sig ($(jget "$TMP/inner-$sig.json" reason) $(jget "$TMP/inner-$sig.json" exit.interrupted_by))" \
+                test "$(jget "$TMP/inner-$sig.json" reason)" = interrupted -a "$(jget "$TMP/inner-$sig.json" exit.interrupted_by)" = $sig
+        check "outer -s $sig: no SIGKILL, no leftover ($sigs)" \
+                bash -c "! grep -q KILL <<<'$sigs' && test '$(jget "$TMP/outer-$sig.json" usage.leftovers_killed)' = 0"
+done
+# the control: the same nested run with no grace (-g 0): the outer kills at
+# once, the inner leash cannot write its report; the check above can fail
+rm -f "$TMP/inner-g0.json"
+run_leash -o "$TMP/outer-g0.json" -w 1 -g 0 -- sh -c "'$LEASH' run -o '$TMP/inner-g0.json' -- sleep 100"
+check "control -g 0: no inner report (outer $RC, $(jget "$TMP/outer-g0.json" signals))" test ! -e "$TMP/inner-g0.json"
 finish

@@ -199,6 +199,26 @@ else
         skip "leash.limit as uid $NB"
 fi
 
+# Issue 39 item 2 without a cgroup: a leash run inside the job keeps its
+# report. The outer's shell dies of the soft signal at once; the inner leash
+# passes it on and its job takes 1 s of the grace to end: the outer waits
+# (the tree, looked at until it empties) instead of killing the inner leash
+# as a leftover. Before: outer signals XCPU then KILL (leftover) 4 ms later,
+# leftovers_killed 3, no inner report.
+rm -f "$W/inner.json" "$W/outer.json"
+as_nobody "$L" run -q -w 1 -g 30 -o "$W/outer.json" -- sh -c \
+        "'$L' run -q -o '$W/inner.json' -- sh -c 'trap \"sleep 1; exit 7\" XCPU; while :; do sleep 0.1; done'" 2>"$TMP/err"
+check "nested, no cgroup: the inner leash wrote its report, its job's status 7 ($(jget "$W/inner.json" exit.status))" \
+        test "$(jget "$W/inner.json" exit.status)" = 7 -a "$(jget "$W/inner.json" reason)" = interrupted
+check "nested, no cgroup: the outer killed nothing ($(jget "$W/outer.json" signals))" \
+        bash -c "! grep -q KILL <<<'$(jget "$W/outer.json" signals)' && test '$(jget "$W/outer.json" usage.leftovers_killed)' = 0"
+# an inner job that ignores the signal: the outer's grace still ends it all
+as_nobody "$L" run -q -w 1 -g 1 -o "$W/outer.json" -- sh -c \
+        "'$L' run -q -g 60 -- sh -c 'trap \"\" XCPU; echo \$\$ >\"$W/ign\"; while :; do sleep 0.1; done'" 2>"$TMP/err"
+check "nested, no cgroup: the grace's SIGKILL ends a tree that ignores the signal ($(jget "$W/outer.json" signals))" \
+        grep -q '"why": "grace"' <<<"$(jget "$W/outer.json" signals)"
+check "... and nothing of it is left (pid $(cat "$W/ign" 2>/dev/null))" pid_gone "$(cat "$W/ign" 2>/dev/null || echo 0)" 2000
+
 as_nobody "$L" ps >"$TMP/ps" 2>&1
 check "ps: says placement none and why jobs are not listed" grep -q '^placement: none (.*no delegated unit' "$TMP/ps"
 check "check: placement none with the remedy" grep -q '^  remedy: ' "$TMP/check"

@@ -103,12 +103,61 @@ done
 "$LEASH" suggest --name synth --strategy min-waste --format ini "$T/r1" >"$T/p.ini"
 check "--format ini: exit 0, a [synth] section" grep -qx '\[synth\]' "$T/p.ini"
 check "--format ini: the reasoning as comments" grep -q '^; memory: 60 jobs' "$T/p.ini"
-check "--format ini: every resource" test "$(grep -cE '^(memory|cpu-time|wall-time|pids|cpus) = ' "$T/p.ini")" = 5
+# every resource but cpus: no job of r1 asked for a cpus limit (issue 39 item 6)
+check "--format ini: every resource asked for" test "$(grep -cE '^(memory|cpu-time|wall-time|pids) = ' "$T/p.ini")" = 4
+check "--format ini: no cpus key where no job asked for cpus, and says why" \
+        bash -c "! grep -q '^cpus = ' '$T/p.ini' && grep -q '^;   not proposed: no job of these ran under a cpus limit' '$T/p.ini'"
 "$LEASH" profiles check "$T/p.ini" >"$T/chk" 2>&1
 check "--format ini: leash profiles check accepts it" test $? = 0
 "$LEASH" suggest "$T/r1" >"$T/text"
 check "text: says how many jobs, the distribution and the kills" \
         grep -q 'max-seen.*kills 0 of 60' "$T/text"
+
+# Issue 39 item 6. Before: without --name the jobs of every name made one
+# profile; min-waste proposed a limit that killed past jobs, "retried" by a
+# leash that never retries; cpus = 1.09 where no job asked for cores; "pids:
+# no report has this figure" where the reports had sampled process peaks;
+# JSON figures such as 0.062164999999999998.
+mkdir "$T/mixed"
+$PY - "$T/mixed.json" <<'PY'
+import json, sys
+spec = [{"name": "sleep", "mem": 1, "cpu": 0.001, "wall": 1.0, "pids": 1} for _ in range(4)]
+spec += [{"name": "dd", "mem": 3, "cpu": 0.062165, "wall": 0.5, "pids": None, "tasks": 2} for _ in range(3)]
+spec += [{"name": "trial", "mem": 100, "cpu": 0.9, "wall": 0.9, "pids": 1, "limits": {"wall_time": 1}} for _ in range(5)]
+spec += [{"name": "trial", "mem": 100, "cpu": 1.0, "wall": 1.0, "pids": 1, "reason": "wall_time", "limits": {"wall_time": 1}} for _ in range(2)]
+json.dump(spec, open(sys.argv[1], "w"))
+PY
+synth write "$T/mixed" "$T/mixed.json"
+"$LEASH" suggest --format ini "$T/mixed" >"$T/mixed.ini" 2>"$T/err"
+check "mixed names: exit 0" test $? = 0
+check "mixed names: one section per job name, never one merged" \
+        test "$(grep -E '^\[' "$T/mixed.ini" | tr '\n' ' ')" = "[dd] [sleep] [trial] "
+check "mixed names: each group counts only its own jobs" \
+        test "$(grep -c "^; leash suggest: 3 jobs of name 'dd'\|^; leash suggest: 4 jobs of name 'sleep'\|^; leash suggest: 7 jobs of name 'trial'" "$T/mixed.ini")" = 3
+"$LEASH" profiles check "$T/mixed.ini" >"$T/chk2" 2>&1
+check "mixed names: leash profiles check accepts the sections" test $? = 0
+"$LEASH" suggest --format json "$T/mixed" >"$T/mixed.out"
+check "mixed names, JSON: one object per group" \
+        test "$(jq_ "$T/mixed.out" '[g["selected_by"]["name"] for g in d["groups"]]')" = "['dd', 'sleep', 'trial']"
+check "no cpus proposal where no job asked for cores" \
+        test "$(jq_ "$T/mixed.out" '[g["resources"]["cpus"]["proposed"] for g in d["groups"]]')" = "[None, None, None]"
+check "pids from the sampled peaks of tasks where pids.peak is absent (dd: 2, 3 of them sampled)" \
+        test "$(jq_ "$T/mixed.out" '(d["groups"][0]["resources"]["pids"]["max"], d["groups"][0]["resources"]["pids"]["sampled_peaks"])')" = "(2, 3)"
+check "JSON numbers are rounded to millionths: no float noise" \
+        $PY -c 'import re, sys; t = open(sys.argv[1]).read(); sys.exit(bool(re.search(r"[0-9][.][0-9]{7,}", t)) or "\"max\": 0.062165," not in t)' "$T/mixed.out"
+# trial: two jobs ended at the 1 s wall-time limit; with no headroom max-seen
+# would be 1 s, the limit that ended them: not proposed unless asked
+"$LEASH" suggest --name trial --headroom 0 --format ini "$T/mixed" >"$T/trial.ini"
+check "a limit history shows ending jobs is not proposed unless asked" \
+        bash -c "! grep -q '^wall-time = ' '$T/trial.ini' && grep -q 'not proposed: 1 s would have ended 2 of the past jobs' '$T/trial.ini'"
+"$LEASH" suggest --name trial --headroom 0 --strategy max-seen --format ini "$T/mixed" >"$T/trial2.ini"
+check "... and proposed when asked (--strategy max-seen)" grep -qx 'wall-time = 1s' "$T/trial2.ini"
+"$LEASH" suggest --name trial --strategy min-waste "$T/mixed" >"$T/trial.txt"
+check "min-waste never says leash retries" bash -c "! grep -q 'retried' '$T/trial.txt'"
+# the control: the same groups' figures with --name each, which never merged
+"$LEASH" suggest --name sleep --format json "$T/mixed" >"$T/sleep.out"
+check "control: --name sleep gives the sleep group's figures" \
+        test "$(jq_ "$T/sleep.out" 'd["resources"]["memory"]["max"]')" = "$(jq_ "$T/mixed.out" 'd["groups"][1]["resources"]["memory"]["max"]')"
 
 # Bad input: one line naming the value, exit 125.
 for bad in "--quantile 0" "--quantile 1.5" "--headroom -3" "--format yaml" "--strategy guess" "--name a --profile b"; do

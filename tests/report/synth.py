@@ -28,8 +28,10 @@ def report(j, i):
             "exit": {"code": 0, "status": 0, "signal": None, "interrupted_by": None},
             "limits": lim, "policy": {"soft_signal": "XCPU", "grace_s": 1, "strict": False},
             "usage": {"wall_time_s": j["wall"], "cpu_time_s": j["cpu"], "memory_peak_bytes": j["mem"] * MIB,
-                      "memory_peak_basis": "memory.peak", "pids_peak": j["pids"],
+                      "memory_peak_basis": "memory.peak", "pids_peak": j.get("pids"),
                       "oom_kills": 1 if j.get("reason") == "memory" else 0},
+            # "tasks": a sampled peak of tasks, where a host has no pids.peak ("pids": None)
+            "sampling": {"peaks": {"threads": {"value": j["tasks"], "basis": "cgroup.threads"}}} if "tasks" in j else None,
             "signals": []}
 
 

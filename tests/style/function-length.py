@@ -16,7 +16,7 @@ LONG = {  # (file name, function): the settings, report, render layers and the C
     ("report.c", "build"), ("report.c", "text_report"), ("report.c", "report_parse_series_jsonl"),
     ("render.c", "job_charts"), ("render.c", "distributions"), ("chart.c", "chart_svg"),
     ("slurm.c", "epilog"), ("slurm.c", "prolog"), ("run.c", "cmd_run"), ("report-dest.c", "resolve"),
-    ("check.c", "cmd_check"), ("ps.c", "cmd_top"), ("suggest.c", "cmd_suggest"),
+    ("check.c", "cmd_check"), ("ps.c", "cmd_top"),
 }
 
 
