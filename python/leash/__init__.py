@@ -22,10 +22,14 @@ ever called here, and anything else raises ``ResultRefused`` (so does a
 pickle that writes its memo out of order, which would make the decoder
 allocate twice the index it names). An exception
 raised by the function travels as data too and is re-raised here as itself
-when its type is builtin or named in ``result_types``, else as
-``RemoteError`` with its type's name and text; either way with the child's
-traceback text (as ``__cause__``). A function the caller trusts (its own
-code, no ``user=``, no untrusted input) may pass ``trust_result=True``: then
+when its type is builtin, named in ``result_types``, or a class this process
+has loaded already (found in ``sys.modules`` without importing or running
+anything, made without its ``__new__`` or ``__init__``, its args and plain
+attributes written as data), else as ``RemoteError`` with its type's name and
+text; either way with the child's traceback text (as ``__cause__``). A
+``BaseException`` that is not an ``Exception`` (``SystemExit``,
+``KeyboardInterrupt``) always arrives as ``RemoteError``. A function the
+caller trusts (its own code, no ``user=``, no untrusted input) may pass ``trust_result=True``: then
 the result and exceptions are pickled both ways, any type. The result is
 capped (``max_result``, default the memory limit, else 1 GiB): beyond it the
 job is killed and ``ResultTooLarge`` raised. A limit that ends the

@@ -255,6 +255,9 @@ def decode(data, codec=_result._SAFE):
         return None, "the result could not be unpickled: {}: {}".format(type(e).__name__, e)
 
 
+_CAUSE = BaseException.__dict__["__cause__"].__set__
+
+
 def _exit_description(report):
     ex = report.get("exit") or {}
     if ex.get("signal"):
@@ -289,7 +292,7 @@ def outcome(report, tag, obj, memory_limited, lazy=None, reason=None):
         return Outcome(report, value=obj)
     if tag == TAG_ERROR:
         exc, tb_text = obj
-        if memory_limited and isinstance(exc, MemoryError):
+        if memory_limited and issubclass(type(exc), MemoryError):
             # RLIMIT_AS fallback: the limit shows as a MemoryError in the child
             m = _errors.MemoryLimitExceeded(
                 "memory limit ({} bytes, by {}) reached: MemoryError in the function".format(
@@ -302,12 +305,13 @@ def outcome(report, tag, obj, memory_limited, lazy=None, reason=None):
             )
             m.__cause__ = _errors.RemoteTraceback(tb_text)
             return Outcome(report, exception=m)
+        # as data, through no __setattr__ or property of the exception's class
         try:
-            exc.__cause__ = _errors.RemoteTraceback(tb_text)
-            exc.child_traceback = tb_text
-            exc.report = report
-        except (AttributeError, TypeError):
-            pass
+            _CAUSE(exc, _errors.RemoteTraceback(tb_text))
+        except TypeError:
+            pass  # not an exception (trust_result): raising it says so
+        _result.set_data(exc, "child_traceback", tb_text)
+        _result.set_data(exc, "report", report)
         return Outcome(report, exception=exc)
     ex = report.get("exit") or {}
     if reason in ("signal", "seccomp"):

@@ -31,10 +31,12 @@ no way to keep them).
 The result channel differs from pynisher's: pynisher unpickles whatever the
 function's process sends back; leash decodes only plain data and the
 classes named in ``result_types`` (``ResultRefused`` otherwise), and
-rebuilds a function's exception only for a builtin type or a named one
-(``leash.RemoteError`` otherwise, which a ``wrap_errors`` name matches by
-the remote type's name; a ``wrap_errors`` class matches only when named in
-``result_types``). Code that returns
+rebuilds a function's exception as itself for a builtin type, a named one
+or a class the caller has loaded already (as data: none of its code runs),
+``leash.RemoteError`` otherwise (which a ``wrap_errors`` name matches by the
+remote type's name), and always for a ``BaseException`` that is not an
+``Exception`` (pynisher raised the function's ``SystemExit`` in the
+caller). Code that returns
 its own objects from a function it trusts passes ``trust_result=True``
 (pynisher's behaviour) to ``Pynisher``/``limit``, ``restricted`` and
 ``enforce_limits``; see ``leash.limit``.
