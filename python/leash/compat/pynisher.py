@@ -304,9 +304,10 @@ def _wrap_error(err, memory, cpu_time, wall_time, wrap_errors):
     job's process, as pynisher does, so that the caller receives only a
     pynisher exception with a message: the function's modules (sklearn...)
     are never imported into the caller to rebuild its exception."""
-    message = "Wrapped Exception {} - {}".format(type(err).__name__, err)
     if memory is not None and isinstance(err, MemoryError) and not isinstance(err, MemoryLimitException):
-        return MemoryLimitException("MemoryError raised with limit {}B".format(memory))
+        # first, as pynisher: then wrap_errors=True wraps it in turn
+        err = MemoryLimitException("MemoryError raised with limit {}B".format(memory))
+    message = "Wrapped Exception {} - {}".format(type(err).__name__, err)
     w = wrap_errors
     if w is False or w is None:
         return err
