@@ -318,6 +318,28 @@ def test_wrapped_errors_import_nothing_into_the_caller(context, tmp_path):
     sys.path[:] = [p for p in sys.path if p != str(tmp_path)]
 
 
+def test_the_probe_job_warns_about_no_limit_the_user_did_not_ask(monkeypatch):
+    """Issue 41 item 5: the drop-in's internal probe of how memory is
+    enforced (a job with memory=1G, made and closed) said "--memory 1G is
+    enforced only per process" to a caller who asked for 200 MB."""
+    import warnings
+
+    skip_rlimit_as_under_asan()
+    monkeypatch.setattr(lp, "_probe", {})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert lp.limit(add, memory=(200, "MB"))(1, 2) == 3
+        assert lp.enforce_limits(mem_in_mb=200)(add)(1, 2) == 3
+    assert not [str(w.message) for w in seen if "1G" in str(w.message)]
+    assert lp._probe  # the probe did run
+    if memory_by_rlimit():
+        # the control: the same job made the way leash.limit makes its jobs warns here
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            leash._call.new_job(leash._defaults + [("memory", str(1 << 30))], "pynisher-probe").close()
+        assert [w for w in seen if "1G" in str(w.message) and w.category is leash.WeakLimitWarning]
+
+
 @pytest.mark.parametrize("warnings", [True, False])
 def test_warnings_go_to_stderr(warnings, capfd, tmp_path):
     """pynisher warns, on stderr (sys.stderr as the caller set it, for

@@ -254,10 +254,11 @@ _probe = {}  # leash.configure() generation -> how a memory limit is enforced
 def _memory_enforced_by():
     """"cgroup" where a job's memory limit is the memory controller's,
     "rlimit" where leash falls back to RLIMIT_AS: one job made (not
-    started) and closed, once per leash.configure() state."""
+    started) and closed, once per leash.configure() state. Made without
+    new_job's WeakLimitWarning: the probe's 1G is no limit the user asked."""
     gen = _leash._defaults_gen
     if gen not in _probe:
-        job = _leash._call.new_job(_leash._defaults + [("memory", str(1 << 30))], "pynisher-probe")
+        job = _leash._call.require_extension().Job(_leash._defaults + [("memory", str(1 << 30))], "pynisher-probe")
         try:
             limits = json.loads(job.report("json")).get("limits") or {}
         finally:
