@@ -666,7 +666,7 @@ _STATUS0 = {
 
 def _raise_for_signal(signum, frame):
     # 0.x's handler in its subprocess: the limit's signal becomes an exception
-    if signum == _signal.SIGXCPU:
+    if signum in (_signal.SIGXCPU, _signal.SIGPROF):
         raise CpuTimeoutException
     if signum == _signal.SIGALRM:
         raise TimeoutException
@@ -693,8 +693,9 @@ class _Enforced:
     did: output captured, SIGXCPU/SIGALRM/SIGQUIT turned into
     CpuTimeoutException/TimeoutException/SignalException, RLIMIT_AS (where
     the host has no memory controller), RLIMIT_NPROC (``num_processes``),
-    an alarm at the wall time and RLIMIT_CPU (soft: the CPU time, hard: plus
-    the grace period). A limit the function catches ends the process
+    an alarm at the wall time, a CPU-time interval timer at the CPU time
+    (SIGPROF: exactly the budget, from the call) and RLIMIT_CPU at the end
+    of the grace period (SIGKILL). A limit the function catches ends the process
     cleanly (exit 0) with its status, as 0.x's did; the status travels as
     data (a tuple of plain values). A class, so it pickles for spawn."""
 
@@ -705,17 +706,25 @@ class _Enforced:
         self.__name__ = getattr(func, "__name__", "function")
 
     def _limit_self(self):
-        for sig in (_signal.SIGALRM, _signal.SIGXCPU, _signal.SIGQUIT):
+        for sig in (_signal.SIGALRM, _signal.SIGXCPU, _signal.SIGPROF, _signal.SIGQUIT):
             _signal.signal(sig, _raise_for_signal)
         if self.rlimit_memory is not None:
             _resource.setrlimit(_resource.RLIMIT_AS, (self.rlimit_memory, self.rlimit_memory))
         if self.num_processes is not None:
             _resource.setrlimit(_resource.RLIMIT_NPROC, (self.num_processes, self.num_processes))
         if self.cpu_time is not None:
-            # from now: a spawned interpreter's start-up is not the function's
+            # From now: a spawned interpreter's start-up is not the function's
+            # (a forked child's CPU clock starts at 0 at the fork). The soft
+            # limit exactly: a CPU-time interval timer (SIGPROF, all threads,
+            # as RLIMIT_CPU counts); RLIMIT_CPU, whole seconds of the
+            # process's clock, is the hard limit (SIGKILL), the second nearest
+            # to the grace period's end. (Whole seconds for the soft limit
+            # too gave up to a second more: ceil(0.003 s used) + 1.)
             used = _resource.getrusage(_resource.RUSAGE_SELF)
-            soft = math.ceil(used.ru_utime + used.ru_stime) + max(1, math.ceil(self.cpu_time))
-            _resource.setrlimit(_resource.RLIMIT_CPU, (soft, soft + max(0, math.ceil(self.grace))))
+            used = used.ru_utime + used.ru_stime
+            _signal.setitimer(_signal.ITIMER_PROF, max(0.001, self.cpu_time))
+            hard = max(1, round(used + self.cpu_time + max(0, self.grace)))
+            _resource.setrlimit(_resource.RLIMIT_CPU, (hard, hard))
         if self.wall_time is not None:
             _signal.alarm(max(1, math.ceil(self.wall_time)))
 
@@ -738,6 +747,7 @@ class _Enforced:
             raise
         finally:
             _signal.alarm(0)
+            _signal.setitimer(_signal.ITIMER_PROF, 0)
 
 
 class enforce_limits:
