@@ -298,6 +298,13 @@ def limit(
     ``clean_env=True``, ``seccomp="no-network"``, ``env={"K": "V"}``,
     ``nofile=64``, ``cgroup_parent=...``, ``user=...``, ``no_stdin=True``.
 
+    Where the host has no cgroup controller for ``memory``, ``pids`` or
+    ``cpus``, that limit is weaker than asked (``memory`` an RLIMIT_AS per
+    process, the others none) and each call warns (``WeakLimitWarning``)
+    with the better form here: a limit sampled over the whole tree, which
+    kills, e.g. ``limit="memory=300M", sample="100ms"`` for
+    ``memory="300M"`` (``limit="threads=8"`` for ``pids=8``).
+
     Forms::
 
         lf = leash.limit(f, memory="1G");  lf(x)

@@ -27,6 +27,7 @@ process writes costs it a copy-on-write fault (bench/NOTES.md, row 10).
 import json
 import os
 import pickle
+import re
 import sys
 import traceback
 import warnings
@@ -67,7 +68,29 @@ def warn_weak_limits(job):
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
         frame, level = frame.f_back, level + 1
     for line in lines:
-        warnings.warn(line, _errors.WeakLimitWarning, stacklevel=level)
+        warnings.warn(python_terms(line), _errors.WeakLimitWarning, stacklevel=level)
+
+
+# "--name VALUE" (a value: a number with its unit, or key=value) or a bare "--name"
+_CLI_OPTION = re.compile(r"--([a-z][a-z-]*)(?: ([0-9][^\s;:(),]*|[a-z_]+=[^\s;:(),]+))?")
+_CLI_FLAGS = frozenset(("strict",))
+
+
+def python_terms(line):
+    """A line of leash's advice, written for the command line, in the
+    keywords of leash.limit/leash.run: ``--limit memory=300M --sample
+    100ms`` is ``limit="memory=300M", sample="100ms"``, ``--memory 300M``
+    ``memory="300M"``, ``--strict`` ``strict=True``."""
+
+    def keyword(m):
+        name, value = m.group(1).replace("-", "_"), m.group(2)
+        if value is not None:
+            return '{}="{}"'.format(name, value)
+        return name + ("=True" if name in _CLI_FLAGS else "=...")
+
+    text = _CLI_OPTION.sub(keyword, line)
+    # options given together are keywords separated by commas
+    return re.sub(r'(="[^"]*"|=True|=\.\.\.) (?=[a-z_]+=)', r"\1, ", text)
 
 
 def new_config(settings, name):

@@ -629,19 +629,45 @@ def test_weak_limit_warning_names_the_enforcer_and_the_better_option():
         assert leash.limit(memory="300M", pids=8)(double)(2) == 4
     weak = [str(w.message) for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
     have = controllers()
+    # in Python terms (issue 41 item 4): the keywords that work here, no CLI option
+    assert not any("--" in m for m in weak), weak
     if "memory" in have:
-        assert not any("--memory" in m for m in weak)
+        assert not any("memory=" in m for m in weak)
     else:
-        assert any("RLIMIT_AS" in m and "--limit memory=300M --sample 100ms" in m for m in weak), weak
+        assert any(
+            m.startswith('memory="300M" is enforced') and "RLIMIT_AS" in m and 'limit="memory=300M", sample="100ms"' in m
+            for m in weak
+        ), weak
+        # the advice works as written: the same limit sampled over the tree, no warning
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert leash.limit(limit="memory=300M", sample="100ms")(double)(2) == 4
+        assert not [w for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
     if "pids" in have:
-        assert not any("--pids" in m for m in weak)
+        assert not any("pids=" in m for m in weak)
     else:
-        assert any(m.startswith("--pids 8 is not enforced") for m in weak), weak
+        assert any(m.startswith('pids="8" is not enforced') and 'limit="threads=8"' in m for m in weak), weak
+    assert "limit=\"memory=300M\", sample=\"100ms\"" in leash.limit.__doc__
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         warnings.simplefilter("ignore", leash.WeakLimitWarning)
         leash.limit(memory="300M", pids=8)(double)(2)
     assert not [w for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
+
+
+def test_advice_in_python_terms_for_every_form_leash_writes():
+    from leash._call import python_terms
+
+    assert python_terms("--memory 1G is x; better here: --limit memory=1G --sample 100ms (y)") == (
+        'memory="1G" is x; better here: limit="memory=1G", sample="100ms" (y)'
+    )
+    assert python_terms("--memory 1G: z (--cgroup-parent; a), or drop --strict and use --limit memory=1G") == (
+        'memory="1G": z (cgroup_parent=...; a), or drop strict=True and use limit="memory=1G"'
+    )
+    assert python_terms("--memory-high 2G q: --limit memory=SIZE --sample 1s") == (
+        'memory_high="2G" q: limit="memory=SIZE", sample="1s"'
+    )
 
 
 def test_weak_limit_warning_names_the_callers_line():
