@@ -99,7 +99,9 @@ __version__ = "0.1.0"
 #: The contexts a call may run in: ``"fork"`` (a fork of this interpreter,
 #: the default: cheap, inherits everything), ``"spawn"`` (a fresh
 #: interpreter that inherits nothing but the function and its arguments,
-#: which must pickle) and ``"forkserver"``, the same child as ``"fork"``:
+#: which must pickle, and imports the caller's script as multiprocessing's
+#: spawn does: without an ``if __name__ == "__main__":`` guard a call fails
+#: with multiprocessing's RuntimeError about that idiom) and ``"forkserver"``, the same child as ``"fork"``:
 #: leash forks the calling thread straight into the job's cgroup, in C,
 #: with nothing pickled, so code that names multiprocessing's start method
 #: (and Python 3.14's default, forkserver) gets fork's cost and semantics.

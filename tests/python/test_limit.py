@@ -7,6 +7,7 @@ import os
 import pickle
 import platform
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -473,6 +474,38 @@ def test_a_setup_the_child_fails_is_a_setup_error_naming_the_step():
 def test_spawn_refuses_what_does_not_pickle_before_making_a_job():
     with pytest.raises(pickle.PicklingError):
         leash.limit(lambda: 1, context="spawn")()
+
+
+_UNGUARDED = """
+import leash
+def f(x):
+    return x + 1
+print("top level ran", flush=True)
+print(leash.limit(f, context="spawn")(1), flush=True)
+"""
+
+
+@pytest.mark.parametrize("guarded", [False, True], ids=["no-main-guard", "control-guarded"])
+def test_spawn_without_a_main_guard_fails_with_multiprocessings_message(tmp_path, guarded):
+    """Issue 41 item 4: the spawned interpreter imports the caller's script
+    as __mp_main__; one without the __main__ guard calls again while it is
+    imported. Before: a nested call and two wrapped AttributeErrors ("Can't
+    get attribute 'f' on <module 'leash._child'>"); now multiprocessing's
+    own RuntimeError about the idiom, raised in the call. The control: the
+    same script guarded runs."""
+    body = _UNGUARDED
+    if guarded:
+        body = body.replace('print("top level', 'if __name__ == "__main__":\n    print("top level').replace(
+            "\nprint(leash", "\n    print(leash")
+    script = tmp_path / "script.py"
+    script.write_text(body)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=str(tmp_path),
+                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    if guarded:
+        assert r.returncode == 0 and r.stdout == "top level ran\n2\n", (r.stdout, r.stderr)
+    else:
+        assert r.returncode == 1 and "RuntimeError" in r.stderr and "bootstrapping phase" in r.stderr, r.stderr
+        assert "AttributeError" not in r.stderr and r.stdout.count("top level ran") == 2, (r.stdout, r.stderr)
 
 
 # --- the caller's side ------------------------------------------------------------
