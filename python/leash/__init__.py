@@ -46,11 +46,10 @@ API) and ``leash.compat.pynisher`` (pynisher's API).
 """
 
 import functools
-import json
-import os
 import threading
 
-from . import _call, _result, _settings
+from . import _call, _result, _run, _settings
+from ._run import CompletedRun
 from ._errors import (
     CpuTimeLimitExceeded,
     JobExited,
@@ -74,6 +73,7 @@ __all__ = [
     "limit",
     "Limited",
     "run",
+    "CompletedRun",
     "monitored",
     "contexts",
     "version",
@@ -333,38 +333,48 @@ def limit(
     return Limited(func, settings, name, context, memory_limited, None, codec, cap)
 
 
-def run(argv, *, check=False, name=None, **limits):
+def run(
+    argv,
+    *,
+    check=False,
+    name=None,
+    input=None,
+    capture_output=False,
+    stdin=None,
+    stdout=None,
+    stderr=None,
+    cwd=None,
+    env=None,
+    timeout=None,
+    text=None,
+    encoding=None,
+    errors=None,
+    universal_newlines=None,
+    **limits
+):
     """Run a command (a list of strings) in its own job cgroup under the
     same limits as ``leash.limit`` (and any ``leash run`` option), wait for
-    it, and return its report as a dict (``report["reason"]``,
-    ``report["exit"]["status"]``, ``report["usage"]``...). The command's
-    stdin, stdout and stderr are the caller's. With ``check=True`` a reason
-    other than ``ok`` raises the exception ``leash.limit`` would raise.
-    """
-    if isinstance(argv, (str, bytes)) or not argv:
-        raise ValueError("leash.run: argv must be a non-empty list of strings, not {!r}".format(argv))
-    argv = [os.fsdecode(a) for a in argv]
-    named = {k: limits.pop(k) for k in list(limits) if k in _settings._NAMED}
-    settings = _defaults + _settings.build_settings(named, limits)
-    job = _call.new_job(settings, name or _safe_name(os.path.basename(argv[0])))
-    try:
-        job.start(argv)
-        try:
-            while not job.dispatch():
-                import select
+    it, and return a ``subprocess.CompletedProcess`` (``leash.CompletedRun``)
+    with the job's report as ``.report`` (``report["reason"]``,
+    ``report["usage"]``...; the result read as a dict is the report too).
 
-                select.select([job.fileno()], [], [])
-        except BaseException:
-            job.abort()
-            raise
-        report = json.loads(job.finish())
-    finally:
-        job.close()
-    if check and report.get("reason") != "ok":
-        out = _call.outcome(report, None, "the command", named.get("memory") is not None)
-        if out.exception is not None:
-            raise out.exception
-    return report
+    subprocess.run's keywords work as there: ``stdin``, ``stdout``,
+    ``stderr`` (``subprocess.PIPE``, ``DEVNULL``, ``STDOUT`` for stderr, a
+    file or an fd; default: the caller's), ``input`` (bytes, or str with
+    ``text``), ``capture_output``, ``text``/``universal_newlines``,
+    ``encoding``, ``errors``, ``cwd`` (leash's ``chdir``), ``env`` (the
+    whole environment), ``timeout`` (the job's wall time: past it the job
+    is killed and ``subprocess.TimeoutExpired`` raised, with the report as
+    its ``report``). ``returncode`` is the exit status, -N for signal N,
+    127 for a command not found. With ``check=True`` a reason other than
+    ``ok`` raises what ``leash.limit`` would raise (a limit's exception,
+    ``JobExited``), a command that could not be executed ``SetupError``
+    naming it.
+    """
+    io = dict(input=input, capture_output=capture_output, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd,
+              env=env, timeout=timeout, text=text, encoding=encoding, errors=errors,
+              universal_newlines=universal_newlines)
+    return _run.run(argv, check, name, io, limits, _defaults)
 
 
 from ._monitor import monitored  # noqa: E402  (needs limit and Limited above)

@@ -3,6 +3,7 @@
 be true"). The conftest fixture checks after each test that no cgroup,
 process, zombie or descriptor was left behind."""
 
+import errno
 import os
 import pickle
 import platform
@@ -625,6 +626,47 @@ def test_run_a_command():
     assert report["reason"] == "exec_error" and report["exit"]["code"] == 127
     with pytest.raises(leash.WallTimeLimitExceeded):
         leash.run(["/bin/sleep", "30"], wall_time=0.3, grace=0.2, check=True)
+
+
+def test_run_is_subprocess_run_with_a_report(tmp_path):
+    """Issue 41 item 4: leash.run takes the subprocess.run keywords people
+    use and returns a CompletedProcess with the report attached."""
+    r = leash.run(["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], capture_output=True, text=True)
+    assert isinstance(r, subprocess.CompletedProcess) and isinstance(r, leash.CompletedRun)
+    assert (r.returncode, r.stdout, r.stderr) == (3, "out\n", "err\n") and r.report["reason"] == "exit"
+    assert r.args == ["/bin/sh", "-c", "echo out; echo err >&2; exit 3"] and r["reason"] == "exit"
+    # more than a pipe holds, both ways: fed and drained while the job runs
+    r = leash.run(["cat"], input=b"x" * (3 << 20), capture_output=True, wall_time=60)
+    assert r.returncode == 0 and r.stdout == b"x" * (3 << 20) and r.stderr == b""
+    assert leash.run(["cat"], input="a\r\nb", stdout=subprocess.PIPE, text=True).stdout == "a\nb"
+    assert leash.run(["pwd"], cwd=str(tmp_path), stdout=subprocess.PIPE, text=True).stdout == str(tmp_path) + "\n"
+    r = leash.run(["/bin/sh", "-c", "echo $FOO:$HOME"], env={"FOO": "bar", "PATH": "/usr/bin:/bin"},
+                  capture_output=True, text=True)
+    assert r.stdout == "bar:\n"  # the whole environment, as subprocess's env=
+    r = leash.run(["/bin/sh", "-c", "echo 1; echo 2 >&2"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert r.stdout == b"1\n2\n" and r.stderr is None
+    with open(str(tmp_path / "out"), "w") as f:
+        leash.run(["echo", "to a file"], stdout=f, stdin=subprocess.DEVNULL)
+    assert (tmp_path / "out").read_text() == "to a file\n"
+    with pytest.raises(subprocess.TimeoutExpired) as e:
+        leash.run(["/bin/sleep", "30"], timeout=0.3, grace=0.2, capture_output=True)
+    assert e.value.timeout == 0.3 and e.value.report["reason"] == "wall_time"
+    r = leash.run(["/bin/sh", "-c", "kill -TERM $$"])
+    assert r.returncode == -signal.SIGTERM
+    with pytest.raises(ValueError, match="capture_output"):
+        leash.run(["true"], capture_output=True, stdout=subprocess.PIPE)
+    with pytest.raises(ValueError, match="timeout"):
+        leash.run(["true"], timeout=1, wall_time=2)
+
+
+@pytest.mark.parametrize("capture", [False, True], ids=["started-by-the-library", "redirected"])
+def test_run_names_a_command_it_cannot_run(capture):
+    r = leash.run(["leash-no-such-command"], capture_output=capture)
+    assert r.returncode == 127
+    with pytest.raises(leash.SetupError) as e:
+        leash.run(["leash-no-such-command"], check=True, capture_output=capture)
+    assert "'leash-no-such-command'" in str(e.value) and "No such file or directory" in str(e.value)
+    assert e.value.filename == "leash-no-such-command" and e.value.errno == errno.ENOENT
 
 
 @pytest.mark.parametrize(
