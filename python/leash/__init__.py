@@ -26,10 +26,14 @@ hash in a set or dict, more than 32 steps of hashing and comparing per byte
 plus 2**20, a memo written out of order, copyreg's extension codes (at
 worst about 0.3 s of CPU per MiB of pickle; Ctrl-C interrupts it). An exception
 raised by the function travels as data too and is re-raised here as itself
-when its type is builtin or named in ``result_types``, else as
-``RemoteError`` with its type's name and text; either way with the child's
-traceback text (as ``__cause__``). A function the caller trusts (its own
-code, no ``user=``, no untrusted input) may pass ``trust_result=True``: then
+when its type is builtin, named in ``result_types``, or a class this process
+has loaded already (found in ``sys.modules`` without importing or running
+anything, made without its ``__new__`` or ``__init__``, its args and plain
+attributes written as data), else as ``RemoteError`` with its type's name and
+text; either way with the child's traceback text (as ``__cause__``). A
+``BaseException`` that is not an ``Exception`` (``SystemExit``,
+``KeyboardInterrupt``) always arrives as ``RemoteError``. A function the
+caller trusts (its own code, no ``user=``, no untrusted input) may pass ``trust_result=True``: then
 the result and exceptions are pickled both ways, any type. The result is
 capped (``max_result``, default the memory limit, else 1 GiB): beyond it the
 job is killed and ``ResultTooLarge`` raised. A limit that ends the
@@ -46,11 +50,10 @@ API) and ``leash.compat.pynisher`` (pynisher's API).
 """
 
 import functools
-import json
-import os
 import threading
 
-from . import _call, _result, _settings
+from . import _call, _result, _run, _settings
+from ._run import CompletedRun
 from ._errors import (
     CpuTimeLimitExceeded,
     JobExited,
@@ -74,6 +77,7 @@ __all__ = [
     "limit",
     "Limited",
     "run",
+    "CompletedRun",
     "monitored",
     "contexts",
     "version",
@@ -99,7 +103,9 @@ __version__ = "0.1.0"
 #: The contexts a call may run in: ``"fork"`` (a fork of this interpreter,
 #: the default: cheap, inherits everything), ``"spawn"`` (a fresh
 #: interpreter that inherits nothing but the function and its arguments,
-#: which must pickle) and ``"forkserver"``, the same child as ``"fork"``:
+#: which must pickle, and imports the caller's script as multiprocessing's
+#: spawn does: without an ``if __name__ == "__main__":`` guard a call fails
+#: with multiprocessing's RuntimeError about that idiom) and ``"forkserver"``, the same child as ``"fork"``:
 #: leash forks the calling thread straight into the job's cgroup, in C,
 #: with nothing pickled, so code that names multiprocessing's start method
 #: (and Python 3.14's default, forkserver) gets fork's cost and semantics.
@@ -314,6 +320,13 @@ def limit(
     ``clean_env=True``, ``seccomp="no-network"``, ``env={"K": "V"}``,
     ``nofile=64``, ``cgroup_parent=...``, ``user=...``, ``no_stdin=True``.
 
+    Where the host has no cgroup controller for ``memory``, ``pids`` or
+    ``cpus``, that limit is weaker than asked (``memory`` an RLIMIT_AS per
+    process, the others none) and each call warns (``WeakLimitWarning``)
+    with the better form here: a limit sampled over the whole tree, which
+    kills, e.g. ``limit="memory=300M", sample="100ms"`` for
+    ``memory="300M"`` (``limit="threads=8"`` for ``pids=8``).
+
     Forms::
 
         lf = leash.limit(f, memory="1G");  lf(x)
@@ -344,19 +357,46 @@ def limit(
     return Limited(func, settings, name, context, memory_limited, None, codec, cap, child_fds)
 
 
-def run(argv, *, check=False, name=None, keep_fds=False, **limits):
+def run(
+    argv,
+    *,
+    check=False,
+    name=None,
+    input=None,
+    capture_output=False,
+    stdin=None,
+    stdout=None,
+    stderr=None,
+    cwd=None,
+    env=None,
+    timeout=None,
+    text=None,
+    encoding=None,
+    errors=None,
+    universal_newlines=None,
+    keep_fds=False,
+    **limits
+):
     """Run a command (a list of strings) in its own job cgroup under the
     same limits as ``leash.limit`` (and any ``leash run`` option), wait for
-    it, and return its report as a dict (``report["reason"]``,
-    ``report["exit"]["status"]``, ``report["usage"]``...). The command's
-    stdin, stdout and stderr are the caller's. With ``check=True`` a reason
-    other than ``ok`` raises the exception ``leash.limit`` would raise.
-    ``keep_fds=True`` lets the command inherit the caller's fds above 2
-    (closed at its exec by default, as ``leash run --keep-fds``).
+    it, and return a ``subprocess.CompletedProcess`` (``leash.CompletedRun``)
+    with the job's report as ``.report`` (``report["reason"]``,
+    ``report["usage"]``...; the result read as a dict is the report too).
+
+    subprocess.run's keywords work as there: ``stdin``, ``stdout``,
+    ``stderr`` (``subprocess.PIPE``, ``DEVNULL``, ``STDOUT`` for stderr, a
+    file or an fd; default: the caller's), ``input`` (bytes, or str with
+    ``text``), ``capture_output``, ``text``/``universal_newlines``,
+    ``encoding``, ``errors``, ``cwd`` (leash's ``chdir``), ``env`` (the
+    whole environment), ``timeout`` (the job's wall time: past it the job
+    is killed and ``subprocess.TimeoutExpired`` raised, with the report as
+    its ``report``). ``returncode`` is the exit status, -N for signal N,
+    127 for a command not found. With ``check=True`` a reason other than
+    ``ok`` raises what ``leash.limit`` would raise (a limit's exception,
+    ``JobExited``), a command that could not be executed ``SetupError``
+    naming it. ``keep_fds=True`` lets the command inherit the caller's fds
+    above 2 (closed at its exec by default, as ``leash run --keep-fds``).
     """
-    if isinstance(argv, (str, bytes)) or not argv:
-        raise ValueError("leash.run: argv must be a non-empty list of strings, not {!r}".format(argv))
-    argv = [os.fsdecode(a) for a in argv]
     if not isinstance(keep_fds, bool):
         raise ValueError(
             "leash.run: keep_fds={!r}: expected True or False (a command inherits every fd above 2 or none; "
@@ -364,27 +404,10 @@ def run(argv, *, check=False, name=None, keep_fds=False, **limits):
         )
     if keep_fds:
         limits["keep_fds"] = True
-    named = {k: limits.pop(k) for k in list(limits) if k in _settings._NAMED}
-    settings = _defaults + _settings.build_settings(named, limits)
-    job = _call.new_job(settings, name or _safe_name(os.path.basename(argv[0])))
-    try:
-        job.start(argv)
-        try:
-            while not job.dispatch():
-                import select
-
-                select.select([job.fileno()], [], [])
-        except BaseException:
-            job.abort()
-            raise
-        report = json.loads(job.finish())
-    finally:
-        job.close()
-    if check and report.get("reason") != "ok":
-        out = _call.outcome(report, None, "the command", named.get("memory") is not None)
-        if out.exception is not None:
-            raise out.exception
-    return report
+    io = dict(input=input, capture_output=capture_output, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd,
+              env=env, timeout=timeout, text=text, encoding=encoding, errors=errors,
+              universal_newlines=universal_newlines)
+    return _run.run(argv, check, name, io, limits, _defaults)
 
 
 from ._monitor import monitored  # noqa: E402  (needs limit and Limited above)

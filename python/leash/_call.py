@@ -29,6 +29,7 @@ process writes costs it a copy-on-write fault (bench/NOTES.md, row 10).
 import json
 import os
 import pickle
+import re
 import sys
 import traceback
 import warnings
@@ -69,7 +70,29 @@ def warn_weak_limits(job):
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
         frame, level = frame.f_back, level + 1
     for line in lines:
-        warnings.warn(line, _errors.WeakLimitWarning, stacklevel=level)
+        warnings.warn(python_terms(line), _errors.WeakLimitWarning, stacklevel=level)
+
+
+# "--name VALUE" (a value: a number with its unit, or key=value) or a bare "--name"
+_CLI_OPTION = re.compile(r"--([a-z][a-z-]*)(?: ([0-9][^\s;:(),]*|[a-z_]+=[^\s;:(),]+))?")
+_CLI_FLAGS = frozenset(("strict",))
+
+
+def python_terms(line):
+    """A line of leash's advice, written for the command line, in the
+    keywords of leash.limit/leash.run: ``--limit memory=300M --sample
+    100ms`` is ``limit="memory=300M", sample="100ms"``, ``--memory 300M``
+    ``memory="300M"``, ``--strict`` ``strict=True``."""
+
+    def keyword(m):
+        name, value = m.group(1).replace("-", "_"), m.group(2)
+        if value is not None:
+            return '{}="{}"'.format(name, value)
+        return name + ("=True" if name in _CLI_FLAGS else "=...")
+
+    text = _CLI_OPTION.sub(keyword, line)
+    # options given together are keywords separated by commas
+    return re.sub(r'(="[^"]*"|=True|=\.\.\.) (?=[a-z_]+=)', r"\1, ", text)
 
 
 def new_config(settings, name, child_fds=None):
@@ -265,6 +288,9 @@ def undecoded(e):
     return None, "the result could not be unpickled: {}: {}".format(type(e).__name__, e)
 
 
+_CAUSE = BaseException.__dict__["__cause__"].__set__
+
+
 def _exit_description(report):
     ex = report.get("exit") or {}
     if ex.get("signal"):
@@ -299,7 +325,7 @@ def outcome(report, tag, obj, memory_limited, lazy=None, reason=None):
         return Outcome(report, value=obj)
     if tag == TAG_ERROR:
         exc, tb_text = obj
-        if memory_limited and isinstance(exc, MemoryError):
+        if memory_limited and issubclass(type(exc), MemoryError):
             # RLIMIT_AS fallback: the limit shows as a MemoryError in the child
             m = _errors.MemoryLimitExceeded(
                 "memory limit ({} bytes, by {}) reached: MemoryError in the function".format(
@@ -312,12 +338,13 @@ def outcome(report, tag, obj, memory_limited, lazy=None, reason=None):
             )
             m.__cause__ = _errors.RemoteTraceback(tb_text)
             return Outcome(report, exception=m)
+        # as data, through no __setattr__ or property of the exception's class
         try:
-            exc.__cause__ = _errors.RemoteTraceback(tb_text)
-            exc.child_traceback = tb_text
-            exc.report = report
-        except (AttributeError, TypeError):
-            pass
+            _CAUSE(exc, _errors.RemoteTraceback(tb_text))
+        except TypeError:
+            pass  # not an exception (trust_result): raising it says so
+        _result.set_data(exc, "child_traceback", tb_text)
+        _result.set_data(exc, "report", report)
         return Outcome(report, exception=exc)
     ex = report.get("exit") or {}
     if reason in ("signal", "seccomp"):

@@ -142,8 +142,10 @@ class WeakLimitWarning(UserWarning):
     """A limit this host enforces weaker than asked: ``memory`` as a
     per-process RLIMIT_AS, ``pids``, ``cpus`` or ``swap`` not at all, where the
     job's cgroup has no controller for it. The message says what enforces it,
-    what that means and the better option here (``leash run`` prints the same
-    line). Filter it like any warning::
+    what that means and the better option here, in leash.limit's keywords
+    (``limit="memory=300M", sample="100ms"``: a limit sampled over the whole
+    tree; ``leash run`` prints the same line with its options). Filter it
+    like any warning::
 
         warnings.simplefilter("ignore", leash.WeakLimitWarning)
     """

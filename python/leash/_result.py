@@ -31,10 +31,21 @@ protocol 5). The caller decodes once the job has ended and been finished
 (python/src/_leash.c), never while it is supervised.
 
 An exception travels as data: its type's module and qualified name, its
-args when they are plain data, its str() and the traceback text. It is
-rebuilt only for a builtin exception type or a type the caller named, by
-calling that type with the decoded args; anything else becomes a
-``RemoteError`` carrying the name and the text.
+args when they are plain data, its str(), the traceback text, and its plain
+attributes (the instance's ``__dict__`` entries whose names are not dunder
+and whose values are plain data). Only an ``Exception`` comes back as
+itself (a ``BaseException`` that is not one, such as ``SystemExit`` or
+``KeyboardInterrupt``, would end the caller past its ``except Exception``:
+it becomes a ``RemoteError``): a builtin type or a type the caller named is
+called with the decoded args; any other class the caller has loaded already
+is found without importing or running anything (``sys.modules``, then the
+module's and classes' own dicts, never getattr), made by its builtin base's
+``__new__`` (neither its own ``__new__`` nor its ``__init__`` runs), its
+args and attributes written as data (into the instance's dict, never
+through ``__setattr__``, and never a name the class defines as a data
+descriptor); a class that overrides ``__class__`` or has a ``__del__`` is
+not. Anything else becomes a ``RemoteError`` carrying the name and the
+text.
 
 ``TrustedCodec`` (``trust_result=True``) is plain pickle both ways: for a
 function the caller trusts (its own code, no ``user=``, no untrusted input).
@@ -43,6 +54,8 @@ function the caller trusts (its own code, no ``user=``, no untrusted input).
 import builtins
 import io
 import pickle
+import sys
+import types
 
 from . import _errors
 
@@ -170,7 +183,9 @@ class SafeCodec:
         return f.getvalue()
 
     def error_frame(self, exc, tb_text):
-        """The E frame: the exception as data."""
+        """The E frame: the exception as data (mark, module, qualname, args,
+        text, traceback text, plain attributes; a caller of an older leash
+        reads the first six)."""
         t = type(exc)
         try:
             text = str(exc)
@@ -181,11 +196,11 @@ class SafeCodec:
             self.loads(self.dumps(args))
         except BaseException:
             args = None  # not plain data: the name and the text travel
-        data = (_EXC_MARK, t.__module__, t.__qualname__, args, text, tb_text)
+        data = (_EXC_MARK, t.__module__, t.__qualname__, args, text, tb_text, _plain_attrs(exc))
         try:
             return TAG_ERROR + pickle.dumps(data, protocol=PROTOCOL)
         except BaseException:
-            return TAG_ERROR + pickle.dumps(data[:3] + (None,) + data[4:], protocol=PROTOCOL)
+            return TAG_ERROR + pickle.dumps(data[:3] + (None,) + data[4:6] + ({},), protocol=PROTOCOL)
 
     # the caller's side
     def loads(self, data):
@@ -202,28 +217,168 @@ class SafeCodec:
         return _pickle_decode(data, self._allowed if self._allowed is not None else self._tables())
 
     def exception(self, obj):
-        """(exception, traceback text) from a decoded E payload."""
-        if not (isinstance(obj, tuple) and len(obj) == 6 and obj[0] == _EXC_MARK):
+        """(exception, traceback text) from a decoded E payload (see the
+        module's docstring for what comes back as itself)."""
+        if not (type(obj) is tuple and len(obj) in (6, 7) and obj[0] == _EXC_MARK):
             raise _errors.ResultRefused("leash: the function's error frame is not leash's", "error frame")
-        _, module, qualname, args, text, tb_text = obj
-        if not all(isinstance(x, str) for x in (module, qualname, text, tb_text)):
+        module, qualname, args, text, tb_text = obj[1:6]
+        attrs = obj[6] if len(obj) == 7 else {}
+        if not all(type(x) is str for x in (module, qualname, text, tb_text)) or type(attrs) is not dict:
             raise _errors.ResultRefused("leash: the function's error frame is not leash's", "error frame")
-        cls = self._exception_class(module, qualname)
-        if cls is not None and isinstance(args, tuple):
-            try:
-                exc = cls(*args)
-                if isinstance(exc, BaseException):
-                    return exc, tb_text
-            except Exception:
-                pass
-        return _errors.RemoteError(module, qualname, args, text), tb_text
+        exc = None
+        if type(args) is tuple:
+            exc = self._rebuilt(module, qualname, args)
+        if exc is None:
+            return _errors.RemoteError(module, qualname, args, text), tb_text
+        seen = {}
+        for name, value in attrs.items():
+            if _plain(value, seen):
+                set_data(exc, name, value)
+        return exc, tb_text
 
-    def _exception_class(self, module, qualname):
+    def _rebuilt(self, module, qualname, args):
+        """The exception of class module.qualname with args, or None: see
+        the module's docstring."""
         if module == "builtins":
-            cls = getattr(builtins, qualname, None)
+            cls = builtins.__dict__.get(qualname)
+            named = True
         else:
             cls = self._tables().get((module, qualname))
-        return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
+            named = cls is not None
+            if not named:
+                cls = _loaded_class(module, qualname)
+        if not _is_exception_class(cls):
+            return None
+        if named:
+            try:
+                exc = cls(*args)
+                if issubclass(type(exc), Exception):
+                    return exc
+            except Exception:
+                pass
+        return _bare(cls, args)
+
+
+# --- an exception rebuilt as data ---------------------------------------------
+
+# the real slots, read without any attribute lookup a class could override
+_TYPE_DICT = type.__dict__["__dict__"].__get__
+_TYPE_MRO = type.__dict__["__mro__"].__get__
+_TYPE_FLAGS = type.__dict__["__flags__"].__get__
+_MODULE_DICT = types.ModuleType.__dict__["__dict__"].__get__
+_EXC_DICT = BaseException.__dict__["__dict__"].__get__
+_EXC_ARGS = BaseException.__dict__["args"].__set__
+_HEAPTYPE = 1 << 9
+_SCALARS = frozenset((type(None), bool, int, float, complex, str, bytes, bytearray))
+
+#: the most values the plain attributes of one exception hold together
+MAX_ATTR_ITEMS = 1 << 20
+
+
+def _plain(value, seen):
+    """True when value is plain data (the scalar types and lists, tuples,
+    dicts, sets and frozensets of them, exact types). ``seen``: the ids of
+    the containers walked for this exception so far (each walked once) and,
+    under the key None, the values counted: past MAX_ATTR_ITEMS, False."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        t = type(v)
+        if t in _SCALARS:
+            continue
+        if t not in _CONTAINERS:
+            return False
+        if id(v) in seen:
+            continue
+        seen[id(v)] = v  # kept alive: no id is reused meanwhile
+        seen[None] = seen.get(None, 0) + _items(v)
+        if seen[None] > MAX_ATTR_ITEMS:
+            return False
+        todo.extend(_children(v))
+    return True
+
+
+def _dunder(name):
+    return name.startswith("__") and name.endswith("__")
+
+
+def _plain_attrs(exc):
+    """The child's side: the plain attributes of exc (its dict's entries
+    with a non-dunder name and a plain value)."""
+    try:
+        d = _EXC_DICT(exc)
+    except Exception:
+        return {}
+    seen = {}
+    return {k: v for k, v in list(d.items()) if type(k) is str and not _dunder(k) and _plain(v, seen)}
+
+
+def _is_exception_class(cls):
+    # issubclass(type(...)): isinstance() would consult a __class__ property
+    return issubclass(type(cls), type) and issubclass(cls, Exception)
+
+
+def _defines(cls, name, skip=()):
+    return any(name in _TYPE_DICT(k) for k in _TYPE_MRO(cls) if k not in skip)
+
+
+def _loaded_class(module, qualname):
+    """The class module.qualname when the caller has it already: the
+    module in sys.modules (a plain module; __mp_main__ is a spawned
+    interpreter's name for __main__), each name in the module's or the
+    enclosing class's own dict. Nothing is imported or looked up through
+    getattr (a module's __getattr__, a metaclass's __getattribute__)."""
+    mod = sys.modules.get(module)
+    if mod is None and module == "__mp_main__":
+        mod = sys.modules.get("__main__")
+    if type(mod) is not types.ModuleType:
+        return None
+    obj = _MODULE_DICT(mod)
+    for i, part in enumerate(qualname.split(".")):
+        if i and not issubclass(type(obj), type):
+            return None
+        obj = (obj if i == 0 else _TYPE_DICT(obj)).get(part)
+    return obj
+
+
+def _bare(cls, args):
+    """An instance of the Exception class cls made by its nearest builtin
+    base's __new__ (cls's own __new__ and __init__ do not run), args set
+    through BaseException's own setter; None for a class that overrides
+    __class__ or has a __del__ (code that runs without the caller asking),
+    or whose builtin base refuses to make it (a C type's own layout)."""
+    if _defines(cls, "__class__", skip=(object,)) or _defines(cls, "__del__"):
+        return None
+    base = next(k for k in _TYPE_MRO(cls) if not _TYPE_FLAGS(k) & _HEAPTYPE)
+    try:
+        exc = base.__new__(cls)
+        _EXC_ARGS(exc, args)
+    except Exception:
+        return None
+    return exc
+
+
+def _data_descriptor(cls, name):
+    """Whether a class of cls's MRO defines name as a data descriptor (a
+    property, a slot): writing the instance's dict would not be data then."""
+    for k in _TYPE_MRO(cls):
+        d = _TYPE_DICT(k)
+        if name in d and any("__set__" in _TYPE_DICT(t) or "__delete__" in _TYPE_DICT(t) for t in _TYPE_MRO(type(d[name]))):
+            return True
+    return False
+
+
+def set_data(exc, name, value):
+    """Sets exc's attribute name to value as data: into the instance's
+    dict, never through __setattr__; not a dunder name nor one its class
+    defines as a data descriptor. True when set."""
+    if type(name) is not str or not name.isidentifier() or _dunder(name) or _data_descriptor(type(exc), name):
+        return False
+    try:
+        _EXC_DICT(exc)[name] = value
+    except Exception:
+        return False
+    return True
 
 
 class TrustedCodec:

@@ -8,11 +8,23 @@
  * timerfds, pidfds, epoll and cgroup.events fds, setup pipes, the escapees'
  * pidfds, the watchdogs' pidfds, the sampler's dirfds, and what a caller
  * such as the Python binding marks with leash_fd_private()) is marked here,
- * in one bitmap for the process, and the fork's child closes every marked fd
+ * in one bitmap for the process, and the fork's child drops every marked fd
  * before it returns to the caller's code: a function cannot disarm its
  * job's deadline (timerfd_settime needs no permission), steal another
  * job's events from its epoll set, read another call's result pipe or
  * signal through another job's pidfd.
+ *
+ * Dropped, not freed: each marked number becomes a copy of one placeholder
+ * (an eventfd, close-on-exec) instead of being closed. The child's copies of
+ * the library's objects (a parent's config or job that the child's garbage
+ * collector frees, a watchdog pool) still name those numbers and close them
+ * when freed; were the numbers free, the child's own fds made since (a
+ * nested call's result pipe, marked in its turn) would have them, and a
+ * stale close would close those (issue 41: pynisher's nested fork-then-spawn
+ * calls failed with EBADF closing their pipe). Taken by a placeholder, a
+ * number cannot be handed out again, and a stale close of it finds it
+ * unmarked and leaves it alone. Where no placeholder can be made (no fd
+ * left), the fds are closed as before.
  *
  * One mutex orders marking against the fork: an fd is made and marked under
  * it (HELD_FD: no window in which a fork in another thread copies an fd not
@@ -30,12 +42,13 @@
 #include "heldfd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <leash/leash.h>
@@ -116,31 +129,18 @@ void heldfd_forget(int fd) {
         heldfd_unlock();
 }
 
-/* fds lo..hi: one close_range (Linux 5.9), else one close each */
-static void close_run(int lo, int hi) {
-        if (lo < 0)
-                return;
-        if (lo == hi || syscall(SYS_close_range, (unsigned) lo, (unsigned) hi, 0) < 0)
-                for (int fd = lo; fd <= hi; fd++)
-                        close(fd);
-}
-
 void heldfd_child_close_all(void) {
-        int lo = -1, hi = -1;
+        /* made while every marked fd is still open: not one of their numbers */
+        int placeholder = eventfd(0, EFD_CLOEXEC);
 
-        /* a job's fds are made one after another: runs of numbers, a
-         * close_range each (a forked call closed 7 one by one) */
         for (size_t w = 0; w < held_words; w++)
                 for (unsigned long bits = held_bits[w]; bits; bits &= bits - 1) {
                         int fd = (int) (w * WORD_BITS + (size_t) __builtin_ctzl(bits));
-                        if (lo >= 0 && fd == hi + 1) {
-                                hi = fd;
-                                continue;
-                        }
-                        close_run(lo, hi);
-                        lo = hi = fd;
+                        if (placeholder < 0 || dup3(placeholder, fd, O_CLOEXEC) < 0)
+                                close(fd);
                 }
-        close_run(lo, hi);
+        if (placeholder >= 0)
+                close(placeholder);
         /* the copy is the child's: it owns none of these fds any more */
         if (held_words)
                 memset(held_bits, 0, held_words * sizeof *held_bits);

@@ -21,8 +21,9 @@ int heldfd_mark_locked(int fd);
 int heldfd_take(int fd);
 
 /* Unmarks and closes fd (< 0: nothing), under the lock; an fd not marked is
- * left alone: in a forked child the library's copies are closed already,
- * and their numbers may be the caller's own fds by now. */
+ * left alone: in a forked child the library's copies are dropped already
+ * (placeholders hold their numbers), and an unmarked number may be the
+ * caller's own fd. */
 void heldfd_close(int fd);
 
 /* Unmarks fd without closing it (the caller closes it). */
@@ -45,6 +46,8 @@ bool heldfd_forget_locked(int fd); /* true when it was marked */
                 held_fd_;                                                \
         })
 
-/* In the child of a fork made with the lock held: closes every marked fd
- * and starts an empty, unlocked registry. Async-signal-safe. */
+/* In the child of a fork made with the lock held: drops every marked fd
+ * (its number kept by a close-on-exec placeholder, so that no fd the child
+ * makes gets it while the library's copied objects still name it) and
+ * starts an empty, unlocked registry. Async-signal-safe. */
 void heldfd_child_close_all(void);

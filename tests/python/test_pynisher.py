@@ -125,6 +125,25 @@ def test_wrap_errors():
         lp.limit(fail, wrap_errors={"memory": [KeyError]})("key")
 
 
+def raise_memory_error():
+    raise MemoryError("from the function")
+
+
+def test_a_memory_error_is_wrapped_as_pynisher_wraps_it():
+    """pynisher: a MemoryError under a memory limit becomes a
+    MemoryLimitException, which wrap_errors=True then wraps in turn."""
+    with pytest.raises(lp.MemoryLimitException) as e:
+        lp.limit(raise_memory_error, memory=(1, "GB"))()
+    assert type(e.value) is lp.MemoryLimitException
+    with pytest.raises(lp.PynisherException) as e:
+        lp.limit(raise_memory_error, memory=(1, "GB"), wrap_errors=True)()
+    assert type(e.value) is lp.PynisherException
+    assert "Wrapped Exception MemoryLimitException - MemoryError raised with limit 1073741824B" in str(e.value)
+    with pytest.raises(MemoryError) as e:  # no memory limit: the function's own
+        lp.limit(raise_memory_error)()
+    assert type(e.value) is MemoryError
+
+
 def test_wall_time():
     with pytest.raises(lp.WallTimeoutException):
         lp.limit(sleep, wall_time=1)(30)
@@ -159,7 +178,12 @@ def test_smac3_style_call():
             statuses.append("TIMEOUT")
         except lp.MemoryLimitException:
             statuses.append("MEMORYOUT")
-    assert statuses == ["TIMEOUT", "MEMORYOUT", "SUCCESS"]
+        except lp.PynisherException as e:
+            statuses.append("CRASH" if "Wrapped Exception MemoryLimitException" in str(e) else str(e))
+    # an OOM kill by the memory controller is MEMORYOUT; where memory is
+    # RLIMIT_AS the function's MemoryError is wrapped as pynisher wraps it
+    # (wrap_errors=True: a PynisherException, which SMAC3 records as a crash)
+    assert statuses in (["TIMEOUT", "MEMORYOUT", "SUCCESS"], ["TIMEOUT", "CRASH", "SUCCESS"])
 
 
 def test_restricted_decorator():

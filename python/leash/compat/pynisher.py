@@ -31,10 +31,12 @@ no way to keep them).
 The result channel differs from pynisher's: pynisher unpickles whatever the
 function's process sends back; leash decodes only plain data and the
 classes named in ``result_types`` (``ResultRefused`` otherwise), and
-rebuilds a function's exception only for a builtin type or a named one
-(``leash.RemoteError`` otherwise, which a ``wrap_errors`` name matches by
-the remote type's name; a ``wrap_errors`` class matches only when named in
-``result_types``). Code that returns
+rebuilds a function's exception as itself for a builtin type, a named one
+or a class the caller has loaded already (as data: none of its code runs),
+``leash.RemoteError`` otherwise (which a ``wrap_errors`` name matches by the
+remote type's name), and always for a ``BaseException`` that is not an
+``Exception`` (pynisher raised the function's ``SystemExit`` in the
+caller). Code that returns
 its own objects from a function it trusts passes ``trust_result=True``
 (pynisher's behaviour) to ``Pynisher``/``limit``, ``restricted`` and
 ``enforce_limits``; see ``leash.limit``.
@@ -252,10 +254,11 @@ _probe = {}  # leash.configure() generation -> how a memory limit is enforced
 def _memory_enforced_by():
     """"cgroup" where a job's memory limit is the memory controller's,
     "rlimit" where leash falls back to RLIMIT_AS: one job made (not
-    started) and closed, once per leash.configure() state."""
+    started) and closed, once per leash.configure() state. Made without
+    new_job's WeakLimitWarning: the probe's 1G is no limit the user asked."""
     gen = _leash._defaults_gen
     if gen not in _probe:
-        job = _leash._call.new_job(_leash._defaults + [("memory", str(1 << 30))], "pynisher-probe")
+        job = _leash._call.require_extension().Job(_leash._defaults + [("memory", str(1 << 30))], "pynisher-probe")
         try:
             limits = json.loads(job.report("json")).get("limits") or {}
         finally:
@@ -302,9 +305,10 @@ def _wrap_error(err, memory, cpu_time, wall_time, wrap_errors):
     job's process, as pynisher does, so that the caller receives only a
     pynisher exception with a message: the function's modules (sklearn...)
     are never imported into the caller to rebuild its exception."""
-    message = "Wrapped Exception {} - {}".format(type(err).__name__, err)
     if memory is not None and isinstance(err, MemoryError) and not isinstance(err, MemoryLimitException):
-        return MemoryLimitException("MemoryError raised with limit {}B".format(memory))
+        # first, as pynisher: then wrap_errors=True wraps it in turn
+        err = MemoryLimitException("MemoryError raised with limit {}B".format(memory))
+    message = "Wrapped Exception {} - {}".format(type(err).__name__, err)
     w = wrap_errors
     if w is False or w is None:
         return err
@@ -662,7 +666,7 @@ _STATUS0 = {
 
 def _raise_for_signal(signum, frame):
     # 0.x's handler in its subprocess: the limit's signal becomes an exception
-    if signum == _signal.SIGXCPU:
+    if signum in (_signal.SIGXCPU, _signal.SIGPROF):
         raise CpuTimeoutException
     if signum == _signal.SIGALRM:
         raise TimeoutException
@@ -689,8 +693,9 @@ class _Enforced:
     did: output captured, SIGXCPU/SIGALRM/SIGQUIT turned into
     CpuTimeoutException/TimeoutException/SignalException, RLIMIT_AS (where
     the host has no memory controller), RLIMIT_NPROC (``num_processes``),
-    an alarm at the wall time and RLIMIT_CPU (soft: the CPU time, hard: plus
-    the grace period). A limit the function catches ends the process
+    an alarm at the wall time, a CPU-time interval timer at the CPU time
+    (SIGPROF: exactly the budget, from the call) and RLIMIT_CPU at the end
+    of the grace period (SIGKILL). A limit the function catches ends the process
     cleanly (exit 0) with its status, as 0.x's did; the status travels as
     data (a tuple of plain values). A class, so it pickles for spawn."""
 
@@ -701,17 +706,25 @@ class _Enforced:
         self.__name__ = getattr(func, "__name__", "function")
 
     def _limit_self(self):
-        for sig in (_signal.SIGALRM, _signal.SIGXCPU, _signal.SIGQUIT):
+        for sig in (_signal.SIGALRM, _signal.SIGXCPU, _signal.SIGPROF, _signal.SIGQUIT):
             _signal.signal(sig, _raise_for_signal)
         if self.rlimit_memory is not None:
             _resource.setrlimit(_resource.RLIMIT_AS, (self.rlimit_memory, self.rlimit_memory))
         if self.num_processes is not None:
             _resource.setrlimit(_resource.RLIMIT_NPROC, (self.num_processes, self.num_processes))
         if self.cpu_time is not None:
-            # from now: a spawned interpreter's start-up is not the function's
+            # From now: a spawned interpreter's start-up is not the function's
+            # (a forked child's CPU clock starts at 0 at the fork). The soft
+            # limit exactly: a CPU-time interval timer (SIGPROF, all threads,
+            # as RLIMIT_CPU counts); RLIMIT_CPU, whole seconds of the
+            # process's clock, is the hard limit (SIGKILL), the second nearest
+            # to the grace period's end. (Whole seconds for the soft limit
+            # too gave up to a second more: ceil(0.003 s used) + 1.)
             used = _resource.getrusage(_resource.RUSAGE_SELF)
-            soft = math.ceil(used.ru_utime + used.ru_stime) + max(1, math.ceil(self.cpu_time))
-            _resource.setrlimit(_resource.RLIMIT_CPU, (soft, soft + max(0, math.ceil(self.grace))))
+            used = used.ru_utime + used.ru_stime
+            _signal.setitimer(_signal.ITIMER_PROF, max(0.001, self.cpu_time))
+            hard = max(1, round(used + self.cpu_time + max(0, self.grace)))
+            _resource.setrlimit(_resource.RLIMIT_CPU, (hard, hard))
         if self.wall_time is not None:
             _signal.alarm(max(1, math.ceil(self.wall_time)))
 
@@ -734,6 +747,7 @@ class _Enforced:
             raise
         finally:
             _signal.alarm(0)
+            _signal.setitimer(_signal.ITIMER_PROF, 0)
 
 
 class enforce_limits:
