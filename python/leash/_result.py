@@ -53,6 +53,7 @@ function the caller trusts (its own code, no ``user=``, no untrusted input).
 
 import builtins
 import io
+import itertools
 import pickle
 import sys
 import types
@@ -270,6 +271,17 @@ _EXC_DICT = BaseException.__dict__["__dict__"].__get__
 _EXC_ARGS = BaseException.__dict__["args"].__set__
 _HEAPTYPE = 1 << 9
 _SCALARS = frozenset((type(None), bool, int, float, complex, str, bytes, bytearray))
+
+_CONTAINERS = frozenset((list, tuple, dict, set, frozenset))
+
+
+def _children(o):
+    return itertools.chain(o.keys(), o.values()) if type(o) is dict else o
+
+
+def _items(o):
+    return 2 * len(o) if type(o) is dict else len(o)
+
 
 #: the most values the plain attributes of one exception hold together
 MAX_ATTR_ITEMS = 1 << 20
