@@ -44,6 +44,7 @@ API) and ``leash.compat.pynisher`` (pynisher's API).
 import functools
 import json
 import os
+import sys
 import threading
 
 from . import _call, _result, _settings
@@ -137,6 +138,12 @@ class Limited:
     calls: a small process, sleeping, that kills the running calls' jobs and
     removes their cgroups if this process dies (even by SIGKILL). It ends
     when the function is freed, or is replaced after ``leash.configure()``.
+
+    It pickles, by its function's reference and its settings (a decorated
+    module-level function by its name), so ``multiprocessing``,
+    ``concurrent.futures.ProcessPoolExecutor`` and Dask can send it; the copy
+    makes its own thread-local state and watchdog where it is unpickled, and
+    ``leash.configure()``'s options there apply to it.
     """
 
     def __init__(self, func, settings, name, context, memory_limited, sample=None, codec=None, max_result=-1):
@@ -158,6 +165,22 @@ class Limited:
         self._config = None  # made at the first fork call, again after configure()
         self._config_gen = None
         functools.update_wrapper(self, func, updated=())
+
+    def __reduce__(self):
+        # By reference and settings; the thread-local state, the Config and
+        # its watchdog are made anew where it is unpickled. A decorated
+        # module-level function's name is the Limited itself: by that name.
+        module = sys.modules.get(getattr(self, "__module__", None) or "")
+        found = module
+        for part in (getattr(self, "__qualname__", None) or "<>").split("."):
+            found = getattr(found, part, None)
+        if found is self:
+            return self.__qualname__
+        return (
+            _rebuild_limited,
+            (self.func, self.settings, self.name, self.context, self.memory_limited, self._sample,
+             self._codec.trusted, self._codec.result_types, self._max_result),
+        )
 
     def __repr__(self):
         return "<leash.Limited {} {}>".format(getattr(self.func, "__qualname__", self.func), dict(self.settings))
@@ -231,6 +254,11 @@ class Limited:
         if out.exception is not None:
             _raise(out.exception)
         return out.value
+
+
+def _rebuild_limited(func, settings, name, context, memory_limited, sample, trusted, result_types, max_result):
+    codec = _result.codec(trusted, result_types)
+    return Limited(func, settings, name, context, memory_limited, sample, codec, max_result)
 
 
 def _raise(exc):
