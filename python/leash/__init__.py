@@ -72,6 +72,8 @@ __all__ = [
     "Limited",
     "run",
     "monitored",
+    "Executor",
+    "acall",
     "contexts",
     "version",
     "LeashError",
@@ -383,3 +385,4 @@ def run(argv, *, check=False, name=None, **limits):
 
 
 from ._monitor import monitored  # noqa: E402  (needs limit and Limited above)
+from ._executor import Executor, acall  # noqa: E402  (same)
