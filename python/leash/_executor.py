@@ -82,9 +82,10 @@ class Future(concurrent.futures.Future):
 class _Task:
     """One running task: its job, result pipe, the bytes read so far."""
 
-    __slots__ = ("future", "job", "lazy", "rfd", "cw", "call", "chunks", "size", "cap", "too_large", "spec")
+    __slots__ = ("future", "job", "lazy", "rfd", "cw", "call", "chunks", "size", "cap", "too_large", "spec", "post")
 
-    def __init__(self, future, job, spec, cap):
+    def __init__(self, future, job, spec, cap, post=None):
+        self.post = post
         self.future = future
         self.job = job
         self.lazy = _call.LazyReport(job=job)
@@ -186,7 +187,10 @@ class Executor(concurrent.futures.Executor):
         free; a ``leash.Future``."""
         return self._submit(self._spec, fn, args, kwargs)
 
-    def _submit(self, spec, fn, args, kwargs):
+    def _submit(self, spec, fn, args, kwargs, post=None):
+        """``post``: called in the supervisor as post(value, exception) when
+        the task has ended; what it returns is the future's result (the
+        Dask plugin builds the worker's task message with it)."""
         if not callable(fn):
             raise TypeError("leash.Executor.submit: {!r} is not callable".format(fn))
         future = Future(self)
@@ -195,7 +199,7 @@ class Executor(concurrent.futures.Executor):
                 raise RuntimeError("leash.Executor: cannot submit after shutdown")
             if self._thread is None:
                 self._start_supervisor()
-            self._pending.append((future, spec, fn, args, kwargs))
+            self._pending.append((future, spec, fn, args, kwargs, post))
         self._wake()
         return future
 
@@ -313,7 +317,7 @@ class Executor(concurrent.futures.Executor):
         return True
 
     def _start(self, item, poller, fds):
-        future, spec, fn, args, kwargs = item
+        future, spec, fn, args, kwargs, post = item
         if not future.set_running_or_notify_cancel():
             future._ended.set()
             return
@@ -323,7 +327,7 @@ class Executor(concurrent.futures.Executor):
             future._ended.set()
             future.set_exception(e)
             return
-        task = _Task(future, job, spec, spec.cap)
+        task = _Task(future, job, spec, spec.cap, post)
         future._lazy = task.lazy
         try:
             _launch(task, fn, args, kwargs)
@@ -387,6 +391,11 @@ class Executor(concurrent.futures.Executor):
             future._ended.set()
             return
         out = _outcome(task)
+        if task.post is not None:
+            try:
+                out.value, out.exception = task.post(out.value, out.exception), None
+            except BaseException as e:
+                out.exception = e
         future._ended.set()
         try:
             if out.exception is not None:
