@@ -37,6 +37,11 @@ the job's whole process tree is gone when the call returns, its cgroup is
 removed, and the report (``leash run``'s JSON schema, as a dict) is in the
 exception's ``report`` attribute, or returned by ``call_with_report``.
 
+Many trials at once: ``leash.Executor`` (a concurrent.futures executor,
+each task a fresh job, an optional ``study=`` budget over all of them),
+``leash.acall`` (asyncio) and ``leash.dask.LeashPlugin`` (every task of a
+Dask worker in its own job); a ``Limited`` pickles, so any pool can send it.
+
 See also ``leash.run`` (commands), ``leash.monitored`` (resource_monitor's
 API) and ``leash.compat.pynisher`` (pynisher's API).
 """
