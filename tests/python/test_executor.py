@@ -176,18 +176,30 @@ def test_executor_rejects_bad_values():
 # --- 3. the study budget -----------------------------------------------------
 
 
+def burn(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+
+
 def test_study_nests_tasks_and_sums_them():
     with leash.Executor(max_workers=2, study={}) as ex:
         study_cgroup = ex._study.cgroup
-        futures = [ex.submit(pid_and_cgroup) for _ in range(4)]
+        futures = [ex.submit(burn, 1_000_000) for _ in range(4)]
         futures.append(ex.submit(int, "x"))
         concurrent.futures.wait(futures)
-    for f in futures[:4]:
+    for f in futures:
         assert os.path.dirname(f.report["cgroup"]) == study_cgroup
     rep = ex.study_report
     assert rep["cgroup"] == study_cgroup and not os.path.exists(study_cgroup)
     assert rep["tasks"] == {"count": 5, "reasons": {"ok": 4, "exit": 1}}
     assert os.path.dirname(study_cgroup) == parent()
+    # the study cgroup's CPU time is its tasks' (cpu.stat counts removed
+    # descendants): the sum of theirs, to the microsecond of each figure
+    tasks_cpu = sum(f.report["usage"]["cpu_time_s"] for f in futures)
+    assert tasks_cpu > 0 and abs(rep["usage"]["cpu_time_s"] - tasks_cpu) <= 1e-5 * len(futures), (
+        rep["usage"]["cpu_time_s"], tasks_cpu)
 
 
 def test_study_budget_refused_without_a_controller():
