@@ -37,7 +37,7 @@ import select
 import sys
 import threading
 
-from . import _call, _settings
+from . import _call, _errors, _settings
 
 __all__ = ["Executor", "Future", "acall"]
 
@@ -169,9 +169,15 @@ class Executor(concurrent.futures.Executor):
         self._wake_r = self._wake_w = -1
         self.study_report = None
         self._study = None
+        self._study_info = None
         self._study_reasons = collections.Counter()
         if study is not None:
             self._study = _new_study(study, _defaults, name)
+            memory = dict(study).get("memory")
+            self._study_info = {
+                "cgroup": self._study.cgroup,
+                "memory": _settings.size_bytes(memory, "memory") if memory not in (None, "max") else None,
+            }
             self._spec.limited.settings.append(("cgroup-parent", self._study.cgroup))
         try:
             if check:
@@ -391,6 +397,10 @@ class Executor(concurrent.futures.Executor):
             future._ended.set()
             return
         out = _outcome(task)
+        if self._study is not None and task.lazy.reason() == "memory":
+            exc = study_memory_kill(task.lazy.get(), self._study_info)
+            if exc is not None:
+                out.value, out.exception = None, exc
         if task.post is not None:
             try:
                 out.value, out.exception = task.post(out.value, out.exception), None
@@ -435,6 +445,26 @@ def _new_study(study, defaults, name):
     named = {k: study.pop(k) for k in list(study) if k in _settings._NAMED}
     settings = list(defaults) + _settings.build_settings(named, study)
     return _call.new_job(settings + [("strict", "true")], name or "study")
+
+
+def study_memory_kill(report, study):
+    """A task's MemoryLimitExceeded for the study's memory limit, or None.
+    The kernel counts an OOM kill in the victim's cgroup (memory.events'
+    oom_kill, so the task's reason is "memory"), but the OOM itself (oom:
+    a limit reached) in the cgroup whose limit was reached: a task with
+    kills and no OOM of its own was killed for its study's limit. Its
+    report gains ``study`` (the study's cgroup, reason and limit)."""
+    usage = report.get("usage") or {}
+    if not usage.get("oom_kills") or usage.get("oom_events") != 0:
+        return None
+    report["study"] = {"cgroup": study["cgroup"], "reason": "memory", "memory": study["memory"]}
+    return _errors.MemoryLimitExceeded(
+        "the study's memory limit ({} bytes, {}) reached: the kernel killed this task's process, whose own "
+        "limit was not reached".format(study["memory"], study["cgroup"]),
+        "memory",
+        study["memory"],
+        report,
+    )
 
 
 def _launch(task, fn, args, kwargs):

@@ -217,6 +217,22 @@ def test_study_budget_refused_without_a_controller():
     assert any(issubclass(x.category, leash.WeakLimitWarning) for x in w)
 
 
+def test_study_memory_kill_names_the_study():
+    # the rule on the figures the kernel gives (the real thing: tests/vm/t/56-study.sh)
+    from leash._executor import study_memory_kill
+
+    study = {"cgroup": "/sys/fs/cgroup/s/study@1", "memory": 192 << 20}
+    by_study = {"reason": "memory", "usage": {"oom_kills": 1, "oom_events": 0}}
+    e = study_memory_kill(by_study, study)
+    assert isinstance(e, leash.MemoryLimitExceeded) and e.value == 192 << 20 and "study" in str(e)
+    assert by_study["study"] == {"cgroup": study["cgroup"], "reason": "memory", "memory": 192 << 20}
+    # control: an OOM of the task's own limit (oom_events counted in its cgroup)
+    own = {"reason": "memory", "usage": {"oom_kills": 1, "oom_events": 1}}
+    assert study_memory_kill(own, study) is None and "study" not in own
+    # no figures (no memory controller): nothing is claimed
+    assert study_memory_kill({"reason": "memory", "usage": {"oom_kills": None, "oom_events": None}}, study) is None
+
+
 # --- 4. asyncio --------------------------------------------------------------
 
 

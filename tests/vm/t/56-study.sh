@@ -6,8 +6,9 @@
 # guest's memory (LEASH_VM_MEM, 1024 MiB by default): 8 tasks, each under
 # memory=96M, each allocating and touching 64 MiB and holding it until all
 # have tried, under a study of 192 MiB (3 tasks' worth). The study cgroup's
-# memory.peak stays within 192 MiB; the tasks the kernel refused end with a
-# memory limit, the others return; the control, the same tasks without the
+# memory.peak stays within 192 MiB; the tasks the kernel killed for it end
+# with MemoryLimitExceeded naming the study (their reports' "study"), the
+# others return; the control, the same tasks without the
 # study, all return (512 MiB in total, more than the budget).
 
 . "$(dirname "$0")/../../integration/lib.sh"
@@ -54,7 +55,8 @@ def run(study):
     out = []
     for f in fs:
         e = f.exception()
-        out.append([type(e).__name__ if e else "ok", f.report["reason"], f.report["usage"]["oom_kills"]])
+        out.append([type(e).__name__ if e else "ok", f.report["reason"], f.report["usage"]["oom_kills"],
+                    (f.report.get("study") or {}).get("reason"), str(e)[:120] if e else None])
     rep = ex.study_report
     return {"tasks": out, "study": None if rep is None else
             [rep["usage"]["memory_peak_bytes"], rep["usage"]["memory_peak_basis"], rep["tasks"],
@@ -69,8 +71,8 @@ check "the Python probe ran (status $rc)" test "$rc" = 0
 res=$(tail -1 "$TMP/out")
 check "the study's memory.peak <= 192 MiB, enforced by the cgroup, its report counts 8 tasks" \
 	"$PY" -c 'import json,sys; s=json.loads(sys.argv[1])["study"]["study"]; sys.exit(not (s[0] <= 192 << 20 and s[1] == "memory.peak" and s[2]["count"] == 8 and s[3] == "cgroup"))' "$res"
-check "under the study: at most 3 tasks return 64, the others end by the memory limit (MemoryLimitExceeded, reason memory)" \
-	"$PY" -c 'import json,sys; t=json.loads(sys.argv[1])["study"]["tasks"]; ok=[x for x in t if x[0]=="ok"]; bad=[x for x in t if x[0]!="ok"]; sys.exit(not (len(ok) <= 3 and len(bad) >= 5 and all(x[0]=="MemoryLimitExceeded" and x[1]=="memory" for x in bad)))' "$res"
+check "under the study: at most 3 tasks return 64, the others end by the study's memory limit (MemoryLimitExceeded, reason memory, the report's study.reason memory)" \
+	"$PY" -c 'import json,sys; t=json.loads(sys.argv[1])["study"]["tasks"]; ok=[x for x in t if x[0]=="ok"]; bad=[x for x in t if x[0]!="ok"]; sys.exit(not (len(ok) <= 3 and len(bad) >= 5 and all(x[0]=="MemoryLimitExceeded" and x[1]=="memory" and x[3]=="memory" for x in bad)))' "$res"
 check "control: without the study all 8 tasks hold 64 MiB at once and return" \
 	"$PY" -c 'import json,sys; t=json.loads(sys.argv[1])["control"]["tasks"]; sys.exit(not all(x[0]=="ok" for x in t))' "$res"
 check "no cgroup left under the test parent" \
