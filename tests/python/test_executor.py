@@ -202,6 +202,25 @@ def test_study_nests_tasks_and_sums_them():
         rep["usage"]["cpu_time_s"], tasks_cpu)
 
 
+def nested_study():
+    leash.configure(cgroup_parent=None)  # placement's own rule: inside the job this runs in
+    with leash.Executor(max_workers=1, study={}) as ex:
+        return ex._study.cgroup, ex.submit(pid_and_cgroup).result()[1]
+
+
+def test_study_nests_where_leash_runs_in_a_job():
+    lf = leash.limit(nested_study, wall_time=60)
+    study_cgroup, task_cgroup = lf()
+    outer = lf.last_report["cgroup"]
+    # the outer job's cgroup holds the study's, which holds the task's
+    assert os.path.dirname(study_cgroup) == outer, (study_cgroup, outer)
+    mount = _cgroup2_mount()
+    assert "0::" + study_cgroup[len(mount):] + "/" in task_cgroup, (task_cgroup, study_cgroup)
+    # control: in this process (no job) the study is placed under the parent
+    with leash.Executor(max_workers=1, study={}) as ex:
+        assert os.path.dirname(ex._study.cgroup) == parent()
+
+
 def test_study_budget_refused_without_a_controller():
     if {"memory", "pids"} <= controllers():
         pytest.skip("this host has the memory and pids controllers: the budget is enforced (tests/vm)")
