@@ -107,7 +107,8 @@ def pools(rounds, tasks):
     print("leash_over_floor: {:.3f}".format(ratio))
     print("leash_over_fork: {:.3f}".format(statistics.median(a / b for a, b in zip(rates["leash"], rates["fork"]))))
     if "pebble" in rates:
-        print("leash_over_pebble: {:.3f}".format(statistics.median(a / b for a, b in zip(rates["leash"], rates["pebble"]))))
+        ratio = statistics.median(a / b for a, b in zip(rates["leash"], rates["pebble"]))
+        print("leash_over_pebble: {:.3f}".format(ratio))
 
 
 def dask_rounds(rounds, tasks, parent):
@@ -134,7 +135,8 @@ def dask_rounds(rounds, tasks, parent):
             cl.unregister_worker_plugin("leash")
     for k, v in rates.items():
         print("dask_{}: {:.0f} tasks/s".format(k, statistics.median(v)))
-    print("dask_with_over_without: {:.3f}".format(statistics.median(a / b for a, b in zip(rates["with"], rates["without"]))))
+    ratio = statistics.median(a / b for a, b in zip(rates["with"], rates["without"]))
+    print("dask_with_over_without: {:.3f}".format(ratio))
 
 
 def main():

@@ -50,7 +50,8 @@ def test_limited_runs_in_process_pool():
     # the Dask test (test_dask.py) sends it to spawned workers
     lf = leash.limit(pid_and_cgroup, wall_time=60)
     ctx = multiprocessing.get_context("fork")
-    with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx, initializer=_configure, initargs=(parent(),)) as pool:
+    pool = concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx, initializer=_configure, initargs=(parent(),))
+    with pool:
         out = list(pool.map(lf, range(4)))
         assert pool.submit(limited_square, 6).result() == 36
     for pid, cgroup in out:
