@@ -10,7 +10,8 @@
   fork      the least a process per task costs from Python: two threads,
             each forking a child per task (the child writes the pickled
             result to a pipe and _exits; the thread reads it and reaps it)
-  pebble    pebble.ProcessPool(2, max_tasks=1), where pebble is installed
+  pebble    pebble.ProcessPool(2, max_tasks=1) (a worker per task), where
+            pebble is installed (Debian: python3-pebble)
 
 Rounds are interleaved (each round runs TASKS tasks through every
 contender, a new pool each time, order rotated); the figures are the median
@@ -95,7 +96,7 @@ def pools(rounds, tasks):
 
         contenders["pebble"] = run_pebble
     except ImportError:
-        print("pebble: not installed (pip's pebble; no Debian package)")
+        print("pebble: not installed (Debian: python3-pebble)")
     rates = {k: [] for k in contenders}
     names = list(contenders)
     for r in range(rounds):
