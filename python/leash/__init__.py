@@ -78,6 +78,7 @@ __all__ = [
     "run",
     "monitored",
     "Executor",
+    "Future",
     "acall",
     "contexts",
     "version",
@@ -390,4 +391,4 @@ def run(argv, *, check=False, name=None, **limits):
 
 
 from ._monitor import monitored  # noqa: E402  (needs limit and Limited above)
-from ._executor import Executor, acall  # noqa: E402  (same)
+from ._executor import Executor, Future, acall  # noqa: E402  (same)

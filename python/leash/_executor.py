@@ -58,11 +58,15 @@ class Future(concurrent.futures.Future):
 
     @property
     def report(self):
+        """The task's report (dict), once its job has ended (waits for
+        that); None when the task never started."""
         self._ended.wait()
         with self._report_lock:
             return self._lazy.get() if self._lazy is not None else None
 
     def cancel(self):
+        """Cancel the task: one not started never starts; a running one is
+        ended by the ladder (its report says "killed"). False once done."""
         with self._condition:
             if self._state != _base.RUNNING:
                 running = False
