@@ -46,9 +46,11 @@ def run(study):
             os.unlink(os.path.join(os.path.dirname(gate), f))
     with leash.Executor(max_workers=8, memory="96M", wall_time=120, study=study) as ex:
         fs = [ex.submit(hold, 64) for _ in range(8)]
-        # every task either holds its 64 MiB (a marker file) or has ended
-        while sum(f.done() for f in fs) + sum(
-                1 for n in os.listdir(os.path.dirname(gate)) if n.startswith(os.path.basename(gate) + ".")) < 8:
+        # every task either holds its 64 MiB (a marker file named by its
+        # pid) or has ended: counted once each, by pid
+        prefix = os.path.basename(gate) + "."
+        while len({int(n[len(prefix):]) for n in os.listdir(os.path.dirname(gate)) if n.startswith(prefix)}
+                   | {f.report["pid"] for f in fs if f.done()}) < 8:
             time.sleep(0.05)
         open(gate, "w").close()
         cf.wait(fs)
