@@ -25,6 +25,8 @@
 #                    installed (not with CI=true: CI runs the newcomer tier)
 #   --skip TIER      leave out a tier: gcc asan vm slurm distcheck packaging
 #                    fuzz newcomer (a failure with CI=true)
+# A failing tier prints its failing tests' logs and keeps them in test-logs/
+# (make distcheck's too, from the tree it would leave or remove).
 # Prints "tests: N passed, N failed, N skipped" last.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -128,12 +130,16 @@ note_failure() { # note_failure NAME LOG: its failing lines, else its last lines
         [ -n "$lines" ] || lines=$(tail -25 "$2")
         printf -- '--- %s\n%s\n' "$1" "$(head -60 <<<"$lines")" >>"$failures"
 }
-not_ok_logs() { # not_ok_logs DIR: the failing lines of each test log
-        local log
-        for log in $(grep -l '^not ok' "$1"/tests/*/*.log 2>/dev/null); do
-                echo "--- $log"
-                grep '^\(not ok\|#\)' "$log" | head -20
-        done
+# the failing tests' logs, printed and kept in $kept/NAME (tools/keep-failed-logs):
+# a distcheck tree and $logdir do not outlive the run
+kept=$top/test-logs
+rm -rf "$kept"
+keep_logs() { # keep_logs NAME TREE
+        local out
+        out=$("$top/tools/keep-failed-logs" "$2" "$kept/$1")
+        [ -n "$out" ] || return 0
+        echo "$out"
+        printf -- '--- %s: the failing tests\x27 logs are kept in %s\n' "$1" "$kept/$1" >>"$failures"
 }
 build() { # build DIR CONFIGURE-ARGS...
         local dir=$top/$1 rc
@@ -147,7 +153,7 @@ build() { # build DIR CONFIGURE-ARGS...
         )
         rc=$?
         tally "$dir/test-suite.log"
-        [ $rc = 0 ] || not_ok_logs "$dir"
+        [ $rc = 0 ] || keep_logs "$(basename "$dir")" "$dir"
         return $rc
 }
 
@@ -210,7 +216,18 @@ tier slurm "slurm tier (tests/slurm/run)" slurm_tier
 
 # distcheck proves the tarball builds, installs and passes; the 10,000-call
 # Python run already ran in the gcc tier: 1,000 here save minutes of CI
-tier distcheck "make distcheck" env LEASH_PY_CALLS=1000 make -C "$top/build" -j"$(nproc)" --quiet distcheck
+distcheck_tier() { # a failing check leaves leash-VERSION/_build: its logs are kept before anything removes it
+        local rc d
+        LEASH_PY_CALLS=1000 make -C "$top/build" -j"$(nproc)" --quiet distcheck
+        rc=$?
+        if [ $rc != 0 ]; then
+                for d in "$top"/build/leash-[0-9]*/_build; do
+                        [ -d "$d" ] && keep_logs distcheck "$d"
+                done
+        fi
+        return $rc
+}
+tier distcheck "make distcheck" distcheck_tier
 
 pkg_tier() { # TAP of tests/packaging/packages.sh, counted; 77 = skipped (a failure under CI)
         local log=$top/build/packaging.log rc
@@ -249,7 +266,7 @@ newcomer_tier() (
         echo "ok - hidden: $LEASH_TEST_HIDDEN"
         LEASH_PY_CALLS=1000 make -C "$top/build" -j"$(nproc)" check TEST_SUITE_LOG=test-suite-newcomer.log
         rc=$?
-        [ $rc = 0 ] || not_ok_logs "$top/build"
+        [ $rc = 0 ] || keep_logs newcomer "$top/build"
         if grep -q '^1\.\.0 # SKIP no chromium' "$top/build/tests/report/chromium.log"; then
                 echo "ok - tests/report/chromium.sh skipped: $(grep -m1 '^1\.\.0' "$top/build/tests/report/chromium.log")"
         else

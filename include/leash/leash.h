@@ -55,7 +55,8 @@ enum leash_enforcer {
         LEASH_BY_LEASH,  /* the supervisor itself (time limits) */
 };
 
-enum leash_format { LEASH_FORMAT_JSON, LEASH_FORMAT_KV, LEASH_FORMAT_TEXT };
+/* ISOLATE: isolate(1)'s meta-file keys and meanings, for judges built on it */
+enum leash_format { LEASH_FORMAT_JSON, LEASH_FORMAT_KV, LEASH_FORMAT_TEXT, LEASH_FORMAT_ISOLATE };
 
 /* Why a job ended. New values are only ever added at the end. */
 enum leash_reason {

@@ -154,7 +154,9 @@ class Limited:
     ``leash.configure()``'s options there apply to it.
     """
 
-    def __init__(self, func, settings, name, context, memory_limited, sample=None, codec=None, max_result=-1):
+    def __init__(
+        self, func, settings, name, context, memory_limited, sample=None, codec=None, max_result=-1, child_fds=None
+    ):
         if not callable(func):
             raise TypeError("leash.limit: {!r} is not callable".format(func))
         if context not in contexts:
@@ -168,6 +170,7 @@ class Limited:
         self._sample = sample
         self._codec = codec if codec is not None else _result.codec()
         self._max_result = max_result
+        self._child_fds = child_fds  # None: the function inherits the caller's fds; else those it keeps
         self._local = threading.local()
         self._call_spec = _call.call_spec(self._codec, max_result)
         self._config = None  # made at the first fork call, again after configure()
@@ -217,7 +220,7 @@ class Limited:
         checked once (again after configure()); the files are read by each
         job."""
         if self._config_gen != _defaults_gen:
-            self._config = _call.new_config(_defaults + self.settings, self._job_name)
+            self._config = _call.new_config(_defaults + self.settings, self._job_name, self._child_fds)
             self._config_gen = _defaults_gen
         return self._config
 
@@ -226,7 +229,7 @@ class Limited:
             self._local.report = None
             out = _call.run_spawned(
                 self._job_config(), None, self.func, args, kwargs, self.memory_limited, self._sample, self._codec,
-                self._max_result,
+                self._max_result, self._child_fds or (),
             )
             self._local.report = out.lazy  # parsed when asked for; the value is not kept
             return out
@@ -301,6 +304,7 @@ def limit(
     trust_result=False,
     result_types=(),
     max_result=None,
+    keep_fds=None,
     **sandbox
 ):
     """Limit a function: every call runs it in a child forked straight into
@@ -326,6 +330,18 @@ def limit(
     it); ``max_result``: the result's cap in bytes (an int or a size string,
     ``"64M"``), default the memory limit, else 1 GiB: beyond it the job is
     killed and ``ResultTooLarge`` raised.
+
+    The caller's open files: with ``user=``, ``devices=`` or ``gpus=`` the
+    function's process closes every fd above 2 of the caller's (a root-only
+    file, a CUDA context's ``/dev/nvidia*``) before it runs, as ``leash run``
+    does for a command; ``keep_fds=[3, 7]`` keeps those (and closes the rest
+    in any case), ``keep_fds=True`` keeps every one. Without those options
+    and without ``keep_fds``, a forked function inherits the caller's fds.
+    (Context ``"spawn"`` execs an interpreter, which gets none of them, as a
+    command; there ``keep_fds=[...]`` hands on those, ``keep_fds=True`` only
+    those made inheritable, ``os.set_inheritable``.) A bad value raises
+    ValueError. The keywords decide: a ``user`` or ``devices`` that only a
+    profile sets does not close them; pass ``keep_fds=[]`` to.
     Any other keyword is a ``leash run`` option with ``_`` for ``-``:
     ``clean_env=True``, ``seccomp="no-network"``, ``env={"K": "V"}``,
     ``nofile=64``, ``cgroup_parent=...``, ``user=...``, ``no_stdin=True``.
@@ -347,26 +363,39 @@ def limit(
         memory=memory, cpu_time=cpu_time, wall_time=wall_time, pids=pids, cpus=cpus, grace=grace, signal=signal,
         profile=profile,
     )
+    keep = _settings.keep_fds_value(keep_fds, "leash.limit: keep_fds")
+    child_fds = None if keep is True else keep if keep is not None or not _settings.isolating(sandbox) else ()
+    if keep is True:  # as before: every fd, and the report says "inherited"
+        sandbox = dict(sandbox, keep_fds=True)
     settings = _settings.build_settings(named, sandbox)
     memory_limited = memory is not None and memory != "max"
     codec = _result.codec(trust_result, result_types)
     cap = _settings.size_bytes(max_result, "max_result")
     if func is None:
-        return lambda f: Limited(f, settings, name, context, memory_limited, None, codec, cap)
-    return Limited(func, settings, name, context, memory_limited, None, codec, cap)
+        return lambda f: Limited(f, settings, name, context, memory_limited, None, codec, cap, child_fds)
+    return Limited(func, settings, name, context, memory_limited, None, codec, cap, child_fds)
 
 
-def run(argv, *, check=False, name=None, **limits):
+def run(argv, *, check=False, name=None, keep_fds=False, **limits):
     """Run a command (a list of strings) in its own job cgroup under the
     same limits as ``leash.limit`` (and any ``leash run`` option), wait for
     it, and return its report as a dict (``report["reason"]``,
     ``report["exit"]["status"]``, ``report["usage"]``...). The command's
     stdin, stdout and stderr are the caller's. With ``check=True`` a reason
     other than ``ok`` raises the exception ``leash.limit`` would raise.
+    ``keep_fds=True`` lets the command inherit the caller's fds above 2
+    (closed at its exec by default, as ``leash run --keep-fds``).
     """
     if isinstance(argv, (str, bytes)) or not argv:
         raise ValueError("leash.run: argv must be a non-empty list of strings, not {!r}".format(argv))
     argv = [os.fsdecode(a) for a in argv]
+    if not isinstance(keep_fds, bool):
+        raise ValueError(
+            "leash.run: keep_fds={!r}: expected True or False (a command inherits every fd above 2 or none; "
+            "a list is leash.limit's)".format(keep_fds)
+        )
+    if keep_fds:
+        limits["keep_fds"] = True
     named = {k: limits.pop(k) for k in list(limits) if k in _settings._NAMED}
     settings = _defaults + _settings.build_settings(named, limits)
     job = _call.new_job(settings, name or _safe_name(os.path.basename(argv[0])))

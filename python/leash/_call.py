@@ -70,11 +70,13 @@ def warn_weak_limits(job):
         warnings.warn(line, _errors.WeakLimitWarning, stacklevel=level)
 
 
-def new_config(settings, name):
+def new_config(settings, name, child_fds=None):
     """Settings checked once for many jobs (a limited function's calls): a
     job made from it sets nothing again, and still reads the configuration
-    files, so an edited profile is seen by the next call."""
-    return require_extension().Config(settings, name)
+    files, so an edited profile is seen by the next call. ``child_fds``:
+    None, the forked function inherits the caller's fds; else the fds above
+    2 it keeps (all others but its result pipe are closed in it)."""
+    return require_extension().Config(settings, name, child_fds=child_fds)
 
 
 def require_extension():
@@ -407,11 +409,13 @@ def run_forked(config, local, func, args, kwargs, memory_limited, sample=None, c
     return collected(report_of(local), ok, obj, memory_limited, codec)
 
 
-def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1):
+def run_spawned(
+    settings, name, func, args, kwargs, memory_limited, sample=None, codec=_result._SAFE, max_result=-1, keep=()
+):
     """The spawn context: the child is a fresh interpreter (sys.executable
     -m leash._child) that inherits nothing of this one but the function,
     its arguments (pickled) and what multiprocessing's spawn would give it
-    (sys.path, the main module)."""
+    (sys.path, the main module), and the fds in ``keep`` (keep_fds=)."""
     import multiprocessing.spawn as mp_spawn
 
     require_extension()
@@ -441,8 +445,8 @@ def run_spawned(settings, name, func, args, kwargs, memory_limited, sample=None,
             # rfd and cw, private, are closed in the child by the library
             if job.fork(keep=(cr, wfd)) == 0:
                 try:
-                    os.set_inheritable(cr, True)
-                    os.set_inheritable(wfd, True)
+                    for fd in (cr, wfd) + tuple(keep):
+                        os.set_inheritable(fd, True)
                     os.execve(argv[0], argv, env)
                 finally:
                     os._exit(127)

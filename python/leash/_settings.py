@@ -11,7 +11,7 @@ import decimal
 import numbers
 import signal as _signal
 
-__all__ = ["build_settings", "size_text", "size_bytes", "duration_text"]
+__all__ = ["build_settings", "size_text", "size_bytes", "duration_text", "keep_fds_value", "isolating"]
 
 # Python keyword -> option-table key, for the named limits of leash.limit().
 _NAMED = {
@@ -88,6 +88,35 @@ def duration_text(value, what="wall_time"):
     if hasattr(value, "total_seconds"):  # datetime.timedelta
         return _decimal_text(value.total_seconds(), what) + "s"
     raise ValueError("{}: {!r}: expected seconds or a duration such as '90s'".format(what, value))
+
+
+def keep_fds_value(value, what="keep_fds"):
+    """keep_fds=: None or False (the default), True (every fd), or an
+    iterable of fds (ints >= 0; 0-2 are always kept) -> None, True or a
+    sorted tuple of the fds above 2. Anything else raises ValueError."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return True
+    bad = ValueError("{}: {!r}: expected True, False or a list of file descriptors (ints >= 0)".format(what, value))
+    if isinstance(value, (str, bytes, numbers.Number)) or not hasattr(value, "__iter__"):
+        raise bad
+    fds = set()
+    for fd in value:
+        if not isinstance(fd, numbers.Integral) or isinstance(fd, bool) or fd < 0 or fd > 2**31 - 1:
+            raise bad
+        fds.add(int(fd))
+    out = tuple(sorted(fd for fd in fds if fd > 2))
+    if len(out) > 64:
+        raise ValueError("{}: {} descriptors: at most 64 can be kept".format(what, len(out)))
+    return out
+
+
+def isolating(sandbox):
+    """Whether the options (leash.limit's other keywords) run the function
+    behind a boundary its caller's open files would cross: another user,
+    or a device allow-list (devices=, gpus=)."""
+    return any(sandbox.get(k) not in (None, False, "", (), []) for k in ("user", "devices", "gpus"))
 
 
 def _value_text(key, value, what):

@@ -20,7 +20,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -46,10 +49,15 @@ typedef struct {
  * none (the allocations are copy-on-write faults after the last call's
  * fork). The configuration files are checked by each job (read again when
  * one changed: settings/config.c). */
+#define CHILD_KEEP_MAX 64
 typedef struct {
         PyObject_HEAD struct leash_config *config;
         int env_paths;            /* the directories follow the environment, checked at each job */
         char *env_dir, *env_user; /* what the environment said last (NULL: not set) */
+        /* child_fds (issue 38): the forked function closes every fd above 2
+         * but its result pipe and keep[] (sorted) before it runs */
+        int close_fds, n_keep;
+        int keep[CHILD_KEEP_MAX];
 } ConfigObject;
 
 static PyTypeObject ConfigType;
@@ -259,18 +267,53 @@ static int config_follow_env(ConfigObject *cfg) {
         return r;
 }
 
+/* child_fds: None (the child inherits the caller's fds) or a sequence of
+ * fds above 2 to keep, all others closed */
+static int child_fds_set(ConfigObject *self, PyObject *fds) {
+        PyObject *seq;
+        Py_ssize_t n;
+
+        self->close_fds = fds && fds != Py_None;
+        self->n_keep = 0;
+        if (!self->close_fds)
+                return 0;
+        seq = PySequence_Fast(fds, "leash: child_fds must be None or a sequence of fds");
+        if (!seq)
+                return -1;
+        n = PySequence_Fast_GET_SIZE(seq);
+        for (Py_ssize_t i = 0; i < n; i++) {
+                long fd = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+                if (fd < 3 || fd > INT_MAX || self->n_keep >= CHILD_KEEP_MAX) {
+                        Py_DECREF(seq);
+                        if (!PyErr_Occurred())
+                                PyErr_Format(PyExc_ValueError, "leash: child_fds: %ld: expected at most %d fds above 2",
+                                             fd, CHILD_KEEP_MAX);
+                        return -1;
+                }
+                int j = self->n_keep++;
+                for (; j > 0 && self->keep[j - 1] > (int) fd; j--)
+                        self->keep[j] = self->keep[j - 1];
+                self->keep[j] = (int) fd;
+        }
+        Py_DECREF(seq);
+        return 0;
+}
+
 static int Config_init(ConfigObject *self, PyObject *args, PyObject *kwds) {
-        static char *kwlist[] = {(char *) "settings", (char *) "name", (char *) "config_dir", (char *) "user_dir",
-                                 NULL};
-        PyObject *settings, *config_dir = NULL, *user_dir = NULL;
+        static char *kwlist[] = {(char *) "settings", (char *) "name",      (char *) "config_dir",
+                                 (char *) "user_dir", (char *) "child_fds", NULL};
+        PyObject *settings, *config_dir = NULL, *user_dir = NULL, *child_fds = NULL;
         const char *name = NULL;
 
-        if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|zOO", kwlist, &settings, &name, &config_dir, &user_dir))
+        if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|zOOO", kwlist, &settings, &name, &config_dir, &user_dir,
+                                         &child_fds))
                 return -1;
         if (self->config) {
                 PyErr_SetString(PyExc_RuntimeError, "leash: a Config is initialised once");
                 return -1;
         }
+        if (child_fds_set(self, child_fds) < 0)
+                return -1;
         self->config = config_make(settings, name, config_dir, user_dir, &self->env_paths);
         return self->config ? config_follow_env(self) : -1;
 }
@@ -287,10 +330,12 @@ static PyTypeObject ConfigType = {
         .tp_basicsize = sizeof(ConfigObject),
         .tp_dealloc = (destructor) Config_dealloc,
         .tp_flags = Py_TPFLAGS_DEFAULT,
-        .tp_doc = "Config(settings, name=None, config_dir=None, user_dir=None)\n\n"
+        .tp_doc = "Config(settings, name=None, config_dir=None, user_dir=None, child_fds=None)\n\n"
                   "Settings checked once for many jobs: Job(config) makes a job from them without setting "
                   "them again. The configuration files are read by each job, so an edited profile is seen by "
-                  "the next one; directories omitted follow the environment at each job.",
+                  "the next one; directories omitted follow the environment at each job. child_fds: None, "
+                  "the function forked by call() inherits the caller's fds; else a sequence of fds above 2 "
+                  "it keeps, every other fd above 2 but its result pipe closed before it runs.",
         .tp_init = (initproc) Config_init,
         .tp_new = PyType_GenericNew,
 };
@@ -859,6 +904,44 @@ static void flush_std(void) {
  * writes is a copy-on-write fault on its way to the result: the Python
  * version's frames and objects cost about twenty.
  */
+/* In the forked child, before the function runs: every fd above 2 closed
+ * but the result pipe's write end and keep[] (sorted, above 2), so that a
+ * function run as another user, or behind a device allow-list, holds none
+ * of the caller's files or device nodes (a CUDA context's /dev/nvidia*, a
+ * root-only file). close_range (5.9) over each gap, else one close per fd
+ * up to RLIMIT_NOFILE's soft limit; failing, the child exits before it runs
+ * anything (the report says exit 125). */
+static void close_gap(int lo, int hi, rlim_t max) {
+        if (hi < lo)
+                return;
+        if (syscall(SYS_close_range, (unsigned) lo, (unsigned) hi, 0) == 0)
+                return;
+        if (errno != ENOSYS)
+                _exit(125);
+        for (long fd = lo; fd <= hi && fd < (long) max; fd++)
+                (void) close((int) fd);
+}
+
+static void child_close_fds(int wfd, const int *keep, int n_keep) {
+        int all[CHILD_KEEP_MAX + 1], n = 0, j, lo = 3;
+        struct rlimit rl;
+
+        for (int i = 0; i < n_keep; i++)
+                if (keep[i] != wfd)
+                        all[n++] = keep[i];
+        for (j = n++; j > 0 && all[j - 1] > wfd; j--) /* wfd in its sorted place */
+                all[j] = all[j - 1];
+        all[j] = wfd;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                rl.rlim_cur = 65536;
+        for (int i = 0; i < n; i++) {
+                close_gap(lo, all[i] - 1, rl.rlim_cur);
+                if (all[i] + 1 > lo)
+                        lo = all[i] + 1;
+        }
+        close_gap(lo, INT_MAX, rl.rlim_cur);
+}
+
 static _Noreturn void call_child(int wfd, PyObject *func, PyObject *args, PyObject *kwargs, PyObject *dumps,
                                  PyObject *protocol, PyObject *failed) {
         PyObject *value, *payload = NULL, *type, *exc, *tb;
@@ -989,6 +1072,7 @@ struct call_args {
         PyObject *func, *fargs, *fkwargs, *dumps, *protocol, *failed, *loads;
         int wake_ms;
         long long max_result;
+        const ConfigObject *fds; /* NULL: the child inherits the caller's fds (child_fds_set) */
 };
 
 /* local.report = job; the reference it held before (NULL: none) in *ret_old */
@@ -1060,6 +1144,8 @@ static PyObject *job_call(JobObject *self, const struct call_args *a, PyObject *
                 return raise_errno(r);
         }
         pid = leash_job_fork(self->job, &err);
+        if (pid == 0 && a->fds && a->fds->close_fds)
+                child_close_fds(fds[1], a->fds->keep, a->fds->n_keep);
         if (pid == 0)
                 call_child(fds[1], a->func, a->fargs, a->fkwargs, a->dumps, a->protocol,
                            a->failed); /* fds[0]: closed */
@@ -1159,6 +1245,7 @@ static PyObject *Config_call(ConfigObject *self, PyObject *args) {
         if (warn_if_weak((JobObject *) job, warn) < 0 ||
             (sample != Py_None && set_sampler((JobObject *) job, sample) < 0))
                 goto fail;
+        a.fds = self;
         ret = job_call((JobObject *) job, &a, local); /* stored in local after the fork */
         if (!ret)
                 call_failed(local, (JobObject *) job);

@@ -383,6 +383,17 @@ bool path_has_dotdot(const char *path) {
         return false;
 }
 
+void path_simplify_slashes(char *path) {
+        char *w = path;
+
+        for (const char *r = path; *r; r++)
+                if (!(*r == '/' && w > path && w[-1] == '/'))
+                        *w++ = *r;
+        while (w > path + 1 && w[-1] == '/')
+                w--;
+        *w = '\0';
+}
+
 bool job_name_is_valid(const char *s) {
         size_t n = 0;
 
@@ -436,6 +447,23 @@ void format_bytes_human(uint64_t v, char *buf, size_t size) {
                 snprintf(buf, size, "%.1f %s", x, units[i]);
         else
                 snprintf(buf, size, "%.2f %s", x, units[i]);
+}
+
+void format_bytes_table(uint64_t v, char *buf, size_t size) {
+        static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+        double x = (double) v;
+        int i = -1;
+
+        if (v < 1024) {
+                snprintf(buf, size, "%" PRIu64 "B", v);
+                return;
+        }
+        /* 1048575 bytes is 1023.999 KiB, which %.1f would print as 1024.0 */
+        while (i < 4 && x >= 1024.0 - 0.05) {
+                x /= 1024.0;
+                i++;
+        }
+        snprintf(buf, size, "%.1f%s", x, units[i]);
 }
 
 void format_duration(uint64_t ns, char *buf, size_t size) {

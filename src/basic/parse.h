@@ -48,9 +48,17 @@ const char *signal_name(int sig);
 bool job_name_is_valid(const char *s);
 /* Some component of the path is "..". */
 bool path_has_dotdot(const char *path);
+/* In place: runs of '/' as one, no trailing '/' (but "/" itself):
+ * "/sys/fs/cgroup/unified//leash///" -> "/sys/fs/cgroup/unified/leash". */
+void path_simplify_slashes(char *path);
 
 /* Formatting helpers for messages and reports. */
 void format_size(uint64_t v, char *buf, size_t size);
 void format_duration(uint64_t ns, char *buf, size_t size);
 /* For people: 416808K -> "407 MiB", 3 significant digits, 1024-based. */
 void format_bytes_human(uint64_t v, char *buf, size_t size);
+/* For tables people read (leash ps, top, stat): one decimal in the largest
+ * 1024-based unit that keeps the figure at least 1, no space so that a table
+ * still splits on blanks: "104.0MiB", "1.5GiB", "512B". Never rounds up
+ * into the next unit's range ("1024.0KiB" is "1.0MiB"). */
+void format_bytes_table(uint64_t v, char *buf, size_t size);

@@ -6,6 +6,7 @@
  */
 #include "utf8.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,4 +127,84 @@ void utf8_fputs_json(const char *s, FILE *f) {
                 n -= l ? l : 1;
         }
         fputc('"', f);
+}
+
+/* Whether utf8_fputs_escaped would write s unchanged but for backslashes:
+ * valid UTF-8 without a control byte (tab and newline included). */
+static bool utf8_plain(const char *s) {
+        for (size_t n = strlen(s); n;) {
+                const unsigned char c = (unsigned char) *s;
+                size_t l = utf8_seq_len(s, n);
+                if (l == 0 || c < 0x20 || c == 0x7f || (l == 2 && c == 0xc2 && (unsigned char) s[1] < 0xa0))
+                        return false;
+                s += l;
+                n -= l;
+        }
+        return true;
+}
+
+/* bash's ANSI-C quoting, $'...': exact for any bytes, and no control byte
+ * reaches the terminal raw */
+static void utf8_fputs_ansi_c(FILE *f, const char *a) {
+        fputs("$'", f);
+        for (size_t n = strlen(a); n;) {
+                const unsigned char c = (unsigned char) *a;
+                size_t l = utf8_seq_len(a, n);
+                if (c == '\\' || c == '\'')
+                        fprintf(f, "\\%c", c);
+                else if (l == 0 || c < 0x20 || c == 0x7f || (l == 2 && c == 0xc2 && (unsigned char) a[1] < 0xa0)) {
+                        for (size_t i = 0; i < (l ? l : 1); i++)
+                                fprintf(f, "\\x%02x", (unsigned char) a[i]);
+                } else
+                        fwrite(a, 1, l, f);
+                a += l ? l : 1;
+                n -= l ? l : 1;
+        }
+        fputc('\'', f);
+}
+
+static void utf8_fputs_raw(FILE *f, const char *s) {
+        fputs(s, f);
+}
+
+void utf8_fputs_command(FILE *f, char *const *argv, size_t n, void (*esc)(FILE *, const char *)) {
+        bool shell = !esc;
+
+        if (shell)
+                esc = utf8_fputs_raw;
+        for (size_t i = 0; i < n; i++) {
+                const char *a = argv[i];
+                bool quote = !*a || strpbrk(a, " \t\n'\"\\$`;&|<>*?()[]{}~#!") != NULL;
+                if (i)
+                        fputc(' ', f);
+                if (shell && !utf8_plain(a)) {
+                        utf8_fputs_ansi_c(f, a);
+                        continue;
+                }
+                if (!quote) {
+                        esc(f, a);
+                        continue;
+                }
+                esc(f, "'");
+                for (const char *p = a; *p;) {
+                        size_t k = strcspn(p, "'");
+                        char part[256];
+                        while (k > 0) {
+                                size_t m = k < sizeof part - 1 ? k : sizeof part - 1;
+                                /* never split a UTF-8 sequence between two parts */
+                                while (m < k && m > 0 && ((unsigned char) p[m] & 0xc0) == 0x80)
+                                        m--;
+                                memcpy(part, p, m);
+                                part[m] = '\0';
+                                esc(f, part);
+                                p += m;
+                                k -= m;
+                        }
+                        if (*p == '\'') {
+                                esc(f, "'\\''");
+                                p++;
+                        }
+                }
+                esc(f, "'");
+        }
 }

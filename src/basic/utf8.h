@@ -23,3 +23,10 @@ void utf8_fputs_escaped(const char *s, FILE *f);
 /* Writes s as a JSON string literal (quotes included): '"', '\\' and every
  * control byte escaped, every byte outside valid UTF-8 as U+FFFD. */
 void utf8_fputs_json(const char *s, FILE *f);
+/* A command line for people: an argument with blanks, quotes or shell syntax
+ * single-quoted ('it'\''s'), an empty one as ''; each piece written through
+ * esc (render's markup for HTML/Markdown). With esc NULL, for a terminal and
+ * for pasting into a shell: exact, and an argument with a control byte or
+ * bytes outside UTF-8 written in bash's $'...' with \xHH, so that none
+ * reaches the terminal raw. */
+void utf8_fputs_command(FILE *f, char *const *argv, size_t n, void (*esc)(FILE *, const char *));

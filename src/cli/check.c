@@ -18,6 +18,30 @@
 #include "../engine/placement.h"
 #include "cli.h"
 
+static const char *yes_no(bool b) {
+        return b ? "yes" : "no";
+}
+
+/* What the kernel has, then what this user's jobs get of it: an ordinary
+ * user with no cgroup (or none with the controller) gets less than the host
+ * has, and must not read the one as the other. */
+static void print_features(const struct leash_host *h) {
+        bool none = h->placement.kind == PLACEMENT_NONE || h->parent_error;
+
+        printf("kernel features:    clone3 into cgroup=%s, cgroup.kill=%s, memory.peak=%s, pids.peak=%s, pressure=%s\n",
+               yes_no(h->clone_into_cgroup), yes_no(h->kernel.cgroup_kill),
+               h->kernel.memory_unseen ? "?" : yes_no(h->kernel.memory_peak),
+               h->kernel.pids_unseen ? "?" : yes_no(h->kernel.pids_peak), yes_no(h->kernel.pressure));
+        if (h->kernel.memory_unseen || h->kernel.pids_unseen)
+                printf("  ?: no cgroup on this host has that controller on, to show its file\n");
+        if (none)
+                printf("  this user's jobs: none of them (no job cgroup: placement none)\n");
+        else
+                printf("  this user's jobs: cgroup.kill=%s, memory.peak=%s, pids.peak=%s, pressure=%s (under %s)\n",
+                       yes_no(h->cgroup_kill), yes_no(h->memory_peak), yes_no(h->pids_peak), yes_no(h->pressure),
+                       h->parent);
+}
+
 int cmd_check(int argc, char **argv) {
         static const struct option longopts[] = {
                 {"cgroup-parent", required_argument, NULL, 'p'},
@@ -35,9 +59,10 @@ int cmd_check(int argc, char **argv) {
         opterr = 0;
         optind = 1;
         while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                if (c == 'p')
+                if (c == 'p') {
+                        path_simplify_slashes(optarg); /* printed as the kernel names it */
                         parent = optarg;
-                else if (c == 'h') {
+                } else if (c == 'h') {
                         printf("Usage: leash check [--cgroup-parent PATH]\n");
                         return 0;
                 } else if (optopt == 'p')
@@ -89,9 +114,7 @@ int cmd_check(int argc, char **argv) {
         for (int i = 0; i < CTL_COUNT; i++)
                 printf(" %s=%s", cgroupfs_controller_names[i], h.ctl_available[i] ? "yes" : "no");
         printf("\n");
-        printf("kernel features:    clone3 into cgroup=%s, cgroup.kill=%s, memory.peak=%s, pids.peak=%s, pressure=%s\n",
-               h.clone_into_cgroup ? "yes" : "no", h.cgroup_kill ? "yes" : "no", h.memory_peak ? "yes" : "no",
-               h.pids_peak ? "yes" : "no", h.pressure ? "yes" : "no");
+        print_features(&h);
         printf("limits:\n");
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 enum leash_enforcer e = h.enforced[l];

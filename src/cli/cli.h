@@ -19,6 +19,11 @@ int cmd_suggest(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+/* leash __complete SUB OPTION: an option's fixed values for the shell
+ * completion (src/cli/complete.c); hidden */
+int cmd_complete(int argc, char **argv);
+/* ps and stat -o: the words their parser takes (ps.c) */
+extern const char *const ps_output_names[];
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_help(FILE *f);
 /* leash check: seccomp, filter sets, capabilities, identity switch */

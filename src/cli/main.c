@@ -74,6 +74,8 @@ int main(int argc, char **argv) {
                 return cmd_stat(argc - 1, argv + 1);
         if (strcmp(cmd, "top") == 0)
                 return cmd_top(argc - 1, argv + 1);
+        if (strcmp(cmd, "__complete") == 0)
+                return cmd_complete(argc - 1, argv + 1);
         {
                 static const char *const cmds[] = {"run",     "check", "profiles", "slurm", "report",
                                                    "suggest", "ps",    "stat",     "top"};

@@ -25,12 +25,25 @@ static void print_errors(const struct leash_profiles *p) {
 
 /* Reads the configuration and the extra files. Returns 0, or an exit code
  * after printing why: 125, or 1 with errors when check is set. */
+/* This process's configuration paths; 125 after saying why for a relative
+ * LEASH_CONFIG_DIR (it was silently ignored before issue 41). */
+static int cli_paths(struct leash_profile_paths *ret) {
+        const char *bad = NULL;
+        if (leash_profile_paths_default(ret, &bad) < 0) {
+                log_error("LEASH_CONFIG_DIR: '%s': expected an absolute path", bad ? bad : "");
+                return EXIT_LEASH_FAILED;
+        }
+        return 0;
+}
+
 static int load(char *const *files, size_t n_files, bool check, struct leash_profiles **ret) {
         struct leash_profile_paths paths;
         struct leash_profiles *p = NULL;
         int r;
 
-        leash_profile_paths_default(&paths);
+        r = cli_paths(&paths);
+        if (r != 0)
+                return r;
         r = leash_profiles_new(paths.trust, &p);
         if (r < 0) {
                 log_error("read the configuration: %s", strerror(-r));
@@ -65,7 +78,7 @@ static int unknown_profile(const struct leash_profiles *p, const char *opt, cons
         struct leash_profile_paths paths;
         char text[1024];
 
-        leash_profile_paths_default(&paths);
+        (void) leash_profile_paths_default(&paths, NULL); /* load() said why, had it been wrong */
         leash_profiles_unknown(p, name, paths.config_dir, paths.user_dir, text, sizeof text);
         return usage_error("%s%s", opt, text);
 }
@@ -122,7 +135,11 @@ int cli_profile_check(const char *name, char *why, size_t size) {
                 return -EINVAL;
         }
         /* the system's profiles only: never a user's own directory */
-        leash_profile_paths_default(&paths);
+        const char *bad = NULL;
+        if (leash_profile_paths_default(&paths, &bad) < 0) {
+                snprintf(why, size, "LEASH_CONFIG_DIR: '%s': expected an absolute path", bad ? bad : "");
+                return -EINVAL;
+        }
         r = leash_profiles_new(paths.trust, &p);
         if (r < 0) {
                 snprintf(why, size, "read the configuration: %s", strerror(-r));
@@ -155,6 +172,26 @@ int cli_profile_check(const char *name, char *why, size_t size) {
 /* Keys that a file can set: all but the command-line-only ones. */
 static bool file_key(const struct leash_option *o) {
         return (o->flags & LEASH_OPT_CLI_ONLY) != LEASH_OPT_CLI_ONLY;
+}
+
+/* where list looked, in the order read: what is absent was skipped */
+static void profiles_searched(char *const *files, size_t n_files) {
+        struct leash_profile_paths paths;
+
+        (void) leash_profile_paths_default(&paths, NULL); /* load() said why, had it been wrong */
+        /* "/" "*": no comment opener in the text, for tests/style's C reader */
+        printf("\nsearched: %s/leash.ini, %s/profiles.d/"
+               "*.ini",
+               paths.config_dir, paths.config_dir);
+        if (paths.user_dir[0])
+                printf(", %s/"
+                       "*.ini",
+                       paths.user_dir);
+        else if (paths.trust)
+                printf(" (as root: no user profiles.d)");
+        for (size_t i = 0; i < n_files; i++)
+                printf(", %s", files[i]);
+        putchar('\n');
 }
 
 static int profiles_list(struct leash_profiles *p) {
@@ -323,6 +360,7 @@ int cmd_profiles(int argc, char **argv) {
                 if (r != 0)
                         return r;
                 r = profiles_list(p);
+                profiles_searched(files, n_files);
         } else {
                 if (optind >= argc)
                         return usage_error("profiles show: no profile name given: expected show NAME");

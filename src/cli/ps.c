@@ -87,11 +87,15 @@ static void cell_age(uint64_t us, char *buf, size_t size) {
                          (unsigned long long) (s / 3600 % 24));
 }
 
+/* -o of ps and stat; leash __complete offers them */
+const char *const ps_output_names[] = {"text", "json", NULL};
+
+/* sizes as people read them (104.0 MiB); -o json keeps bytes */
 static void cell_size(uint64_t v, char *buf, size_t size) {
         if (v == LEASH_NULL)
                 snprintf(buf, size, "-");
         else
-                format_size(v, buf, size);
+                format_bytes_table(v, buf, size);
 }
 
 static void cell_count(uint64_t v, char *buf, size_t size) {
@@ -110,7 +114,7 @@ static void cell_pid(pid_t p, char *buf, size_t size) {
 
 /* --- the table (ps and top) ------------------------------------------------- */
 
-#define PS_HEADER "%-24s %7s %7s %-9s %8s %8s %6s %8s %8s %8s %5s  %s"
+#define PS_HEADER "%-24s %7s %7s %-9s %8s %8s %6s %10s %9s %9s %5s  %s"
 
 /* One row into buf (no newline); *pss set when memory came from the PSS sum. */
 static void ps_row(const struct monitor_job *j, struct user_cache *uc, char *buf, size_t size, bool *pss) {
@@ -209,12 +213,14 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct ps_opts *o,
                         if (!*optarg || path_has_dotdot(optarg))
                                 return usage_error("%s: --cgroup-parent: '%s': expected a path without '..'", cmd,
                                                    optarg);
+                        path_simplify_slashes(optarg); /* printed as the kernel names it */
                         o->parent = optarg;
                         break;
                 case 'o':
-                        if (is_top || (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0))
+                        if (is_top ||
+                            (strcmp(optarg, ps_output_names[0]) != 0 && strcmp(optarg, ps_output_names[1]) != 0))
                                 return usage_error("%s: -o: '%s': expected %s", cmd, optarg,
-                                                   is_top ? "no -o (top draws a terminal)" : "json or text");
+                                                   is_top ? "no -o (top draws a terminal)" : "text or json");
                         o->json = strcmp(optarg, "json") == 0;
                         break;
                 case 'd':
@@ -367,20 +373,23 @@ static void stat_text(const struct monitor_job *j, struct user_cache *uc) {
                 if (fig == LEASH_FIG_T || fig == LEASH_FIG_TOTAL_PROCESSES || fig == LEASH_FIG_DISK_BYTES ||
                     fig == LEASH_FIG_DISK_FILES)
                         continue;
-                if (j->s.v[f] == LEASH_NULL)
+                const char *col = leash_fig_column(fig);
+                size_t cl = strlen(col);
+                if (cl > 6 && strcmp(col + cl - 6, "_bytes") == 0)
+                        cell_size(j->s.v[f], cell, sizeof cell); /* a size: as people read it */
+                else if (j->s.v[f] == LEASH_NULL)
                         snprintf(cell, sizeof cell, "-");
                 else
                         sample_fig_format(fig, j->s.v[f], cell, sizeof cell);
-                printf("%-20s %14s  %s\n", leash_fig_column(fig), cell,
-                       j->s.basis[f] ? j->s.basis[f] : "not given here");
+                printf("%-20s %14s  %s\n", col, cell, j->s.basis[f] ? j->s.basis[f] : "not given here");
         }
         cell_size(j->mem_peak, cell, sizeof cell);
         printf("%-20s %14s  %s\n", "mem_peak_bytes", cell,
                j->mem_peak == LEASH_NULL ? "not given here" : "memory.peak");
         if (!j->procs)
                 return;
-        printf("\n%7s %-9s %1s %9s %9s %9s %9s %9s  %s\n", "PID", "USER", "S", "USER_S", "SYS_S", "RSS", "PSS", "USS",
-               "COMMAND");
+        printf("\n%7s %-9s %1s %9s %9s %10s %10s %10s  %s\n", "PID", "USER", "S", "USER_S", "SYS_S", "RSS", "PSS",
+               "USS", "COMMAND");
         for (size_t i = 0; i < j->n_procs; i++) {
                 const struct sample_proc *p = &j->procs[i];
                 char us[16], ss[16], rss[16], pss[16], uss[16];
@@ -395,7 +404,7 @@ static void stat_text(const struct monitor_job *j, struct user_cache *uc) {
                 cell_size(p->rss, rss, sizeof rss);
                 cell_size(p->pss, pss, sizeof pss);
                 cell_size(p->uss, uss, sizeof uss);
-                printf("%7d %-9s %c %9s %9s %9s %9s %9s  ", (int) p->pid,
+                printf("%7d %-9s %c %9s %9s %10s %10s %10s  ", (int) p->pid,
                        p->uid == (uid_t) -1 ? "-" : user_name(uc, p->uid, u, sizeof u), p->state ? p->state : '-', us,
                        ss, rss, pss, uss);
                 utf8_fputs_escaped(p->comm, stdout);

@@ -33,9 +33,12 @@
  *   so a FIFO without a reader is an error rather than a hang); as root, only
  *   one that root owns. "fd:N" and every spelling of a descriptor leash holds
  *   mean that descriptor.
- * - A regular file that is also leash's stdout or stderr (`-o out.txt
- *   >out.txt`) is refused: the report, renamed over it, would silently
- *   replace the job's output.
+ * - A regular file that is also leash's stdin, stdout or stderr (`-o
+ *   out.txt >out.txt`, `-o in.txt <in.txt`) is refused: the report, renamed
+ *   over it, would silently replace the job's input or output. So is the
+ *   standard input itself, by any name (`/dev/stdin`, `fd:0`, a FIFO the job
+ *   reads, another descriptor of the same file): the job would read the
+ *   report, or the report would overwrite what it reads.
  *
  * Every problem is found before the job starts: 125, nothing created.
  */
@@ -96,8 +99,8 @@ int report_fd_of(const char *path, int *ret_fd) {
                 return 1;
         }
         normalize(path, n, sizeof n);
-        if (strcmp(n, "/dev/stdout") == 0 || strcmp(n, "/dev/stderr") == 0) {
-                *ret_fd = strcmp(n, "/dev/stdout") == 0 ? 1 : 2;
+        if (strcmp(n, "/dev/stdin") == 0 || strcmp(n, "/dev/stdout") == 0 || strcmp(n, "/dev/stderr") == 0) {
+                *ret_fd = strcmp(n, "/dev/stdin") == 0 ? 0 : strcmp(n, "/dev/stdout") == 0 ? 1 : 2;
                 return 1;
         }
         snprintf(pid_prefix, sizeof pid_prefix, "/proc/%d/fd/", (int) getpid());
@@ -248,10 +251,25 @@ static int resolve(const char *path, bool as_root, int *ret_dirfd, char **ret_na
         }
 }
 
+/* st is the file or FIFO the job reads as its standard input */
+static bool is_stdin(const struct stat *st) {
+        struct stat i;
+        return fstat(0, &i) == 0 && (S_ISREG(i.st_mode) || S_ISFIFO(i.st_mode)) && i.st_dev == st->st_dev &&
+               i.st_ino == st->st_ino;
+}
+
+static int refuse_stdin(const struct report_dest *d, const char *path) {
+        return usage_error("%s: '%s' is also the job's standard input: the report would replace or feed what the "
+                           "job reads (give the report another name)",
+                           d->option, path);
+}
+
 static int prepare_fd(const char *path, int fd, struct report_dest *d) {
         struct stat st;
         int fl = fcntl(fd, F_GETFL);
 
+        if (fd == 0 || (fd > 2 && fstat(fd, &st) == 0 && is_stdin(&st)))
+                return refuse_stdin(d, path);
         if (fl < 0)
                 return usage_error("%s: '%s': descriptor %d is not open", d->option, path, fd);
         if ((fl & O_ACCMODE) == O_RDONLY)
@@ -289,6 +307,8 @@ static int prepare_special(struct report_dest *d, bool as_root) {
                 return usage_error("%s: cannot open '%s': %m", d->option, d->path);
         if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))
                 return usage_error("%s: '%s' changed while it was checked", d->option, d->path);
+        if (is_stdin(&st))
+                return refuse_stdin(d, d->path);
         if (as_root && st.st_uid != 0)
                 return usage_error("%s: '%s' is a %s owned by uid %u: as root, leash writes a report into a FIFO, "
                                    "socket or device only when root owns it",
@@ -379,10 +399,10 @@ static int prepare_live(struct report_dest *d, const struct stat *old) {
         return 0;
 }
 
-/* 1 or 2 when st is the file leash's stdout or stderr writes to (`-o out.txt
- * >out.txt`), else -1. */
+/* 0, 1 or 2 when st is the file leash's stdin, stdout or stderr is
+ * (`-o in.txt <in.txt`, `-o out.txt >out.txt`), else -1. */
 static int std_stream_of(const struct stat *st) {
-        for (int fd = 1; fd <= 2; fd++) {
+        for (int fd = 0; fd <= 2; fd++) {
                 struct stat o;
                 if (fstat(fd, &o) == 0 && S_ISREG(o.st_mode) && o.st_dev == st->st_dev && o.st_ino == st->st_ino)
                         return fd;
@@ -436,7 +456,9 @@ int report_prepare(const char *option, const char *path, bool live, struct repor
                                    option, path, (unsigned) st.st_uid);
         if (faccessat(d->dirfd, d->name, W_OK, AT_EACCESS) < 0)
                 return usage_error("%s: cannot write '%s': %m", option, path);
-        if ((r = std_stream_of(&st)) >= 0)
+        if ((r = std_stream_of(&st)) == 0)
+                return refuse_stdin(d, path);
+        if (r > 0)
                 return usage_error("%s: '%s' is also leash's standard %s: the report would replace what the job "
                                    "writes there (give the report another name, or %s fd:%d)",
                                    option, path, r == 1 ? "output" : "error", option, r);

@@ -109,7 +109,7 @@ static int parse_run_options(int argc, char **argv, struct leash_settings *s, st
 /* --report-dir DIR without --report: DIR/NAME-PID.EXT, PID being leash's own
  * (the job cgroup is NAME@PID), NAME the job name made safe for a file name. */
 static int report_dir_path(struct leash_settings *s) {
-        static const char *const ext[] = {"json", "kv", "txt"};
+        static const char *const ext[] = {"json", "kv", "txt", "meta"}; /* enum leash_format */
         const char *b = s->config.name;
         char name[65];
         size_t n = 0;

@@ -57,7 +57,7 @@ static void slurm_help(FILE *f) {
                 "Usage: leash slurm prolog        Prolog= (root): job cgroup, limits, per-job supervisor\n"
                 "       leash slurm epilog        Epilog= (root): kill leftovers, report, remove the cgroups\n"
                 "       leash slurm task-prolog   TaskProlog= (the user): place the task in its step cgroup\n"
-                "       leash slurm status [-o json|text] [JOBID]\n"
+                "       leash slurm status [--config-dir DIR] [-o json|text] [JOBID]\n"
                 "       leash slurm sweep [--dry-run] [--orphans]  remove what dead supervisors left behind\n"
                 "       leash slurm check-profile NAME  may a user ask for NAME (--leash-profile)?\n"
                 "       leash slurm check [--slurm-conf=FILE]  which mode the node is in (own or nest)\n"
@@ -122,9 +122,12 @@ static void env_copy(char *buf, size_t size, const char *name) {
 /* Reads slurm.ini; on errors keeps the defaults and records them. */
 static void ctx_load_conf(struct ctx *x) {
         struct leash_profiles *errs = NULL;
+        const char *bad = NULL;
         int r;
 
-        leash_profile_paths_default(&x->paths);
+        if (leash_profile_paths_default(&x->paths, &bad) < 0)
+                ctx_error(x, "LEASH_CONFIG_DIR: '%s': expected an absolute path (the built-in one is read)",
+                          bad ? bad : "");
         slurm_conf_init(&x->conf);
         if (leash_profiles_new(x->paths.trust, &errs) < 0) {
                 ctx_error(x, "read slurm.ini: %s", strerror(ENOMEM));
@@ -134,10 +137,15 @@ static void ctx_load_conf(struct ctx *x) {
         for (size_t i = 0; i < leash_profiles_n_errors(errs); i++)
                 ctx_error(x, "%s", leash_profiles_error(errs, i));
         leash_profiles_free(errs);
+        errs = NULL;
         x->conf_ok = r == 0;
         if (r < 0) { /* a broken file counts as absent, its errors in the report */
                 slurm_conf_done(&x->conf);
-                (void) slurm_conf_load_buffer(&x->conf, "(defaults)", "", 0, NULL);
+                /* the reader records into an object, never NULL (a broken
+                 * slurm.ini crashed every hook and status here) */
+                if (leash_profiles_new(x->paths.trust, &errs) == 0)
+                        (void) slurm_conf_load_buffer(&x->conf, "(defaults)", "", 0, errs);
+                leash_profiles_free(errs);
         }
 }
 
@@ -1379,16 +1387,38 @@ static int status(int argc, char **argv) {
         int rc;
 
         status_fmt = STATUS_TEXT;
-        if (argc >= 3 && (strcmp(argv[1], "-o") == 0 || strcmp(argv[1], "--output") == 0)) {
-                if (strcmp(argv[2], "json") == 0)
-                        status_fmt = STATUS_JSON;
-                else if (strcmp(argv[2], "text") != 0)
-                        return usage_error("slurm status: -o '%s': expected json or text", argv[2]);
-                argc -= 2;
-                argv += 2;
+        for (;;) {
+                const char *dir = NULL;
+                if (argc >= 2 && strncmp(argv[1], "--config-dir=", 13) == 0) {
+                        dir = argv[1] + 13;
+                        argc--, argv++;
+                } else if (argc >= 3 && strcmp(argv[1], "--config-dir") == 0) {
+                        dir = argv[2];
+                        argc -= 2, argv += 2;
+                } else if (argc >= 3 && (strcmp(argv[1], "-o") == 0 || strcmp(argv[1], "--output") == 0)) {
+                        if (strcmp(argv[2], "json") == 0)
+                                status_fmt = STATUS_JSON;
+                        else if (strcmp(argv[2], "text") != 0)
+                                return usage_error("slurm status: -o '%s': expected json or text", argv[2]);
+                        argc -= 2, argv += 2;
+                } else
+                        break;
+                /* what the hooks' wrappers pass (--config-dir=DIR): status reads the same */
+                if (dir && dir[0] != '/')
+                        return usage_error("slurm status: --config-dir: '%s': expected an absolute path", dir);
+                if (dir && setenv("LEASH_CONFIG_DIR", dir, 1) < 0)
+                        return usage_error("slurm status: %s", strerror(errno));
+        }
+        {
+                struct leash_profile_paths paths;
+                const char *bad = NULL;
+                if (leash_profile_paths_default(&paths, &bad) < 0) {
+                        log_error("LEASH_CONFIG_DIR: '%s': expected an absolute path", bad ? bad : "");
+                        return EXIT_LEASH_FAILED;
+                }
         }
         if (argc > 2)
-                return usage_error("slurm status: expected [-o json|text] [JOBID]");
+                return usage_error("slurm status: expected [--config-dir DIR] [-o json|text] [JOBID]");
         if (argc == 2 && (parse_u64(argv[1], &id) < 0 || id == 0 || id > UINT32_MAX))
                 return usage_error("slurm status: '%s': expected a job id", argv[1]);
         ctx_load_conf(&x);

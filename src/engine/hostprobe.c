@@ -83,6 +83,22 @@ static bool peak_file(int fd, const char *root, const char *current, const char 
         return child_has(root, current, peak);
 }
 
+/* What the kernel has, whatever this user may use: a child of the root tells
+ * for cgroup.kill and the peak files (where a cgroup has the controller on),
+ * the root or /proc for pressure (PSI may be off: psi=0). */
+static void probe_kernel_features(struct leash_host *h) {
+        char p[4200];
+
+        h->kernel.cgroup_kill = child_has(h->cgroup2_mount, NULL, "cgroup.kill");
+        h->kernel.memory_peak = child_has(h->cgroup2_mount, "memory.current", "memory.peak");
+        h->kernel.pids_peak = child_has(h->cgroup2_mount, "pids.current", "pids.peak");
+        h->kernel.memory_unseen = !child_has(h->cgroup2_mount, "memory.current", "memory.current");
+        h->kernel.pids_unseen = !child_has(h->cgroup2_mount, "pids.current", "pids.current");
+        snprintf(p, sizeof p, "%s/cpu.pressure", h->cgroup2_mount);
+        h->kernel.pressure = access(p, F_OK) == 0 || child_has(h->cgroup2_mount, NULL, "cpu.pressure") ||
+                             access("/proc/pressure/cpu", R_OK) == 0;
+}
+
 int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct leash_error *err) {
         unsigned v1 = 0, avail = 0;
         struct stat st;
@@ -99,8 +115,8 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
         probe_v1_mounts(h);
         if (r < 0)
                 return leash_error_set(err, "find a cgroup2 mount", "", r);
-
         (void) host_own_cgroup(h->own_cgroup, sizeof h->own_cgroup);
+        probe_kernel_features(h);
         /* check changes nothing: no mkdir, no write to cgroup.subtree_control */
         r = placement_decide(cgroup_parent, false, &h->placement, err);
         if (r < 0)

@@ -55,6 +55,7 @@
 #include "supervise.h"
 #include "sweep.h"
 #include "tree.h"
+#include "undumpable.h"
 
 /* basename of the command, made safe for a cgroup name */
 static void default_name(const char *argv0, char *buf, size_t size) {
@@ -114,6 +115,19 @@ static void job_close(struct leash_job *j) {
         account_files_close(&j->acct);
 }
 
+/* Its processes are about to exist: none of them may ptrace this one. */
+static void job_hold_undumpable(struct leash_job *j) {
+        if (!j->undumpable)
+                undumpable_hold();
+        j->undumpable = true;
+}
+
+static void job_release_undumpable(struct leash_job *j) {
+        if (j->undumpable)
+                undumpable_release();
+        j->undumpable = false;
+}
+
 static void job_destroy(struct leash_job *j) {
         if (!j)
                 return;
@@ -122,6 +136,7 @@ static void job_destroy(struct leash_job *j) {
                 (void) tree_kill_all(j);
                 holder_release(&j->holder, NULL);
         }
+        job_release_undumpable(j);
         job_close(j);
         escape_close(j);
         sampler_free(j->sampler);
@@ -564,6 +579,7 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
                 j->r.started_realtime_ns = now_ns(CLOCK_REALTIME);
                 j->start_ns = now_ns(CLOCK_MONOTONIC);
         }
+        job_hold_undumpable(j);
         r = spawn_job(&sp, &j->r.pid, &j->pidfd, &sf, &used_clone3);
         /* marked after the exec: a fork in another thread meanwhile may copy
          * this pidfd (a pidfd signals with kill(2)'s permission checks). On
@@ -600,11 +616,14 @@ pid_t leash_job_fork(struct leash_job *j, struct leash_error *err) {
                 j->r.started_realtime_ns = now_ns(CLOCK_REALTIME);
                 j->start_ns = now_ns(CLOCK_MONOTONIC);
         }
+        job_hold_undumpable(j);
         r = spawn_fork(&sp, &j->r.pid, &j->pidfd, &sf, &j->setup_fd);
         if (r < 0)
                 return leash_error_set(err, "fork into the job", "", r);
-        if (r > 0)
-                return 0; /* the child */
+        if (r > 0) {
+                j->undumpable = false; /* the child's copy: spawn_fork gave it back the caller's state */
+                return 0;              /* the child */
+        }
         /* with a setup fd, known when the child has ended (supervise.c, setup_collect) */
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE && j->setup_fd < 0;
         if (sf.step != SPAWN_STEP_NONE)
@@ -782,6 +801,7 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         }
         watchdog_stop(&j->wd);
         j->state = JOB_FINISHED;
+        job_release_undumpable(j);
         /* a finished job is its results: no descriptor is kept (a caller may
          * keep many of them, or one per thread, until it reads their reports) */
         job_close(j);

@@ -278,7 +278,13 @@ struct leash_host {
         bool parent_missing;      /* the default parent does not exist yet: made by the first run */
         bool ctl_available[4];    /* memory, pids, cpu, io: in the parent's cgroup.controllers */
         char v1_mount[4][4096];   /* where libcgroup found each controller on v1, "" if not */
-        bool clone_into_cgroup, cgroup_kill, memory_peak, pids_peak, pressure;
+        bool clone_into_cgroup, cgroup_kill, memory_peak, pids_peak, pressure; /* what a job of this user gets */
+        /* what the kernel has, whoever asks (seen in any cgroup of the tree):
+         * an ordinary user without a cgroup of its own gets none of it */
+        struct {
+                bool cgroup_kill, memory_peak, pids_peak, pressure;
+                bool memory_unseen, pids_unseen; /* no cgroup has the controller on to tell */
+        } kernel;
         enum leash_enforcer enforced[_LEASH_LIMIT_MAX]; /* how each limit would be enforced */
         const char *enforce_note[_LEASH_LIMIT_MAX];
         struct placement placement; /* what a run would use (nothing made or moved) */

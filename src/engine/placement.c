@@ -13,6 +13,10 @@
  *                  - a leash job (the trusted.leash/user.leash mark, or the
  *                    NAME@PID name of one): kind job,
  *                    a job inside a job nests, so the outer limits hold;
+ *                as root, only trusted.delegate, trusted.leash and the name,
+ *                and only on a cgroup that is root's at every level from the
+ *                mount down (issue 38: a user's cgroup, or one below it, is
+ *                the user's to mark and to move processes out of);
  *                and the walk stops, with no delegation, at the first cgroup
  *                named like a systemd unit (.scope/.service/.slice) without
  *                that mark: the user manager's app.slice or a login session's
@@ -119,6 +123,7 @@ struct ctx {
         char top[8192];   /* the walk's end: a delegated cgroup, a job or the ns root */
         enum placement_kind top_kind;
         char stop_unit[256]; /* the walk stopped at this undelegated unit */
+        size_t user_owned;   /* root: own[0..user_owned) is a user's cgroup (0: none) */
 };
 
 static bool in_cgroup_namespace(void) {
@@ -152,21 +157,54 @@ static bool xattr_is(const char *dir, const char *name, const char *want) {
         return !want || strcmp(v, want) == 0;
 }
 
-/* systemd marks the cgroup of a unit with Delegate=yes */
-static bool delegated_by_systemd(const char *dir) {
-        return xattr_is(dir, "trusted.delegate", "1") || xattr_is(dir, "user.delegate", "1");
+/* systemd marks the cgroup of a unit with Delegate=yes: trusted.delegate
+ * (the system manager; only CAP_SYS_ADMIN can write it) or user.delegate
+ * (a user manager; anyone who may write the directory can). Root believes
+ * only the first. */
+static bool delegated_by_systemd(const char *dir, bool as_root) {
+        return xattr_is(dir, "trusted.delegate", "1") || (!as_root && xattr_is(dir, "user.delegate", "1"));
 }
 
 /* A leash job's cgroup: its mark, or (for a job that cannot read
  * trusted.leash: a root job without CAP_SYS_ADMIN, the default) its name,
- * NAME@PID[.N] as cgroupfs_create_job makes it and the sweep reads it. */
-static bool is_leash_job(const char *dir) {
+ * NAME@PID[.N] as cgroupfs_create_job makes it and the sweep reads it.
+ * Root believes trusted.leash, not user.leash (jobstate.h); the name only
+ * on a chain root owns (walk_up), where only uid 0 can have made it. */
+static bool is_leash_job(const char *dir, bool as_root) {
         const char *base = strrchr(dir, '/');
         pid_t pid;
 
-        if (xattr_is(dir, JOBSTATE_XATTR_TRUSTED, NULL) || xattr_is(dir, JOBSTATE_XATTR_USER, NULL))
+        if (xattr_is(dir, JOBSTATE_XATTR_TRUSTED, NULL) || (!as_root && xattr_is(dir, JOBSTATE_XATTR_USER, NULL)))
                 return true;
         return base && !placement_is_unit_name(base + 1) && sweep_name_parse(base + 1, &pid);
+}
+
+/* Issue 38: root's walk believes no mark on a cgroup that a user owns or
+ * that lies below one a user owns. Whoever owns a cgroup may set user.*
+ * xattrs on it, make NAME@PID children, and move processes between any two
+ * cgroups below it (cgroup v2 checks write access to cgroup.procs of the
+ * common ancestor, not the moved process's uid): root's job there could be
+ * moved out of its limits, frozen or killed by that user. Returns the length
+ * of the shortest prefix of own, below the mount, that is not root's (0 when
+ * every level is root's). */
+static size_t user_owned_prefix(const struct ctx *c) {
+        size_t ml = strlen(c->mount);
+        char p[8192];
+
+        snprintf(p, sizeof p, "%s", c->own);
+        for (size_t i = ml + 1; i <= strlen(c->own); i++) {
+                struct stat st;
+                char keep = p[i];
+                int r;
+                if (keep != '/' && keep != '\0')
+                        continue;
+                p[i] = '\0';
+                r = fstatat(AT_FDCWD, p, &st, AT_SYMLINK_NOFOLLOW);
+                p[i] = keep;
+                if (r < 0 || st.st_uid != 0)
+                        return i;
+        }
+        return 0;
 }
 
 /* Is the process in the cgroup the path names? In a cgroup namespace the
@@ -189,17 +227,19 @@ static bool own_cgroup_holds_us(const char *own) {
 
 /* The walk up from leash's own cgroup: sets top (and top_kind) or stop_unit. */
 static void walk_up(struct ctx *c) {
-        size_t ml = strlen(c->mount);
+        bool as_root = geteuid() == 0;
+        size_t ml = strlen(c->mount), untrusted = c->user_owned = as_root ? user_owned_prefix(c) : 0;
         char cur[8192];
 
         snprintf(cur, sizeof cur, "%s", c->own);
         for (;;) {
+                bool marks = strlen(cur) > ml && (untrusted == 0 || strlen(cur) < untrusted);
                 char *slash;
-                if (delegated_by_systemd(cur) && strlen(cur) > ml) {
+                if (marks && delegated_by_systemd(cur, as_root)) {
                         c->top_kind = PLACEMENT_DELEGATED;
                         break;
                 }
-                if (strlen(cur) > ml && is_leash_job(cur)) {
+                if (marks && is_leash_job(cur, as_root)) {
                         c->top_kind = PLACEMENT_JOB;
                         break;
                 }
@@ -461,6 +501,7 @@ static int ctx_init(struct ctx *c, const char *requested, bool apply, struct pla
         /* fields, not a memset: the context is 20 KiB, on every launch */
         c->mount[0] = c->own[0] = c->top[0] = c->stop_unit[0] = '\0';
         c->top_kind = PLACEMENT_NONE;
+        c->user_owned = 0;
         c->requested = requested;
         c->apply = apply;
         c->in_ns = in_cgroup_namespace();
@@ -482,6 +523,9 @@ static int ctx_init(struct ctx *c, const char *requested, bool apply, struct pla
         }
         snprintf(c->own, sizeof c->own, "%s%s", c->mount, strcmp(own, "/") == 0 ? "" : own);
         walk_up(c);
+        if (c->user_owned)
+                why_add(p, "root believes no mark at or below %.*s, which is not root's",
+                        (int) (c->user_owned - p->mount_len), c->own + p->mount_len);
         if (c->stop_unit[0])
                 why_add(p, "leash runs in the unit %s, which is systemd's (no Delegate=yes)", c->stop_unit);
         else if (!c->top[0])

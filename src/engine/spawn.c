@@ -53,6 +53,7 @@
 #include "../basic/macro.h"
 #include "heldfd.h"
 #include "isolate.h"
+#include "undumpable.h"
 #include "../sandbox/sandbox.h"
 
 const char *spawn_step_to_string(enum spawn_step s) {
@@ -496,6 +497,10 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
                 ssize_t n _unused_;
 
                 close(TAKE_FD(rfd));
+                /* the caller's dumpability, before the sandbox's uid change
+                 * (which makes it undumpable again where the kernel says so);
+                 * an exec'd job gets it from exec */
+                undumpable_child();
                 cp.close_held = true; /* and the lock, a copy held by the parent's thread, made anew */
                 child_setup(&cp, wfd, parent, migrate);
                 if (p->sandbox && p->sandbox->envp)

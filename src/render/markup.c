@@ -8,6 +8,8 @@
  */
 #include "markup.h"
 
+#include "../basic/utf8.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -94,37 +96,7 @@ void markup_text(FILE *f, const char *s) {
 }
 
 void markup_command(FILE *f, char *const *argv, size_t n, void (*esc)(FILE *, const char *)) {
-        for (size_t i = 0; i < n; i++) {
-                const char *a = argv[i];
-                bool quote = !*a || strpbrk(a, " \t\n'\"\\$`;&|<>*?()[]{}~#!") != NULL;
-                if (i)
-                        fputc(' ', f);
-                if (!quote) {
-                        esc(f, a);
-                        continue;
-                }
-                esc(f, "'");
-                for (const char *p = a; *p;) {
-                        size_t k = strcspn(p, "'");
-                        char part[256];
-                        while (k > 0) {
-                                size_t m = k < sizeof part - 1 ? k : sizeof part - 1;
-                                /* never split a UTF-8 sequence between two parts */
-                                while (m < k && m > 0 && ((unsigned char) p[m] & 0xc0) == 0x80)
-                                        m--;
-                                memcpy(part, p, m);
-                                part[m] = '\0';
-                                esc(f, part);
-                                p += m;
-                                k -= m;
-                        }
-                        if (*p == '\'') {
-                                esc(f, "'\\''");
-                                p++;
-                        }
-                }
-                esc(f, "'");
-        }
+        utf8_fputs_command(f, argv, n, esc);
 }
 
 void markup_value(double v, enum history_unit u, char *buf, size_t size) {

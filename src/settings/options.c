@@ -49,7 +49,8 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "write the report to PATH, - for stdout, or to descriptor N with fd:N", "none", LEASH_OPT_CLI_ONLY},
         {LEASH_OPT_REPORT_DIR, "report-dir", 0, LEASH_OPT_PATH, -1, "DIR",
          "without --report, write the report to DIR/NAME-PID.FORMAT", "none"},
-        {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT", "report format: json, kv or text", "json"},
+        {LEASH_OPT_FORMAT_ID, "format", 'f', LEASH_OPT_FORMAT, -1, "FORMAT",
+         "report format: json, kv, text or isolate (isolate(1)'s meta file)", "json"},
         {LEASH_OPT_NAME_ID, "name", 'n', LEASH_OPT_NAME, -1, "NAME",
          "job name, used in the cgroup name ([A-Za-z0-9_.-], at most 64)", "the command's name"},
         {LEASH_OPT_CGROUP_PARENT, "cgroup-parent", 0, LEASH_OPT_PATH, -1, "PATH",
@@ -111,6 +112,54 @@ const struct leash_option leash_options[_LEASH_OPT_MAX] = {
          "program, root only)",
          "every device"},
 };
+
+/* The words of the two format options, in their enums' order: the parser
+ * takes them from here, and so do --help's completion and profiles show */
+static const char *const format_names[] = {"json", "kv", "text", "isolate", NULL}; /* enum leash_format */
+static const char *const series_format_names[] = {"csv", "jsonl", NULL};           /* enum leash_series_format */
+
+static int choice_index(const char *const *names, const char *value) {
+        for (int i = 0; value && names[i]; i++)
+                if (strcmp(names[i], value) == 0)
+                        return i;
+        return -1;
+}
+
+size_t leash_option_choices(const struct leash_option *o, const char **ret, size_t max) {
+        const char *tmp[16];
+        size_t n = 0;
+
+        switch (o->type) {
+        case LEASH_OPT_FORMAT:
+                for (const char *const *w = o->id == LEASH_OPT_SERIES_FORMAT ? series_format_names : format_names; *w;
+                     w++)
+                        tmp[n++] = *w;
+                break;
+        case LEASH_OPT_ACTION: /* what filter_parse_action takes: the sandbox's names */
+                for (int a = LEASH_SECCOMP_ERRNO; a <= LEASH_SECCOMP_LOG; a++)
+                        tmp[n++] = leash_seccomp_action_to_string((enum leash_seccomp_action) a);
+                break;
+        case LEASH_OPT_FILTERS: /* what filter_parse_sets takes */
+                tmp[n++] = "none";
+                for (unsigned i = 0; i < LEASH_FILTER_COUNT && n < ELEMENTSOF(tmp); i++)
+                        tmp[n++] = leash_filter_to_string(1U << i);
+                break;
+        case LEASH_OPT_CAPS: /* and capability names, too many to offer */
+                tmp[n++] = "none";
+                tmp[n++] = "keep";
+                break;
+        case LEASH_OPT_DEVICES: /* and GPU indices or device entries */
+                tmp[n++] = "none";
+                if (o->id == LEASH_OPT_GPUS)
+                        tmp[n++] = "all";
+                break;
+        default:
+                break;
+        }
+        for (size_t i = 0; i < n && i < max; i++)
+                ret[i] = tmp[i];
+        return n < max ? n : max;
+}
 
 void leash_settings_init(struct leash_settings *s) {
         memset(s, 0, sizeof *s);
@@ -362,22 +411,14 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                 break;
         case LEASH_OPT_FORMAT:
                 if (o->id == LEASH_OPT_SERIES_FORMAT) {
-                        if (value && strcmp(value, "csv") == 0)
-                                c->sampling.series_format = LEASH_SERIES_CSV;
-                        else if (value && strcmp(value, "jsonl") == 0)
-                                c->sampling.series_format = LEASH_SERIES_JSONL;
-                        else
+                        if ((r = choice_index(series_format_names, value)) < 0)
                                 return fail(err, -EINVAL, value, "csv or jsonl");
+                        c->sampling.series_format = (enum leash_series_format) r;
                         break;
                 }
-                if (strcmp(value, "json") == 0)
-                        s->format = LEASH_FORMAT_JSON;
-                else if (strcmp(value, "kv") == 0)
-                        s->format = LEASH_FORMAT_KV;
-                else if (strcmp(value, "text") == 0)
-                        s->format = LEASH_FORMAT_TEXT;
-                else
-                        return fail(err, -EINVAL, value, "json, kv or text");
+                if ((r = choice_index(format_names, value)) < 0)
+                        return fail(err, -EINVAL, value, "json, kv, text or isolate");
+                s->format = (enum leash_format) r;
                 break;
         case LEASH_OPT_NAME:
                 if (!job_name_is_valid(value))
@@ -408,6 +449,8 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
                         if (path_has_dotdot(value))
                                 return fail(err, -EINVAL, value, "a path without '..'");
                         r = set_string(&s->parent_buf, value);
+                        if (r >= 0) /* printed in reports and by check: as the kernel names it */
+                                path_simplify_slashes(s->parent_buf);
                         c->cgroup_parent = s->parent_buf;
                 }
                 if (r < 0)
@@ -508,7 +551,6 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
 
 void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size) {
         const struct leash_spec *c = &s->config;
-        static const char *formats[] = {"json", "kv", "text"};
 
         switch (o->type) {
         case LEASH_OPT_SIZE:
@@ -546,9 +588,9 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                 break;
         case LEASH_OPT_FORMAT:
                 if (o->id == LEASH_OPT_SERIES_FORMAT)
-                        snprintf(buf, size, "%s", c->sampling.series_format == LEASH_SERIES_JSONL ? "jsonl" : "csv");
+                        snprintf(buf, size, "%s", series_format_names[c->sampling.series_format]);
                 else
-                        snprintf(buf, size, "%s", formats[s->format]);
+                        snprintf(buf, size, "%s", format_names[s->format]);
                 break;
         case LEASH_OPT_NAME:
                 snprintf(buf, size, "%s", c->name ? c->name : o->default_text);

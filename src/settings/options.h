@@ -136,6 +136,13 @@ bool leash_profile_name_is_valid(const char *s);
 int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value, const char *origin,
                      struct leash_error *err);
 
+/* The fixed words an option takes, from the tables its parser uses (format
+ * json kv text, series-format csv jsonl, seccomp-action, the seccomp sets,
+ * caps none keep, gpus none all, devices none): at most max into ret, their
+ * count returned; 0 where the values are open (sizes, paths, names). For
+ * shell completion (leash __complete). */
+size_t leash_option_choices(const struct leash_option *o, const char **ret, size_t max);
+
 /* The values of a LEASH_OPT_LIST option, in the order given. */
 char *const *leash_option_list(const struct leash_settings *s, const struct leash_option *o, size_t *ret_n);
 

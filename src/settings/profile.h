@@ -39,13 +39,19 @@ struct leash_profile_paths {
         bool trust;            /* apply the root trust rules (euid 0) */
 };
 
-/* This process's paths: $LEASH_CONFIG_DIR when set, absolute, and the process
- * is not running set-id (secure_getenv), else SYSCONFDIR/leash; for a non-root
- * user also $XDG_CONFIG_HOME/leash/profiles.d (default ~/.config/...). */
-void leash_profile_paths_default(struct leash_profile_paths *ret);
+/* This process's paths: $LEASH_CONFIG_DIR when set and the process is not
+ * running set-id (secure_getenv), else SYSCONFDIR/leash; for a non-root user
+ * also $XDG_CONFIG_HOME/leash/profiles.d (default ~/.config/...). A relative
+ * (or empty) LEASH_CONFIG_DIR is -EINVAL, with ret filled as if it were
+ * unset and *ret_bad (when not NULL) pointing at its value: before issue 41
+ * it was silently ignored, and a user never learnt that it did nothing. */
+int leash_profile_paths_default(struct leash_profile_paths *ret, const char **ret_bad);
 
 int leash_profiles_new(bool trust, struct leash_profiles **ret);
 void leash_profiles_free(struct leash_profiles *p);
+/* Slots of the name index looked at so far: the work lookups cost, for a
+ * test that loading and listing n sections stays linear. */
+unsigned long long leash_profiles_probes(const struct leash_profiles *p);
 
 enum leash_ini_kind {
         LEASH_INI_SYSTEM,   /* leash.ini: one [leash] section */

@@ -129,6 +129,51 @@ check "every offered --limit figure is one leash accepts ($(echo $figs))" test "
 check "--format=j completes the value" offers run --format=j :: json
 check "--user offers users" offers run --user ro :: root
 
+# issue 41.1: every option's fixed values are those of leash's parser. For
+# each option of run, suggest, ps and stat that has fixed values (leash
+# __complete), the completion offers exactly them, the parser takes each,
+# and the parser's own error for a wrong value names each (the parser's
+# table, seen from outside); --series-format offered json kv text before.
+check "--series-format offers csv and jsonl, only" test "$(echo $(comp run --series-format ""))" = "csv jsonl"
+check "suggest --strategy offers the strategies, no profile names" \
+        test "$(echo $(comp suggest --strategy ""))" = "max-seen quantile min-waste"
+n_fixed=0 bad=""
+for sub in run suggest ps stat; do
+        for o in $(comp "$sub" -- | grep '^--'); do
+                fixed=$("$LEASH" __complete "$sub" "$o" 2>/dev/null) || continue
+                n_fixed=$((n_fixed + 1))
+                offered=$(comp "$sub" "$o" "")
+                [ "$(echo $offered)" = "$(echo $fixed)" ] || bad="$bad $sub$o:offered($(echo $offered))"
+                case $sub in
+                run) err=$("$LEASH" run "$o" zz-no-such-value -- true 2>&1) ;;
+                suggest) err=$("$LEASH" suggest "$o" zz-no-such-value "$TMP/none.json" 2>&1) ;;
+                *) err=$("$LEASH" "$sub" "$o" zz-no-such-value x 2>&1) ;;
+                esac
+                for v in $offered; do
+                        case $sub in
+                        run) out=$("$LEASH" run "$o" "$v" --cgroup-parent /nonexistent/x -- true 2>&1) ;;
+                        suggest) out=$("$LEASH" suggest "$o" "$v" "$TMP/none.json" 2>&1) ;;
+                        *) out=$("$LEASH" "$sub" "$o" "$v" --cgroup-parent /nonexistent/x x 2>&1) ;;
+                        esac
+                        grep -qF -- "'$v': expected" <<<"$out" && bad="$bad $sub$o=$v:refused"
+                        grep -qw -- "$v" <<<"${err#*expected}" || bad="$bad $sub$o=$v:not-in-error"
+                done
+        done
+done
+check "$n_fixed options with fixed values: each offered as leash __complete lists it, each taken by the parser, each named by the parser's error${bad:+ (wrong:$bad)}" \
+        test "$n_fixed" -ge 9 -a -z "$bad"
+check "control: leash refuses a value not offered (--series-format json)" \
+        bash -c "'$LEASH' run --series-format json -- true 2>&1 | grep -qF \"'json': expected csv or jsonl\""
+# files where an argument is a file: reports, series, directories, -o OUT
+mkdir "$TMP/reports"
+touch "$TMP/reports/job-1.json" "$TMP/reports/job-1.csv"
+for args in "report" "suggest" "report -o" "report --output" "suggest --name x"; do
+        out=$(cd "$TMP" && comp $args rep)
+        check "'leash $args <TAB>' completes files (reports/ offered: $(echo $out))" has "$out" reports
+done
+out=$(cd "$TMP/reports" && comp report job)
+check "'leash report job<TAB>' offers the report and its series" bash -c "grep -qx job-1.json <<<'$out' && grep -qx job-1.csv <<<'$out'"
+
 # the command after the options, and its own arguments
 check "the command word offers commands" offers run -m 1G tru :: true
 check "...also right after --" offers run -- tru :: true

@@ -114,7 +114,7 @@ for _ in $(seq 400); do [ -s "$TMP/main" ] && break; sleep 0.05; done
 "$LEASH" ps --cgroup-parent "$PARENT" >"$TMP/ps" 2>&1
 sed 's/^/# /' "$TMP/ps"
 check "ps: a GPUMEM column" bash -c "head -1 '$TMP/ps' | grep -qw GPUMEM"
-check "ps: the job's 300 MiB in it" bash -c "grep '^gpujob ' '$TMP/ps' | grep -qw 300M"
+check "ps: the job's 300 MiB in it" bash -c "grep '^gpujob ' '$TMP/ps' | grep -qw 300.0MiB"
 "$LEASH" stat --cgroup-parent "$PARENT" -o json "$(ls "$PARENT" | grep '^gpujob@')" >"$TMP/st.json" 2>&1
 check "stat -o json: figures.gpu_memory = 300 MiB" test "$(jget "$TMP/st.json" figures.gpu_memory_bytes)" = $((300 * MIB))
 check "stat -o json: figures.gpus = 1" test "$(jget "$TMP/st.json" figures.gpus)" = 1

@@ -107,6 +107,41 @@ diag "$(cat "$TMP/show")"
 "$LEASH" profiles list >"$TMP/list"
 check "list: every profile with its source" bash -c "grep -qE '^base +$CONF/profiles.d/base.ini:2\$' '$TMP/list' &&
         grep -qE '^default +built-in\$' '$TMP/list' && grep -qE '^trial +$CONF/profiles.d/trial.ini:1\$' '$TMP/list'"
+# issue 41.7: list says where it looked, in the order read
+printf '[extra-listed]\n' >"$TMP/extra0.ini"
+"$LEASH" profiles list --profile-file "$TMP/extra0.ini" >"$TMP/list2" 2>&1
+check "list: says where it looked ($(tail -1 "$TMP/list2"))" \
+        grep -qxF "searched: $CONF/leash.ini, $CONF/profiles.d/*.ini$([ "$(id -u)" = 0 ] && echo " (as root: no user profiles.d)"), $TMP/extra0.ini" "$TMP/list2"
+check "list: the table ends at a blank line before it" test "$(sed -n '/^$/=' "$TMP/list2")" = "$(($(wc -l <"$TMP/list2") - 1))"
+# a relative LEASH_CONFIG_DIR was silently ignored (the built-in directory
+# read instead); now it fails loudly: one line naming it, 125, no job
+for cmd in "run -- touch $TMP/ran" "profiles list" "slurm status"; do
+        rm -f "$TMP/ran"
+        LEASH_CONFIG_DIR=conf "$LEASH" $cmd >"$TMP/out" 2>"$TMP/err"
+        rc=$?
+        check "LEASH_CONFIG_DIR=conf, leash ${cmd%% --*}: 125, one line naming it ($(head -1 "$TMP/err"))" \
+                bash -c "[ $rc = 125 ] && [ \"\$(cat '$TMP/err')\" = \"leash: LEASH_CONFIG_DIR: 'conf': expected an absolute path\" ] && [ ! -e '$TMP/ran' ] && [ ! -s '$TMP/out' ]"
+done
+# leash slurm status --config-dir DIR: the directory the hooks' wrappers name
+SD=$TMP/slurmconf
+mkdir -p "$SD"
+printf '[slurm]\nbogus-key = 1\n' >"$SD/slurm.ini"
+LEASH_CONFIG_DIR=$TMP/no-such-dir "$LEASH" slurm status --config-dir "$SD" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+check "slurm status --config-dir DIR reads DIR/slurm.ini, over LEASH_CONFIG_DIR (exit $rc, no crash)" \
+        bash -c "[ $rc != 139 ] && grep -qF \"$SD/slurm.ini:2: unknown key 'bogus-key'\" '$TMP/err'"
+LEASH_CONFIG_DIR=$TMP/no-such-dir "$LEASH" slurm status >"$TMP/out" 2>"$TMP/err"
+check "control: without it, status reads LEASH_CONFIG_DIR's (no such file: nothing said)" bash -c "! grep -q bogus '$TMP/err'"
+"$LEASH" slurm status --config-dir=rel >/dev/null 2>"$TMP/err"
+check "slurm status --config-dir=rel: 125, names it" bash -c "[ $? = 125 ] && grep -qF \"'rel': expected an absolute path\" '$TMP/err'"
+# the cgroup parent as the kernel names it: no // and no trailing /
+"$LEASH" check --cgroup-parent "$(sed 's|/|//|g' <<<"$PARENT")//" >"$TMP/out" 2>&1
+check "check: the cgroup parent printed normalised ($(grep '^job cgroups under' "$TMP/out"))" \
+        grep -qx "job cgroups under: *$PARENT" "$TMP/out"
+"$LEASH" run -q -o "$TMP/np.json" --cgroup-parent "$PARENT//" -- true
+check "run: the report's placement path and cgroup normalised ($(jget "$TMP/np.json" cgroup))" \
+        bash -c "[ '$(jget "$TMP/np.json" placement.path)' = '$PARENT' ] && [[ '$(jget "$TMP/np.json" cgroup)' =~ ^$PARENT/true@[0-9]+\$ ]]"
+
 "$LEASH" profiles check >"$TMP/check" 2>&1
 check "check: a valid configuration exits 0" test $? = 0
 printf '[extra]\ninherit = trial\nmemory = 1G\n' >"$TMP/extra.ini"

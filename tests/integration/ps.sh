@@ -134,6 +134,16 @@ done
 check "ps: the holder's memory now covers its 64 MiB ($mem, $(jq_py "j['holder']['basis'].get('memory_bytes')"))" \
         fcmp "64 * 1048576 <= $mem <= 80 * 1048576"
 check "ps: three jobs listed" test "$(jq_py "len(j)")" = 3
+# sizes as people read them (issue 41.2): MiB with one decimal, not 106541K;
+# -o json above keeps bytes
+mib() { [[ $1 =~ ^([0-9]+\.[0-9])MiB\*?$ ]] && fcmp "64 <= ${BASH_REMATCH[1]} <= 80"; }
+"$LEASH" ps --cgroup-parent "$PARENT" --interval 0 >"$TMP/ps3"
+read -r _ _ _ _ _ _ _ hmem _ <<<"$(grep '^holder ' "$TMP/ps3")"
+check "ps: the holder's MEM reads in MiB, one decimal, 64 to 80 ($hmem)" mib "$hmem"
+"$LEASH" stat --cgroup-parent "$PARENT" --processes "$(ls "$PARENT" | grep '^holder@')" >"$TMP/hst.txt"
+hrss=$(awk '$NF == "lh-alloc" { print $6 }' "$TMP/hst.txt")
+check "stat --processes: the holder's RSS reads in MiB, one decimal, 64 to 80 ($hrss)" mib "$hrss"
+check "stat: the memory figure reads in MiB too" grep -qE '^memory_bytes +[0-9]+\.[0-9]MiB ' "$TMP/hst.txt"
 
 # top through a pseudo-terminal: draws the table, sorts on a key, quits on q
 if command -v script >/dev/null; then

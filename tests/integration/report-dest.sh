@@ -71,6 +71,52 @@ check "... saying why" grep -q "is also leash's standard output" "$TMP/err"
 check "... another name: the job's output and the report, each in its file" \
         test "$(cat "$TMP/same.txt")/$(jget "$TMP/same.json" reason)" = job-output/ok
 
+# issue 38.13: the report's file is also the job's standard input (`-o in.txt
+# <in.txt`, `-o /dev/stdin <in.txt`): before, 0 and the input replaced by the
+# report (a new inode); refused at once, the input untouched. The control:
+# the same run with another name reads the input and writes the report.
+stdin_refused() { # WHAT ARGS...: 125 before the job, one line naming the path, in.txt untouched
+        local what=$1
+        shift
+        echo job-input >"$TMP/in.txt"
+        local ino=$(stat -c %i "$TMP/in.txt")
+        rm -f "$TMP/ran"
+        "$LEASH" run --cgroup-parent "$PARENT" "$@" -- sh -c "touch '$TMP/ran'; cat >/dev/null" \
+                <"$TMP/in.txt" >/dev/null 2>"$TMP/err"
+        local rc=$?
+        local seen="rc=$rc ran=$([ -e "$TMP/ran" ] && echo yes || echo no) in=$(cat "$TMP/in.txt")"
+        seen="$seen ino=$(stat -c %i "$TMP/in.txt")/$ino err=$(cat "$TMP/err")"
+        if [ "$rc" = 125 ] && [ ! -e "$TMP/ran" ] && [ "$(cat "$TMP/in.txt")" = job-input ] &&
+                [ "$(stat -c %i "$TMP/in.txt")" = "$ino" ] && [ "$(grep -c '^leash: ' "$TMP/err")" = 1 ] &&
+                grep -qF "'$2' is also the job's standard input" "$TMP/err" && no_leftover_cgroups &&
+                [ -z "$(find "$TMP" -maxdepth 1 -name '.leash-report-*')" ]; then
+                ok "$what: refused, the input untouched"
+        else
+                not_ok "$what: refused, the input untouched ($seen)"
+        fi
+}
+stdin_refused "-o in.txt <in.txt" -o "$TMP/in.txt"
+stdin_refused "-o in.txt <in.txt, kv" -o "$TMP/in.txt" -f kv
+stdin_refused "-o /dev/stdin <in.txt" -o /dev/stdin
+stdin_refused "-o fd:0 <in.txt" -o fd:0
+stdin_refused "--series in.txt <in.txt" --series "$TMP/in.txt" --sample 1s
+exec 8<>"$TMP/in.txt"
+stdin_refused "-o fd:8, the same file as stdin" -o fd:8
+exec 8>&-
+mkfifo "$TMP/in.fifo"
+exec 8<>"$TMP/in.fifo" # a writer, so that opening it to read does not wait
+rm -f "$TMP/ran"
+"$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/in.fifo" -- touch "$TMP/ran" <"$TMP/in.fifo" 2>"$TMP/err"
+rc=$?
+check "-o in.fifo <in.fifo: refused (125) before the job, says why ($rc)" \
+        bash -c '[ "$1" = 125 ] && [ ! -e "$2/ran" ] && grep -q "is also the job.s standard input" "$2/err"' - $rc "$TMP"
+exec 8>&-
+rm -f "$TMP/in.fifo"
+echo job-input >"$TMP/in.txt"
+"$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/in.json" -- cat <"$TMP/in.txt" >"$TMP/in.out" 2>"$TMP/err"
+check "control: another name: the job reads its input, the report is written ($?, $(cat "$TMP/in.out"))" \
+        test "$(cat "$TMP/in.out")/$(jget "$TMP/in.json" reason)/$(cat "$TMP/in.txt")" = job-input/ok/job-input
+
 # --- a hostile job as --user nobody (root only) --------------------------------------------
 if [ "$(id -u)" != 0 ]; then
         SKIP_WHY="needs root (the attacks are on a root leash)"

@@ -42,6 +42,20 @@ check "kv: exit code line" grep -qx 'exit.code:2' "$TMP/r.kv"
 check "kv: no null values" bash -c "! grep -q ':null$' '$TMP/r.kv'"
 run_leash -f text -o "$TMP/r.txt" -- true
 check "text report" grep -q '^reason: *ok (exit 0)' "$TMP/r.txt"
+# issue 41.3: titled, each limit with its value and enforcer, the command
+# shell-quoted so that pasting it runs the same
+run_leash -f text -o "$TMP/r.txt" -n titled -w 5s -t 1m30s -m 512M -c 1.5 -P 100 --nofile 64 -- sh -c 'echo "a b"; echo "it'\''s"'
+sed 's/^/# /' "$TMP/r.txt"
+check "text: titled with the job's name" test "$(head -1 "$TMP/r.txt")" = "leash report: titled"
+check "text: wall_time 5s by leash" grep -qx 'limit: *wall_time 5s by leash' "$TMP/r.txt"
+check "text: cpu_time 90s, with its enforcer" grep -qE '^limit: +cpu_time 90s by [a-z]' "$TMP/r.txt"
+check "text: memory 512M, cpus 1.5 cores, pids 100, nofile 64, each by something" \
+        test "$(grep -cE '^limit: +(memory 512M|cpus 1\.5 cores|pids 100|nofile 64) by [a-z]' "$TMP/r.txt")" = 4
+check "text: the command shell-quoted" grep -qxF "command:   sh -c 'echo \"a b\"; echo \"it'\\''s\"'" "$TMP/r.txt"
+check "text: pasted into a shell it prints what the job printed" \
+        test "$(eval "$(sed -n 's/^command:   //p' "$TMP/r.txt")")" = "$(printf 'a b\nit'\''s')"
+run_leash -f text -o "$TMP/r.txt" -- /bin/true
+check "text: without --name, titled with the command's base name" test "$(head -1 "$TMP/r.txt")" = "leash report: true"
 
 "$LEASH" run --cgroup-parent "$PARENT" -o fd:3 -- true 3>"$TMP/fd3.json"
 check "report to fd:3" "$PY" -c "import json; assert json.load(open('$TMP/fd3.json'))['reason'] == 'ok'"

@@ -36,8 +36,11 @@ run_leash -q -f kv -o "$TMP/u.kv" -- "${args[@]}"
 check "kv: ESC, CR and control bytes escaped (\\x1b, \\r, \\x01)" grep -qxF 'command.2:a\x1b[31mb\r\x01' "$TMP/u.kv"
 check "kv: no raw control byte in the file (C0, DEL)" bash -c "! LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <'$TMP/u.kv')"
 run_leash -q -f text -o "$TMP/u.txt" -- "${args[@]}"
-check "text: the command without raw ESC, CR, control bytes or C1 controls" \
-        grep -qxF 'command:   true \xff a\x1b[31mb\r\x01 é \xc2\x9b' "$TMP/u.txt"
+check "text: the command without raw ESC, CR, control bytes or C1 controls (bash's \$'...' quoting)" \
+        grep -qxF "command:   true \$'\\xff' \$'a\\x1b[31mb\\x0d\\x01' é \$'\\xc2\\x9b'" "$TMP/u.txt"
+eval "set -- $(sed -n 's/^command:   //p' "$TMP/u.txt")"
+check "text: the command pasted into bash gives the exact arguments back" \
+        test "$(printf '%s\0' "$@" | od -An -tx1)" = "$(printf '%s\0' "${args[@]}" | od -An -tx1)"
 check "text: no raw control byte at all" bash -c "! LC_ALL=C grep -q '[[:cntrl:]]' <(tr -d '\n' <'$TMP/u.txt')"
 # --- 10.6: messages and small lies ----------------------------------------------------------
 run_leash --strict=true -- true
@@ -92,6 +95,18 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
         # issue 23: no cgroup is not "nothing can run": jobs run as their process tree
         check "check by a user who has no cgroup: 1, DEGRADED with placement none (not NOTHING CAN RUN)" \
                 bash -c "[ $rc = 1 ] && grep -q '^verdict: *DEGRADED' '$TMP/c' && grep -q '^placement: *none' '$TMP/c'"
+        # issue 41.8: the host's kernel features are the host's, whoever asks
+        # (uid 65534 read cgroup.kill=no ... pressure=no where root read yes);
+        # what this user's jobs get is said apart
+        "$LEASH" check >"$TMP/croot" 2>&1
+        kroot=$(grep '^kernel features:' "$TMP/croot")
+        knb=$(grep '^kernel features:' "$TMP/c")
+        check "check as uid 65534: the kernel features line is root's ($knb)" test -n "$knb" -a "$knb" = "$kroot"
+        if grep -q 'cgroup.kill=yes' <<<"$kroot"; then
+                check "...so cgroup.kill=yes there too, where the host has it" grep -q '^kernel features:.*cgroup.kill=yes' "$TMP/c"
+        fi
+        check "check as uid 65534: says apart that its jobs get none of them" \
+                grep -q "^  this user's jobs: none of them (no job cgroup: placement none)" "$TMP/c"
 else
         SKIP_WHY="needs root and setpriv to run check as uid 65534"
         skip "check by a user who has no cgroup"

@@ -201,6 +201,15 @@ static void names(void) {
 
 static void formats(void) {
         char b[64];
+        char p1[] = "/sys/fs/cgroup/unified//leash////x/", p2[] = "leash//", p3[] = "/", p4[] = "//";
+        path_simplify_slashes(p1);
+        is_str(p1, "/sys/fs/cgroup/unified/leash/x", "a cgroup parent's // and trailing / go");
+        path_simplify_slashes(p2);
+        is_str(p2, "leash", "relative: leash// -> leash");
+        path_simplify_slashes(p3);
+        is_str(p3, "/", "/ stays /");
+        path_simplify_slashes(p4);
+        is_str(p4, "/", "// -> /");
         format_size(64ULL << 20, b, sizeof b);
         is_str(b, "64M", "format 64M");
         format_size(1000, b, sizeof b);
@@ -209,6 +218,17 @@ static void formats(void) {
         is_str(b, "1500ms", "format 1.5s");
         format_duration(2000000000ULL, b, sizeof b);
         is_str(b, "2s", "format 2s");
+        /* tables people read (issue 41.2): one decimal, the unit that keeps it >= 1 */
+        format_bytes_table(106541ULL * 1024, b, sizeof b);
+        is_str(b, "104.0MiB", "ps's MEM 106541K reads 104.0MiB");
+        format_bytes_table(111420ULL * 1024, b, sizeof b);
+        is_str(b, "108.8MiB", "stat's RSS 111420K reads 108.8MiB");
+        format_bytes_table(512, b, sizeof b);
+        is_str(b, "512B", "under 1 KiB: bytes");
+        format_bytes_table(1536ULL << 20, b, sizeof b);
+        is_str(b, "1.5GiB", "1536 MiB reads 1.5GiB");
+        format_bytes_table((1ULL << 20) - 1, b, sizeof b);
+        is_str(b, "1.0MiB", "1 MiB less a byte: 1.0MiB, not 1024.0KiB");
 }
 
 static void utf8(void) {

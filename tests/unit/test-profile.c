@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -423,6 +424,44 @@ static void test_paths(void) {
         leash_profiles_free(p);
 }
 
+/* Work per section of loading n sections, finishing and reading every name
+ * back as `profiles list` does (index slots looked at); -1 when it failed. */
+static double work_per_section(size_t n) {
+        struct leash_profiles *p = NULL;
+        size_t len = 0, cap = n * 32 + 64, ok_names = 0;
+        char *text = malloc(cap);
+        double per = -1;
+
+        if (!text || leash_profiles_new(false, &p) < 0) {
+                free(text);
+                return -1;
+        }
+        for (size_t i = 0; i < n; i++)
+                len += (size_t) snprintf(text + len, cap - len, "[p%zu]\npids = %zu\n", i, i + 1);
+        if (leash_profiles_load_buffer(p, "many.ini", text, len, LEASH_INI_PROFILES) == 0 &&
+            leash_profiles_finish(p) == 0 && leash_profiles_count(p) == n + 1) {
+                for (size_t i = 0; i < leash_profiles_count(p); i++) {
+                        const char *name, *file;
+                        unsigned line;
+                        ok_names += leash_profiles_get(p, i, &name, &file, &line) == 0;
+                }
+                if (ok_names == n + 1)
+                        per = (double) leash_profiles_probes(p) / (double) n;
+        }
+        leash_profiles_free(p);
+        free(text);
+        return per;
+}
+
+/* issue 41.7: `profiles list` of 10,000 sections took 2.6 s (a linear search
+ * per section at load, a walk per name read back): the work per section
+ * must not grow with the number of sections */
+static void test_many_sections(void) {
+        double w1 = work_per_section(10000), w2 = work_per_section(40000);
+        ok(w1 > 0 && w1 < 16, "10,000 sections: %.2f index slots per section, loaded and listed", w1);
+        ok(w2 > 0 && w2 < 16 && w2 < 2 * w1, "40,000 sections: %.2f per section, not 4 times 10,000's", w2);
+}
+
 int main(void) {
         const char *src = getenv("LEASH_SRCDIR");
         char dir[4200], **names = NULL;
@@ -452,5 +491,6 @@ int main(void) {
         test_trust_judge();
         test_trust_files();
         test_paths();
+        test_many_sections();
         return tap_done();
 }

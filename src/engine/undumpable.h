@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * leash is undumpable while a job of its process runs (issue 38): see
+ * undumpable.c.
+ */
+#pragma once
+
+/* A job is about to start: the process is undumpable from now until the
+ * matching undumpable_release(). Counted: jobs of several threads overlap. */
+void undumpable_hold(void);
+/* That job has finished: the last one out restores what the process was. */
+void undumpable_release(void);
+/* In a child forked from a holding process that runs on without exec (a
+ * forked function): dumpable as the process was before the first hold, the
+ * count of the copy zero. Async-signal-safe (no lock: another thread of the
+ * parent may have held it at the fork). Before any change of credentials,
+ * which makes the child undumpable again where the kernel says so. */
+void undumpable_child(void);
