@@ -190,7 +190,7 @@ class Limited:
         return (
             _rebuild_limited,
             (self.func, self.settings, self.name, self.context, self.memory_limited, self._sample,
-             self._codec.trusted, self._codec.result_types, self._max_result),
+             self._codec.trusted, self._codec.result_types, self._max_result, self._child_fds),
         )
 
     def __repr__(self):
@@ -267,9 +267,11 @@ class Limited:
         return out.value
 
 
-def _rebuild_limited(func, settings, name, context, memory_limited, sample, trusted, result_types, max_result):
+def _rebuild_limited(
+    func, settings, name, context, memory_limited, sample, trusted, result_types, max_result, child_fds=None
+):
     codec = _result.codec(trusted, result_types)
-    return Limited(func, settings, name, context, memory_limited, sample, codec, max_result)
+    return Limited(func, settings, name, context, memory_limited, sample, codec, max_result, child_fds)
 
 
 def _raise(exc):

@@ -482,7 +482,21 @@ def _launch(task, fn, args, kwargs):
         return
     _call._flush_std()
     if task.job.fork(keep=(wfd,)) == 0:
+        if limited._child_fds is not None:
+            _close_other_fds(wfd, limited._child_fds)
         _call.child_run(wfd, fn, args, kwargs, limited._codec)  # never returns
+
+
+def _close_other_fds(wfd, keep):
+    """In the fork context's child, as Config.call's child does for
+    keep_fds= (or user=, devices=, gpus=): every fd above 2 closed but the
+    result pipe and those kept."""
+    lo = 3
+    for fd in sorted(set(keep) | {wfd}):
+        if fd >= lo:
+            os.closerange(lo, fd)
+            lo = fd + 1
+    os.closerange(lo, os.sysconf("SC_OPEN_MAX"))
 
 
 def _launch_spawned(task, limited, fn, args, kwargs, wfd):
@@ -511,8 +525,8 @@ def _launch_spawned(task, limited, fn, args, kwargs, wfd):
     argv = [sys.executable, "-s", "-m", "leash._child", str(cr), str(wfd)]
     if task.job.fork(keep=(cr, wfd)) == 0:
         try:
-            os.set_inheritable(cr, True)
-            os.set_inheritable(wfd, True)
+            for fd in (cr, wfd) + tuple(limited._child_fds or ()):
+                os.set_inheritable(fd, True)
             os.execve(argv[0], argv, env)
         finally:
             os._exit(127)

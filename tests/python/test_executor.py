@@ -4,6 +4,7 @@ task that broke its limit, cancels by the ladder; the study budget; asyncio."""
 
 import asyncio
 import concurrent.futures
+import errno
 import os
 import signal
 import time
@@ -163,6 +164,39 @@ def test_shutdown_cancel_futures_ends_running_and_pending(tmp_path):
     assert not not_done
     with pytest.raises(RuntimeError):
         ex.submit(square, 1)
+
+
+def read_fds(*fds):
+    out = []
+    for fd in fds:
+        try:
+            out.append(os.pread(fd, 64, 0).decode())
+        except OSError as e:
+            out.append(errno.errorcode[e.errno])
+    return out
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_executor_keep_fds_closes_the_others(tmp_path, context):
+    path = tmp_path / "secret"
+    path.write_text("secret")
+    kept, other = os.open(str(path), os.O_RDONLY), os.open(str(path), os.O_RDONLY)
+    try:
+        if context == "spawn":  # a fresh interpreter gets what is inheritable (PEP 446)
+            os.set_inheritable(kept, True)
+            os.set_inheritable(other, True)
+        with leash.Executor(max_workers=1, context=context, keep_fds=[kept]) as ex:
+            assert ex.submit(read_fds, kept, other).result() == ["secret", "EBADF"]
+        # control: without keep_fds a forked task inherits both; either way
+        # a task gets the fds leash.limit's call gets in the same context
+        with leash.Executor(max_workers=1, context=context) as ex:
+            got = ex.submit(read_fds, kept, other).result()
+        assert got == leash.limit(read_fds, context=context)(kept, other)
+        if context == "fork":
+            assert got == ["secret", "secret"]
+    finally:
+        os.close(kept)
+        os.close(other)
 
 
 def test_executor_rejects_bad_values():

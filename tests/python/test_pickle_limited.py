@@ -25,6 +25,10 @@ def limited_square(x):
     return x * x
 
 
+def lf_keep_fds(fds):
+    return leash.limit(square, keep_fds=fds)._child_fds
+
+
 def pid_and_cgroup(_=None):
     with open("/proc/self/cgroup") as f:
         return os.getpid(), f.read()
@@ -36,6 +40,8 @@ def test_limited_pickles_round_trip():
     assert copy is not lf and copy.func is square and copy.settings == lf.settings
     assert copy._codec.trusted and copy.context == lf.context
     assert copy(7) == 49
+    kept = pickle.loads(pickle.dumps(leash.limit(square, keep_fds=[5, 9])))
+    assert kept._child_fds == lf_keep_fds([5, 9])
     # a decorated module-level function travels by its name
     assert pickle.loads(pickle.dumps(limited_square)) is limited_square
     # control: its state pickled the default way (what pickle did before
