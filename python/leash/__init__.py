@@ -45,11 +45,17 @@ the job's whole process tree is gone when the call returns, its cgroup is
 removed, and the report (``leash run``'s JSON schema, as a dict) is in the
 exception's ``report`` attribute, or returned by ``call_with_report``.
 
+Many trials at once: ``leash.Executor`` (a concurrent.futures executor,
+each task a fresh job, an optional ``study=`` budget over all of them),
+``leash.acall`` (asyncio) and ``leash.dask.LeashPlugin`` (every task of a
+Dask worker in its own job); a ``Limited`` pickles, so any pool can send it.
+
 See also ``leash.run`` (commands), ``leash.monitored`` (resource_monitor's
 API) and ``leash.compat.pynisher`` (pynisher's API).
 """
 
 import functools
+import sys
 import threading
 
 from . import _call, _result, _run, _settings
@@ -79,6 +85,9 @@ __all__ = [
     "run",
     "CompletedRun",
     "monitored",
+    "Executor",
+    "Future",
+    "acall",
     "contexts",
     "version",
     "LeashError",
@@ -147,6 +156,12 @@ class Limited:
     calls: a small process, sleeping, that kills the running calls' jobs and
     removes their cgroups if this process dies (even by SIGKILL). It ends
     when the function is freed, or is replaced after ``leash.configure()``.
+
+    It pickles, by its function's reference and its settings (a decorated
+    module-level function by its name), so ``multiprocessing``,
+    ``concurrent.futures.ProcessPoolExecutor`` and Dask can send it; the copy
+    makes its own thread-local state and watchdog where it is unpickled, and
+    ``leash.configure()``'s options there apply to it.
     """
 
     def __init__(
@@ -171,6 +186,22 @@ class Limited:
         self._config = None  # made at the first fork call, again after configure()
         self._config_gen = None
         functools.update_wrapper(self, func, updated=())
+
+    def __reduce__(self):
+        # By reference and settings; the thread-local state, the Config and
+        # its watchdog are made anew where it is unpickled. A decorated
+        # module-level function's name is the Limited itself: by that name.
+        module = sys.modules.get(getattr(self, "__module__", None) or "")
+        found = module
+        for part in (getattr(self, "__qualname__", None) or "<>").split("."):
+            found = getattr(found, part, None)
+        if found is self:
+            return self.__qualname__
+        return (
+            _rebuild_limited,
+            (self.func, self.settings, self.name, self.context, self.memory_limited, self._sample,
+             self._codec.trusted, self._codec.result_types, self._max_result, self._child_fds),
+        )
 
     def __repr__(self):
         return "<leash.Limited {} {}>".format(getattr(self.func, "__qualname__", self.func), dict(self.settings))
@@ -244,6 +275,13 @@ class Limited:
         if out.exception is not None:
             _raise(out.exception)
         return out.value
+
+
+def _rebuild_limited(
+    func, settings, name, context, memory_limited, sample, trusted, result_types, max_result, child_fds=None
+):
+    codec = _result.codec(trusted, result_types)
+    return Limited(func, settings, name, context, memory_limited, sample, codec, max_result, child_fds)
 
 
 def _raise(exc):
@@ -411,3 +449,4 @@ def run(
 
 
 from ._monitor import monitored  # noqa: E402  (needs limit and Limited above)
+from ._executor import Executor, Future, acall  # noqa: E402  (same)
