@@ -300,18 +300,24 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
                 err->error = -jfd;
                 return jfd;
         }
-        while ((r = leash_job_dispatch(job)) == 0) {
+        for (;;) {
                 struct pollfd pfd[2] = {{.fd = jfd, .events = POLLIN}, {.fd = *sig_fd, .events = POLLIN}};
                 struct signalfd_siginfo si;
 
+                /* from the terminal (Ctrl-C, hangup), a scheduler or systemd: the job,
+                 * in a session of its own, gets it from leash, then the grace, then
+                 * SIGKILL. Read before the job's end is: `systemctl stop` of leash's
+                 * unit signals leash and the job at once, and the report says
+                 * interrupted whichever of the two the kernel woke first */
+                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
+                        (void) leash_job_interrupt(job, (int) si.ssi_signo);
+                r = leash_job_dispatch(job);
+                if (r != 0)
+                        break;
                 if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
                         r = negative_errno();
                         break;
                 }
-                /* from the terminal (Ctrl-C, hangup) or a scheduler: the job, in a
-                 * session of its own, gets it from leash, then the grace, then SIGKILL */
-                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
-                        (void) leash_job_interrupt(job, (int) si.ssi_signo);
         }
         if (r < 0) {
                 err->step = "supervise the job";
