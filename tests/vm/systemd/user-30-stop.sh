@@ -15,6 +15,7 @@ stop_proofs
 lpid=$!
 wait_for 120 grep -q 'leash-leaf$' "/proc/$lpid/cgroup"
 wait_for 120 pgrep -x -P "$lpid" sleep >/dev/null
+stopped_scope "/proc/$lpid/cgroup"
 systemctl --user stop leash.slice
 tap_is "$?" 0 "systemctl --user stop leash.slice"
 wait "$lpid"
