@@ -6,7 +6,8 @@
 # scope).  So the second and third leash.limit configuration of one process reuse the
 # scope the first one got, each enforced by the cgroup (it was placement none and
 # RLIMIT_AS); inside `systemd-run --user --scope -p Delegate=yes` leash uses that scope;
-# and `leash check` names the scope a run would use.
+# `leash check` names the scope a run would use; and the user manager's daemon-reload
+# leaves a running job's cpu limit in place.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -75,6 +76,20 @@ tap_is "$(jget "$TMP/d.json" limits.memory.enforced_by)" cgroup "memory is enfor
 tap_diag "$(grep '^placement' "$TMP/check.txt")"
 tap_check "leash check names the scope: .../user@1000.service/leash.slice/leash-NAME-PID.scope" \
 	grep -q '^placement: *systemd .*/user@1000.service/leash.slice/leash-run-PID\.scope$' "$TMP/check.txt"
+
+# The user manager's daemon-reload while a job runs under --cpus 0.5: the scope is
+# delegated, so the manager leaves its subtree's cpu.max alone (as root's 10-root.sh).
+"$LEASH" run -c 0.5 -w 8s -o "$TMP/reload.json" -- "$LEASH_VM_HOG" spin 20000 >/dev/null 2>&1 &
+lpid=$!
+wait_for 120 pgrep -P "$lpid" >/dev/null
+systemctl --user daemon-reload
+tap_is "$?" 0 "systemctl --user daemon-reload while a job runs"
+wait "$lpid"
+cpu=$(jget "$TMP/reload.json" usage.cpu_time_s)
+wall=$(jget "$TMP/reload.json" usage.wall_time_s)
+tap_is "$(jget "$TMP/reload.json" reason)" wall_time "the job ended at its wall-time limit"
+tap_check "its CPU stayed at 0.5 core across the reload ($cpu s CPU in $wall s)" \
+	awk -v c="$cpu" -v w="$wall" 'BEGIN { exit !(c <= 0.65 * w && c > 0) }'
 
 wait_for 35 no_leash_scope
 tap_check "no leash scope is left" no_leash_scope
