@@ -181,7 +181,10 @@ int leash_job_kill(struct leash_job *j, enum leash_kill how);
 /* As when `leash run` receives signal sig: sig itself to every process of
  * the job, SIGKILL after the grace (at once when a ladder already runs or on
  * a second call); reason
- * LEASH_REASON_INTERRUPTED, exit code 128 + sig. */
+ * LEASH_REASON_INTERRUPTED, exit code 128 + sig. On a job whose main process
+ * has ended but that is not finished yet, and that no limit or kill ended,
+ * it signals nothing and only records the interruption (the signal that
+ * stopped leash stopped the job first). */
 int leash_job_interrupt(struct leash_job *j, int sig);
 /* Sends sig to every process of the job (the main process through its
  * pidfd, wherever it is), nothing more: no ladder, no reason. `leash run`

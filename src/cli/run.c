@@ -262,6 +262,25 @@ static void narrate_end(const struct leash_result *r) {
         log_debug("removed the job cgroup %s; exit %d (%s)", r->cgroup, r->exit_code, leash_result_reason(r));
 }
 
+/* A job that died of a signal leash passes on, before leash got one: a stop
+ * of leash's scope signals every process in it, the job's maybe first.
+ * leash's own signal follows within systemd's one walk of the scope; it is
+ * waited for, bounded (LATE_INTERRUPT_MS), and only in this case. */
+#define LATE_INTERRUPT_MS 100
+static void late_interrupt(struct leash_job *job, int sig_fd) {
+        const struct leash_result *res = leash_job_result(job);
+        struct pollfd pfd = {.fd = sig_fd, .events = POLLIN};
+        struct signalfd_siginfo si;
+
+        if (res->interrupt_signal ||
+            (res->term_signal != SIGTERM && res->term_signal != SIGINT && res->term_signal != SIGHUP))
+                return;
+        if (poll(&pfd, 1, LATE_INTERRUPT_MS) <= 0)
+                return;
+        while (read(sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
+                (void) leash_job_interrupt(job, (int) si.ssi_signo);
+}
+
 /* The job, through the library's job object: create, start, then one loop
  * over the job's pollable fd and the signalfd, finish. */
 static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct leash_error *err, int *sig_fd,
@@ -307,24 +326,31 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
                 err->error = -jfd;
                 return jfd;
         }
-        while ((r = leash_job_dispatch(job)) == 0) {
+        for (;;) {
                 struct pollfd pfd[2] = {{.fd = jfd, .events = POLLIN}, {.fd = *sig_fd, .events = POLLIN}};
                 struct signalfd_siginfo si;
 
+                /* from the terminal (Ctrl-C, hangup), a scheduler or systemd: the job,
+                 * in a session of its own, gets it from leash, then the grace, then
+                 * SIGKILL. Read before the job's end is: `systemctl stop` of leash's
+                 * unit signals leash and the job at once, and the report says
+                 * interrupted whichever of the two the kernel woke first */
+                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
+                        (void) leash_job_interrupt(job, (int) si.ssi_signo);
+                r = leash_job_dispatch(job);
+                if (r != 0)
+                        break;
                 if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
                         r = negative_errno();
                         break;
                 }
-                /* from the terminal (Ctrl-C, hangup) or a scheduler: the job, in a
-                 * session of its own, gets it from leash, then the grace, then SIGKILL */
-                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
-                        (void) leash_job_interrupt(job, (int) si.ssi_signo);
         }
         if (r < 0) {
                 err->step = "supervise the job";
                 err->error = -r;
                 return r;
         }
+        late_interrupt(job, *sig_fd);
         r = leash_job_finish(job, err);
         if (r < 0) /* the job ran and is accounted: its report still says so */
                 log_error("%s: %s: %s", err->step, err->detail, strerror(err->error));

@@ -99,6 +99,26 @@ static void probe_kernel_features(struct leash_host *h) {
                              access("/proc/pressure/cpu", R_OK) == 0;
 }
 
+static bool is_scope_or_slice(const char *name) {
+        size_t n = strlen(name);
+        return n > 6 && (strcmp(name + n - 6, ".scope") == 0 || strcmp(name + n - 6, ".slice") == 0);
+}
+
+/* Where to look for a parent not made yet: a default one will be made under
+ * the cgroup2 root; a systemd scope (the step names the one a run would get)
+ * gets what the manager's cgroup (its nearest ancestor that is no scope or
+ * slice) has. */
+static const char *nearest_dir(const struct leash_host *h, char *buf, size_t size) {
+        size_t ml = strlen(h->cgroup2_mount);
+
+        if (h->placement.kind != PLACEMENT_SYSTEMD || (size_t) snprintf(buf, size, "%s", h->parent) >= size)
+                return h->cgroup2_mount;
+        /* not leash.slice: its controllers follow the units in it at the moment */
+        while (strlen(buf) > ml && (access(buf, F_OK) < 0 || is_scope_or_slice(strrchr(buf, '/') + 1)))
+                *strrchr(buf, '/') = '\0';
+        return strlen(buf) > ml ? buf : h->cgroup2_mount;
+}
+
 int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct leash_error *err) {
         unsigned v1 = 0, avail = 0;
         struct stat st;
@@ -127,8 +147,8 @@ int leash_host_probe(const char *cgroup_parent, struct leash_host *h, struct lea
 
         if (!h->parent_error) {
                 bool exists = access(h->parent, F_OK) == 0;
-                /* a default parent not made yet: it will be made under the cgroup2 root */
-                const char *dir = exists ? h->parent : h->cgroup2_mount;
+                char base[4096];
+                const char *dir = exists ? h->parent : nearest_dir(h, base, sizeof base);
                 bool is_root = !exists || strcmp(h->parent, h->cgroup2_mount) == 0;
                 char feat[8200];
 

@@ -404,6 +404,32 @@ static bool systemd_booted(void) {
         return access("/run/systemd/system", F_OK) == 0;
 }
 
+/* The unit the walk stopped at, where the manager says it is ours: the
+ * scope this process got, or a user's unit with Delegate=yes (systemd 252's
+ * user manager marks neither). Used as in step 2. */
+static int step_systemd_unit(struct ctx *c, struct placement *p) {
+        bool own;
+
+        if (!c->stop_unit[0] || systemd_scope_delegated(c->stop_unit, &own) <= 0)
+                return 0;
+        if (snprintf(c->top, sizeof c->top, "%s%s", c->mount, c->stop_unit) >= (int) sizeof c->top)
+                return 0;
+        c->top_kind = PLACEMENT_DELEGATED;
+        p->why[0] = '\0'; /* not "no Delegate=yes": the manager says otherwise */
+        if (step_subtree(c, p, PLACEMENT_DELEGATED) <= 0) {
+                c->top[0] = '\0';
+                return 0;
+        }
+        if (own) {
+                p->kind = PLACEMENT_SYSTEMD;
+                p->why[0] = '\0';
+                why_add(p, "the scope %s, which this process got from the %s manager (Delegate=yes)", c->stop_unit,
+                        geteuid() != 0 ? "user" : "system");
+        } else
+                why_add(p, "its manager says Delegate=yes (and writes no mark there)");
+        return 1;
+}
+
 /* Step 3: a scope the manager delegates (systemd-scope.c). */
 static int step_systemd(struct ctx *c, struct placement *p) {
         _cleanup_free_ char *scope = NULL;
@@ -413,6 +439,8 @@ static int step_systemd(struct ctx *c, struct placement *p) {
 
         if (!systemd_booted() || c->in_ns || !c->own[0])
                 return 0;
+        if (step_systemd_unit(c, p) > 0)
+                return 1;
         if (!c->apply) {
                 r = systemd_scope_plan(geteuid() != 0, c->mount, p->parent, sizeof p->parent);
                 if (r < 0) {
@@ -421,7 +449,11 @@ static int step_systemd(struct ctx *c, struct placement *p) {
                         return 0;
                 }
                 p->kind = PLACEMENT_SYSTEMD;
-                why_add(p, "a run asks the %s manager for leash-NAME-PID.scope in leash.slice (Delegate=yes)", who);
+                why_add(p,
+                        "a run asks the %s manager for this scope (NAME-PID: the run's; Delegate=yes, bound to the "
+                        "unit it "
+                        "was started in)",
+                        who);
                 return 1;
         }
         r = systemd_scope_acquire(geteuid() != 0, "leash.slice", &scope, what, sizeof what);

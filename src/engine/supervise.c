@@ -577,6 +577,13 @@ int leash_job_signal(struct leash_job *j, int sig) {
 int leash_job_interrupt(struct leash_job *j, int sig) {
         if (!j || sig <= 0 || sig >= _NSIG)
                 return -EINVAL;
+        if (j->state == JOB_ENDED && !j->r.interrupt_signal && j->cause == LEASH_REASON_OK) {
+                /* ended, not yet accounted: the same stop reached the job first
+                 * (systemctl stop signals every process of a scope at once) */
+                j->r.interrupt_signal = sig;
+                j->cause = LEASH_REASON_INTERRUPTED;
+                return 0;
+        }
         if (j->state != JOB_RUNNING)
                 return 0;
         if (!j->r.interrupt_signal) {

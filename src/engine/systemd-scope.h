@@ -17,7 +17,20 @@
  * gets the manager's own words. */
 int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgroup_path, char *what, size_t what_size);
 
-/* For a decision that makes nothing (check, ps): the manager's own cgroup,
- * whose controllers are what its Delegate=yes scope would get. 0, or -errno
- * when no manager is reachable. */
+/* The unit a scope of the manager (user_manager: uid's user manager) is
+ * bound to for a process whose cgroup is own (relative to the mount): the
+ * innermost .service or .scope of own that the same manager owns. 1 and the
+ * name in ret; 0 none (e.g. a user in a login session: that scope is the
+ * system manager's); -ENAMETOOLONG. */
+int systemd_scope_bind_unit(const char *own, bool user_manager, unsigned uid, char *ret, size_t size);
+
+/* Whether the unit whose cgroup is unit_cgroup (relative to the mount) is a
+ * subtree this process may use: the scope it got (*ret_own true), or, for an
+ * ordinary user, a unit of its user manager whose Delegate property is yes
+ * (asked of the manager). 1 yes, 0 no or unknown. */
+int systemd_scope_delegated(const char *unit_cgroup, bool *ret_own);
+
+/* For a decision that makes nothing (check, ps): the scope a run would get,
+ * <manager's cgroup>/leash.slice/leash-run-PID.scope. 0, or -errno when no
+ * manager is reachable. */
 int systemd_scope_plan(bool user_manager, const char *mount, char *ret, size_t size);

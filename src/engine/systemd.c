@@ -95,6 +95,9 @@ int systemd_manager_reachable(bool user) {
         X(sd_bus_message_read)            \
         X(sd_bus_message_unref)           \
         X(sd_bus_call)                    \
+        X(sd_bus_call_method)             \
+        X(sd_bus_get_property)            \
+        X(sd_bus_get_property_trivial)    \
         X(sd_bus_add_match)               \
         X(sd_bus_slot_unref)              \
         X(sd_bus_process)                 \
@@ -192,7 +195,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 }
 
 /* The method call, its properties in the order systemd-run gives them. */
-static int scope_message(sd_bus *b, const char *unit, const char *slice, pid_t pid, int pidfd, sd_bus_message **ret) {
+static int scope_message(sd_bus *b, const struct systemd_scope_request *q, pid_t pid, int pidfd, sd_bus_message **ret) {
         _cleanup_(msg_unrefp) sd_bus_message *m = NULL;
         int r;
 
@@ -200,13 +203,17 @@ static int scope_message(sd_bus *b, const char *unit, const char *slice, pid_t p
                                               "org.freedesktop.systemd1.Manager", "StartTransientUnit");
         if (r < 0)
                 return r;
-        r = sd.sd_bus_message_append(m, "ss", unit, "fail");
+        r = sd.sd_bus_message_append(m, "ss", q->unit, "fail");
         if (r >= 0)
                 r = sd.sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
                 r = sd.sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "Description", "s",
-                                             "leash: jobs of this process and its supervisor", "Slice", "s", slice,
+                                             "leash: jobs of this process and its supervisor", "Slice", "s", q->slice,
                                              "Delegate", "b", 1, "CollectMode", "s", "inactive-or-failed");
+        /* stopping the unit that started leash (or its end) stops the scope:
+         * SIGTERM to leash, which ends its jobs through the ladder */
+        if (r >= 0 && q->bind_to)
+                r = sd.sd_bus_message_append(m, "(sv)", "BindsTo", "as", 1, q->bind_to);
         if (r >= 0)
                 r = pidfd >= 0 ? sd.sd_bus_message_append(m, "(sv)", "PIDFDs", "ah", 1, pidfd)
                                : sd.sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
@@ -229,7 +236,7 @@ static bool unknown_property(const sd_bus_error *e) {
                sd.sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.InvalidArgs");
 }
 
-static int call_start(sd_bus *b, const char *unit, const char *slice, pid_t pid, int pidfd, struct job_wait *w,
+static int call_start(sd_bus *b, const struct systemd_scope_request *q, pid_t pid, int pidfd, struct job_wait *w,
                       char *what, size_t what_size, bool *ret_retry) {
         _cleanup_(msg_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_(error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -237,7 +244,7 @@ static int call_start(sd_bus *b, const char *unit, const char *slice, pid_t pid,
         int r;
 
         *ret_retry = false;
-        r = scope_message(b, unit, slice, pid, pidfd, &m);
+        r = scope_message(b, q, pid, pidfd, &m);
         if (r < 0) {
                 *ret_retry = pidfd >= 0; /* e.g. a connection without fd passing */
                 return r;
@@ -277,7 +284,59 @@ static int wait_job(sd_bus *b, struct job_wait *w) {
         return strcmp(w->result, "done") == 0 ? 0 : -EIO;
 }
 
-int systemd_start_scope(bool user, const char *unit, const char *slice, pid_t pid, char *what, size_t what_size) {
+/* The D-Bus interface that holds a unit type's Delegate property. */
+static const char *unit_interface(const char *unit) {
+        static const char *const types[][2] = {
+                {".scope", "org.freedesktop.systemd1.Scope"},
+                {".service", "org.freedesktop.systemd1.Service"},
+                {".slice", "org.freedesktop.systemd1.Slice"},
+        };
+        size_t n = strlen(unit);
+
+        for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+                size_t s = strlen(types[i][0]);
+                if (n > s && strcmp(unit + n - s, types[i][0]) == 0)
+                        return types[i][1];
+        }
+        return NULL;
+}
+
+/* The object path of a loaded unit (valid while *reply lives). */
+static int unit_path(sd_bus *b, const char *unit, sd_bus_message **reply, const char **ret) {
+        _cleanup_(error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r = sd.sd_bus_call_method(b, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                      "org.freedesktop.systemd1.Manager", "GetUnit", &e, reply, "s", unit);
+        return r < 0 ? r : sd.sd_bus_message_read(*reply, "o", ret);
+}
+
+/* Whether unit is active (or starting, or reloading): BindsTo= on a unit
+ * that is not would start it (a process left behind by a stopped service
+ * must not restart it) or stop the new scope at once. */
+static bool unit_running(sd_bus *b, const char *unit) {
+        _cleanup_(msg_unrefp) sd_bus_message *reply = NULL, *prop = NULL;
+        _cleanup_(error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        const char *path, *state;
+
+        if (unit_path(b, unit, &reply, &path) < 0 ||
+            sd.sd_bus_get_property(b, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Unit", "ActiveState",
+                                   &e, &prop, "s") < 0 ||
+            sd.sd_bus_message_read(prop, "s", &state) < 0)
+                return false;
+        return strcmp(state, "active") == 0 || strcmp(state, "activating") == 0 || strcmp(state, "reloading") == 0;
+}
+
+/* libsystemd loaded, or why not (in what) */
+static int sd_ready(char *what, size_t what_size) {
+        if (what && what_size)
+                what[0] = '\0';
+        pthread_once(&sd_once, sd_load);
+        if (sd_loaded < 0 && what && what_size && sd_why[0])
+                snprintf(what, what_size, "%s", sd_why);
+        return sd_loaded < 0 ? sd_loaded : 0;
+}
+
+int systemd_start_scope(bool user, const struct systemd_scope_request *want, pid_t pid, char *what, size_t what_size) {
+        struct systemd_scope_request q_bound = *want, *q = &q_bound;
         _cleanup_(bus_closep) sd_bus *b = NULL;
         _cleanup_(slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_(closep) int pidfd = -1;
@@ -285,14 +344,9 @@ int systemd_start_scope(bool user, const char *unit, const char *slice, pid_t pi
         bool client, retry;
         int r;
 
-        if (what && what_size)
-                what[0] = '\0';
-        pthread_once(&sd_once, sd_load);
-        if (sd_loaded < 0) {
-                if (what && what_size && sd_why[0])
-                        snprintf(what, what_size, "%s", sd_why);
-                return sd_loaded;
-        }
+        r = sd_ready(what, what_size);
+        if (r < 0)
+                return r;
         r = manager_connect(user, &b, &client);
         if (r < 0)
                 return r;
@@ -306,22 +360,52 @@ int systemd_start_scope(bool user, const char *unit, const char *slice, pid_t pi
                                 on_job_removed, &w);
         if (r < 0)
                 return r;
+        if (q->bind_to && !unit_running(b, q->bind_to))
+                q->bind_to = NULL;
         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        r = call_start(b, unit, slice, pid, pidfd, &w, what, what_size, &retry);
+        r = call_start(b, q, pid, pidfd, &w, what, what_size, &retry);
         if (r < 0 && retry)
-                r = call_start(b, unit, slice, pid, -1, &w, what, what_size, &retry);
+                r = call_start(b, q, pid, -1, &w, what, what_size, &retry);
         if (r >= 0)
                 r = wait_job(b, &w);
         free((char *) w.job);
         return r;
 }
 
+int systemd_unit_delegates(bool user, const char *unit) {
+        _cleanup_(bus_closep) sd_bus *b = NULL;
+        _cleanup_(msg_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        const char *iface = unit_interface(unit), *path;
+        bool client;
+        int r, v = 0;
+
+        if (!iface)
+                return -EINVAL;
+        r = sd_ready(NULL, 0);
+        if (r < 0)
+                return r;
+        r = manager_connect(user, &b, &client);
+        if (r < 0)
+                return r;
+        r = unit_path(b, unit, &reply, &path);
+        if (r < 0)
+                return r;
+        r = sd.sd_bus_get_property_trivial(b, "org.freedesktop.systemd1", path, iface, "Delegate", &e, 'b', &v);
+        return r < 0 ? r : v != 0;
+}
+
 #else /* no <systemd/sd-bus.h> at build time */
 
-int systemd_start_scope(bool user, const char *unit, const char *slice, pid_t pid, char *what, size_t what_size) {
-        (void) user, (void) unit, (void) slice, (void) pid;
+int systemd_start_scope(bool user, const struct systemd_scope_request *q, pid_t pid, char *what, size_t what_size) {
+        (void) user, (void) q, (void) pid;
         if (what && what_size)
                 what[0] = '\0';
+        return -ENOPKG;
+}
+
+int systemd_unit_delegates(bool user, const char *unit) {
+        (void) user, (void) unit;
         return -ENOPKG;
 }
 

@@ -14,12 +14,26 @@
  * the bus. 0, or -errno of the last one tried. Connects to nothing. */
 int systemd_manager_reachable(bool user);
 
+struct systemd_scope_request {
+        const char *unit;    /* e.g. "leash-run-42.scope" */
+        const char *slice;   /* e.g. "leash.slice" */
+        const char *bind_to; /* NULL, or a unit of the same manager: BindsTo= */
+};
+
 /* Asks the service manager (user: this euid's user manager; else the system
- * manager) to start the transient scope `unit` (e.g.
- * "leash-run-42.scope") in `slice` with Delegate=yes holding `pid`, and waits
+ * manager) to start the transient scope q->unit in q->slice with Delegate=yes
+ * holding `pid`, bound (BindsTo=) to q->bind_to when given, and waits
  * until its start job is done. 0 on success; -errno: -ENOPKG libsystemd
  * cannot be loaded, -ENOENT/-ECONNREFUSED/-EACCES no manager to talk to,
  * -EEXIST the unit exists, -ETIMEDOUT the job did not end in time, -EIO the
  * job ended otherwise than "done". what, when given, gets the manager's own
  * words on failure (an empty string when there are none). */
-int systemd_start_scope(bool user, const char *unit, const char *slice, pid_t pid, char *what, size_t what_size);
+int systemd_start_scope(bool user, const struct systemd_scope_request *q, pid_t pid, char *what, size_t what_size);
+
+/* Whether the manager's loaded unit `unit` (a .scope, .service or .slice)
+ * has Delegate=yes, asked of the manager itself (GetUnit, then the unit's
+ * Delegate property): systemd 252's user manager writes no user.delegate
+ * mark. 1 yes, 0 no; -errno: -ENOPKG no libsystemd, -EINVAL not a unit type
+ * with the property, another when the manager cannot be asked or knows no
+ * such unit. */
+int systemd_unit_delegates(bool user, const char *unit);

@@ -5,6 +5,7 @@
 #include "engine/host.h"
 #include "engine/placement.h"
 #include "engine/proctree.h"
+#include "engine/systemd-scope.h"
 #include "tap.h"
 
 /* this development machine: hybrid */
@@ -65,6 +66,29 @@ int main(void) {
         ok(!placement_is_unit_name("leash-leaf"), "leash-leaf is not a unit");
         is_str(placement_kind_to_string(PLACEMENT_NONE), "none", "kind none");
         is_str(placement_kind_to_string(PLACEMENT_JOB), "job", "kind job");
+
+        /* the unit a leash scope is bound to: the innermost .service/.scope of
+         * the same manager */
+        {
+                char u[256] = "";
+                ok(systemd_scope_bind_unit("/system.slice/judge.service", false, 0, u, sizeof u) == 1 &&
+                           strcmp(u, "judge.service") == 0,
+                   "root in a system service: bound to it (%s)", u);
+                ok(systemd_scope_bind_unit("/user.slice/user-0.slice/session-3.scope", false, 0, u, sizeof u) == 1 &&
+                           strcmp(u, "session-3.scope") == 0,
+                   "root in a login session: bound to its scope (%s)", u);
+                ok(systemd_scope_bind_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/batch.service",
+                                           true, 1000, u, sizeof u) == 1 &&
+                           strcmp(u, "batch.service") == 0,
+                   "a user in a user service: bound to it, not to user@1000.service (%s)", u);
+                ok(systemd_scope_bind_unit("/user.slice/user-1000.slice/session-2.scope", true, 1000, u, sizeof u) == 0,
+                   "a user in a login session: the system manager's scope, not bound");
+                ok(systemd_scope_bind_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.service", false,
+                                           0, u, sizeof u) == 0,
+                   "root in a user manager's unit: not the system manager's to name");
+                ok(systemd_scope_bind_unit("/leash/sh@12", false, 0, u, sizeof u) == 0, "no unit at all: not bound");
+                ok(systemd_scope_bind_unit("/", false, 0, u, sizeof u) == 0, "the root cgroup: not bound");
+        }
 
         return tap_done();
 }

@@ -27,7 +27,8 @@ tap_check "the job was in the user manager's leash.slice ($cg)" \
 	grep -Eq "^$CG/user.slice/user-1000.slice/user@1000.service/leash.slice/leash-run-[0-9]+\.scope/[^/]+$" <<<"$cg"
 tap_is "$(jget "$TMP/oom.json" placement.kind)" systemd "the report's placement is systemd ($(jget "$TMP/oom.json" placement.why))"
 "$LEASH" check >"$TMP/check.txt" 2>&1
-tap_check "leash check: placement systemd, through the user manager" grep -q '^placement: *systemd .*/user@1000.service$' "$TMP/check.txt"
+tap_check "leash check: placement systemd, the user manager's scope" \
+	grep -q '^placement: *systemd .*/user@1000.service/leash.slice/leash-run-PID\.scope$' "$TMP/check.txt"
 tap_check "leash check: the user manager delegates memory, pids, cpu and io (the packaged drop-in adds io)" \
 	grep -q 'memory=yes pids=yes cpu=yes io=yes' "$TMP/check.txt"
 run_leash -- sh -c 'cat "/sys/fs/cgroup$(dirname "$(sed -n "s/^0:://p" /proc/self/cgroup)")/cgroup.controllers"'
