@@ -339,212 +339,318 @@ static int set_string(char **field, const char *value) {
         return 0;
 }
 
-int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value, const char *origin,
+static int set_size(struct leash_settings *s, const struct leash_option *o, const char *value,
+                    struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+        uint64_t v;
+        int r;
+
+        r = parse_size(value, &v);
+        if (r == -ERANGE)
+                return fail(err, r, value, "a size of at most " PARSE_SIZE_MAX_TEXT " (or max)");
+        if (r < 0)
+                return fail(err, r, value, "a size: bytes or K/M/G/T (1024-based), or max");
+        if (v == 0 && (o->id == LEASH_OPT_MEMORY || o->id == LEASH_OPT_MEMORY_HIGH))
+                return fail(err, -EINVAL, value, "a size above 0");
+        leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
+        return 0;
+}
+
+static int set_count(struct leash_settings *s, const struct leash_option *o, const char *value,
                      struct leash_error *err) {
         struct leash_spec *c = &s->config;
         uint64_t v;
+        int r;
+
+        r = parse_count(value, &v);
+        if (r == -ERANGE)
+                return fail(err, r, value, "a count of at most " PARSE_COUNT_MAX_TEXT " (or max)");
+        if (r < 0 || v == 0)
+                return fail(err, -EINVAL, value, "a whole number above 0, or max");
+        /* pids.max refuses more than the kernel's PID_MAX_LIMIT */
+        if (o->id == LEASH_OPT_PIDS && v != PARSE_MAX && v > 4194304)
+                return fail(err, -ERANGE, value, "at most 4194304 (the kernel's largest pid count), or max");
+        leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
+        return 0;
+}
+
+static int set_cpus(struct leash_settings *s, const struct leash_option *o, const char *value,
+                    struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+        uint64_t v;
+        int r;
+
+        r = parse_cpus(value, &v);
+        if (r == -ERANGE)
+                return fail(err, r, value, "a number of cores that fits in 64 bits");
+        if (r < 0)
+                return fail(err, r, value, "a number of cores such as 1, 0.5 or 2.25");
+        /* cpu.max refuses a quota below 1 ms per 100 ms period. */
+        if (v < 10000)
+                return fail(err, -EINVAL, value, "at least 0.01 cores");
+        if (v > 100000000000ULL)
+                return fail(err, -ERANGE, value, "at most 100000 cores");
+        leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
+        return 0;
+}
+
+static int set_duration(struct leash_settings *s, const struct leash_option *o, const char *value,
+                        struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+        uint64_t v;
+        int r;
+
+        r = parse_duration(value, &v);
+        if (r == -ERANGE)
+                return fail(err, r, value, "a duration of at most " PARSE_DURATION_MAX_TEXT);
+        if (r < 0)
+                return fail(err, r, value, "a duration such as 90, 1.5s, 250ms, 1m30s, 1h2m or 00:01:30");
+        if (o->id == LEASH_OPT_GRACE) {
+                c->grace_ns = v;
+                return 0;
+        }
+        if (o->id == LEASH_OPT_SAMPLE) {
+                if (v < NSEC_PER_MSEC)
+                        return fail(err, -EINVAL, value, "an interval of at least 1ms");
+                c->sampling.interval_ns = v;
+                return 0;
+        }
+        if (v == 0)
+                return fail(err, -EINVAL, value, "a duration above 0");
+        leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
+        return 0;
+}
+
+static int set_signal(struct leash_settings *s, const struct leash_option *o, const char *value,
+                      struct leash_error *err) {
+        struct leash_spec *c = &s->config;
         int r, sig;
+
+        r = parse_signal(value, &sig);
+        if (r < 0)
+                return fail(err, r, value, "a signal name or number such as XCPU, TERM or 24");
+        if (sig == SIGKILL || sig == SIGSTOP)
+                return fail(err, -EINVAL, value, "a signal the job can catch, not KILL or STOP");
+        c->soft_signal = sig;
+        return 0;
+}
+
+static int set_format(struct leash_settings *s, const struct leash_option *o, const char *value,
+                      struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+        int r;
+
+        if (o->id == LEASH_OPT_SERIES_FORMAT) {
+                if ((r = choice_index(series_format_names, value)) < 0)
+                        return fail(err, -EINVAL, value, "csv or jsonl");
+                c->sampling.series_format = (enum leash_series_format) r;
+                return 0;
+        }
+        if ((r = choice_index(format_names, value)) < 0)
+                return fail(err, -EINVAL, value, "json, kv, text or isolate");
+        s->format = (enum leash_format) r;
+        return 0;
+}
+
+static int set_name(struct leash_settings *s, const struct leash_option *o, const char *value,
+                    struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+        int r;
+
+        if (!job_name_is_valid(value))
+                return fail(err, -EINVAL, value, "1 to 64 of A-Z a-z 0-9 _ . -, not starting with a dot");
+        r = set_string(&s->name_buf, value);
+        if (r < 0)
+                return r;
+        c->name = s->name_buf;
+        return 0;
+}
+
+static int set_path(struct leash_settings *s, const struct leash_option *o, const char *value,
+                    struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+        int r;
+
+        if (!value || !*value)
+                return fail(err, -EINVAL, value, "a path");
+        if (o->id == LEASH_OPT_REPORT) {
+                r = set_string(&s->report_path, value);
+        } else if (o->id == LEASH_OPT_CHDIR) {
+                r = set_string(&s->chdir_buf, value);
+                c->sandbox.chdir = s->chdir_buf;
+        } else if (o->id == LEASH_OPT_REPORT_DIR) {
+                r = set_string(&s->report_dir, value);
+        } else if (o->id == LEASH_OPT_SERIES) {
+                r = set_string(&s->series_path, value);
+        } else if (o->id == LEASH_OPT_SAMPLE_DISK) {
+                r = set_string(&s->sample_disk_buf, value);
+                c->sampling.disk_path = s->sample_disk_buf;
+        } else if (o->id == LEASH_OPT_PROFILE_FILE) {
+                r = append_string(&s->profile_files, &s->n_profile_files, value);
+        } else {
+                if (path_has_dotdot(value))
+                        return fail(err, -EINVAL, value, "a path without '..'");
+                r = set_string(&s->parent_buf, value);
+                if (r >= 0) /* printed in reports and by check: as the kernel names it */
+                        path_simplify_slashes(s->parent_buf);
+                c->cgroup_parent = s->parent_buf;
+        }
+        if (r < 0)
+                return r;
+        return 0;
+}
+
+static int set_flag(struct leash_settings *s, const struct leash_option *o, const char *value,
+                    struct leash_error *err) {
         bool b;
 
-        switch (o->type) {
-        case LEASH_OPT_SIZE:
-                r = parse_size(value, &v);
+        if (parse_flag(value, &b) < 0)
+                return fail(err, -EINVAL, value, "true or false");
+        *flag_field(s, o->id) = b;
+        return 0;
+}
+
+static int set_id(struct leash_settings *s, const struct leash_option *o, const char *value, struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+        int r;
+
+        /* resolved in the user database when the job starts, before anything is created */
+        if (!value || !*value || strpbrk(value, ":/, \t\n") || strlen(value) > 256)
+                return fail(err, -EINVAL, value,
+                            o->id == LEASH_OPT_USER ? "a user name or uid" : "a group name or gid");
+        r = set_string(o->id == LEASH_OPT_USER ? &s->user_buf : &s->group_buf, value);
+        if (r < 0)
+                return r;
+        if (o->id == LEASH_OPT_USER)
+                c->sandbox.user = s->user_buf;
+        else
+                c->sandbox.group = s->group_buf;
+        return 0;
+}
+
+static int set_caps(struct leash_settings *s, const struct leash_option *o, const char *value,
+                    struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+
+        char bad[128] = "";
+        if (caps_parse(value, &c->sandbox.caps_mode, &c->sandbox.caps_keep, bad, sizeof bad) < 0)
+                return fail(err, -EINVAL, value && value[0] ? bad : value,
+                            "none, keep, or capability names such as net_bind_service,chown");
+        return 0;
+}
+
+static int set_filters(struct leash_settings *s, const struct leash_option *o, const char *value,
+                       struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+
+        char bad[128] = "";
+        if (filter_parse_sets(value, &c->sandbox.seccomp, bad, sizeof bad) < 0)
+                return fail(err, -EINVAL, bad,
+                            "none, or filter sets no-network, no-ptrace, no-namespaces, no-kernel "
+                            "separated by commas");
+        return 0;
+}
+
+static int set_devices(struct leash_settings *s, const struct leash_option *o, const char *value,
+                       struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+        int r;
+
+        char bad[128] = "", expected[320];
+        r = o->id == LEASH_OPT_GPUS ? devices_parse_gpus(value, &c->devices, bad, sizeof bad)
+                                    : devices_parse_list(value, &c->devices, bad, sizeof bad);
+        if (r < 0)
+                return fail(err, r == -ENOMEM ? -ENOMEM : -EINVAL, value,
+                            devices_expected(o->id == LEASH_OPT_GPUS, r, bad, expected, sizeof expected));
+        return 0;
+}
+
+static int set_action(struct leash_settings *s, const struct leash_option *o, const char *value,
+                      struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+
+        if (filter_parse_action(value, &c->sandbox.seccomp_action) < 0)
+                return fail(err, -EINVAL, value, "errno, kill or log");
+        return 0;
+}
+
+static int set_list(struct leash_settings *s, const struct leash_option *o, const char *value,
+                    struct leash_error *err) {
+        struct leash_spec *c = &s->config;
+        int r;
+
+        if (!value)
+                return fail(err, -EINVAL, value, "a value");
+        if (o->id == LEASH_OPT_LIMIT) {
+                enum leash_fig fig;
+                const char *expected;
+                uint64_t lv;
+                r = sample_limit_parse(value, &fig, &lv, &expected);
                 if (r == -ERANGE)
-                        return fail(err, r, value, "a size of at most " PARSE_SIZE_MAX_TEXT " (or max)");
+                        return fail(err, r, value, "a value that fits in 64 bits");
                 if (r < 0)
-                        return fail(err, r, value, "a size: bytes or K/M/G/T (1024-based), or max");
-                if (v == 0 && (o->id == LEASH_OPT_MEMORY || o->id == LEASH_OPT_MEMORY_HIGH))
-                        return fail(err, -EINVAL, value, "a size above 0");
-                leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
-                break;
-        case LEASH_OPT_COUNT:
-                r = parse_count(value, &v);
-                if (r == -ERANGE)
-                        return fail(err, r, value, "a count of at most " PARSE_COUNT_MAX_TEXT " (or max)");
-                if (r < 0 || v == 0)
-                        return fail(err, -EINVAL, value, "a whole number above 0, or max");
-                /* pids.max refuses more than the kernel's PID_MAX_LIMIT */
-                if (o->id == LEASH_OPT_PIDS && v != PARSE_MAX && v > 4194304)
-                        return fail(err, -ERANGE, value, "at most 4194304 (the kernel's largest pid count), or max");
-                leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
-                break;
-        case LEASH_OPT_CPUS:
-                r = parse_cpus(value, &v);
-                if (r == -ERANGE)
-                        return fail(err, r, value, "a number of cores that fits in 64 bits");
-                if (r < 0)
-                        return fail(err, r, value, "a number of cores such as 1, 0.5 or 2.25");
-                /* cpu.max refuses a quota below 1 ms per 100 ms period. */
-                if (v < 10000)
-                        return fail(err, -EINVAL, value, "at least 0.01 cores");
-                if (v > 100000000000ULL)
-                        return fail(err, -ERANGE, value, "at most 100000 cores");
-                leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
-                break;
-        case LEASH_OPT_DURATION:
-                r = parse_duration(value, &v);
-                if (r == -ERANGE)
-                        return fail(err, r, value, "a duration of at most " PARSE_DURATION_MAX_TEXT);
-                if (r < 0)
-                        return fail(err, r, value, "a duration such as 90, 1.5s, 250ms, 1m30s, 1h2m or 00:01:30");
-                if (o->id == LEASH_OPT_GRACE) {
-                        c->grace_ns = v;
-                        break;
-                }
-                if (o->id == LEASH_OPT_SAMPLE) {
-                        if (v < NSEC_PER_MSEC)
-                                return fail(err, -EINVAL, value, "an interval of at least 1ms");
-                        c->sampling.interval_ns = v;
-                        break;
-                }
-                if (v == 0)
-                        return fail(err, -EINVAL, value, "a duration above 0");
-                leash_spec_set_limit(c, (enum leash_limit) o->limit, v);
-                break;
-        case LEASH_OPT_SIGNAL:
-                r = parse_signal(value, &sig);
-                if (r < 0)
-                        return fail(err, r, value, "a signal name or number such as XCPU, TERM or 24");
-                if (sig == SIGKILL || sig == SIGSTOP)
-                        return fail(err, -EINVAL, value, "a signal the job can catch, not KILL or STOP");
-                c->soft_signal = sig;
-                break;
-        case LEASH_OPT_FORMAT:
-                if (o->id == LEASH_OPT_SERIES_FORMAT) {
-                        if ((r = choice_index(series_format_names, value)) < 0)
-                                return fail(err, -EINVAL, value, "csv or jsonl");
-                        c->sampling.series_format = (enum leash_series_format) r;
-                        break;
-                }
-                if ((r = choice_index(format_names, value)) < 0)
-                        return fail(err, -EINVAL, value, "json, kv, text or isolate");
-                s->format = (enum leash_format) r;
-                break;
-        case LEASH_OPT_NAME:
-                if (!job_name_is_valid(value))
-                        return fail(err, -EINVAL, value, "1 to 64 of A-Z a-z 0-9 _ . -, not starting with a dot");
-                r = set_string(&s->name_buf, value);
+                        return fail(err, r, value, expected);
+                r = list_add(&s->limits, &s->n_limits, value);
+                c->sampling.limit[fig] = lv;
+        } else if (o->id == LEASH_OPT_ENV) {
+                const char *eq = strchr(value, '=');
+                if (!eq || !env_key_valid(value, (size_t) (eq - value)))
+                        return fail(err, -EINVAL, value, "NAME=VALUE with a non-empty NAME");
+                r = list_add(&s->env_set, &s->n_env_set, value);
+                c->sandbox.env_set = s->env_set;
+                c->sandbox.n_env_set = s->n_env_set;
+        } else {
+                if (!env_key_valid(value, strlen(value)))
+                        return fail(err, -EINVAL, value, "a variable NAME, without '='");
+                r = list_add(&s->env_unset, &s->n_env_unset, value);
+                c->sandbox.env_unset = s->env_unset;
+                c->sandbox.n_env_unset = s->n_env_unset;
+        }
+        if (r < 0)
+                return r;
+        return 0;
+}
+
+static int set_profile(struct leash_settings *s, const struct leash_option *o, const char *value,
+                       struct leash_error *err) {
+        int r;
+
+        if (!value || !leash_profile_name_is_valid(value))
+                return fail(err, -EINVAL, value,
+                            "a profile name: 1 to 48 of A-Z a-z 0-9 _ . -, not starting with a dot");
+        if (o->id == LEASH_OPT_PROFILE_ID) {
+                r = set_string(&s->profile_name, value);
                 if (r < 0)
                         return r;
-                c->name = s->name_buf;
-                break;
-        case LEASH_OPT_PATH:
-                if (!value || !*value)
-                        return fail(err, -EINVAL, value, "a path");
-                if (o->id == LEASH_OPT_REPORT) {
-                        r = set_string(&s->report_path, value);
-                } else if (o->id == LEASH_OPT_CHDIR) {
-                        r = set_string(&s->chdir_buf, value);
-                        c->sandbox.chdir = s->chdir_buf;
-                } else if (o->id == LEASH_OPT_REPORT_DIR) {
-                        r = set_string(&s->report_dir, value);
-                } else if (o->id == LEASH_OPT_SERIES) {
-                        r = set_string(&s->series_path, value);
-                } else if (o->id == LEASH_OPT_SAMPLE_DISK) {
-                        r = set_string(&s->sample_disk_buf, value);
-                        c->sampling.disk_path = s->sample_disk_buf;
-                } else if (o->id == LEASH_OPT_PROFILE_FILE) {
-                        r = append_string(&s->profile_files, &s->n_profile_files, value);
-                } else {
-                        if (path_has_dotdot(value))
-                                return fail(err, -EINVAL, value, "a path without '..'");
-                        r = set_string(&s->parent_buf, value);
-                        if (r >= 0) /* printed in reports and by check: as the kernel names it */
-                                path_simplify_slashes(s->parent_buf);
-                        c->cgroup_parent = s->parent_buf;
-                }
-                if (r < 0)
-                        return r;
-                break;
-        case LEASH_OPT_FLAG:
-                if (parse_flag(value, &b) < 0)
-                        return fail(err, -EINVAL, value, "true or false");
-                *flag_field(s, o->id) = b;
-                break;
-        case LEASH_OPT_ID:
-                /* resolved in the user database when the job starts, before anything is created */
-                if (!value || !*value || strpbrk(value, ":/, \t\n") || strlen(value) > 256)
-                        return fail(err, -EINVAL, value,
-                                    o->id == LEASH_OPT_USER ? "a user name or uid" : "a group name or gid");
-                r = set_string(o->id == LEASH_OPT_USER ? &s->user_buf : &s->group_buf, value);
-                if (r < 0)
-                        return r;
-                if (o->id == LEASH_OPT_USER)
-                        c->sandbox.user = s->user_buf;
-                else
-                        c->sandbox.group = s->group_buf;
-                break;
-        case LEASH_OPT_CAPS: {
-                char bad[128] = "";
-                if (caps_parse(value, &c->sandbox.caps_mode, &c->sandbox.caps_keep, bad, sizeof bad) < 0)
-                        return fail(err, -EINVAL, value && value[0] ? bad : value,
-                                    "none, keep, or capability names such as net_bind_service,chown");
-                break;
         }
-        case LEASH_OPT_FILTERS: {
-                char bad[128] = "";
-                if (filter_parse_sets(value, &c->sandbox.seccomp, bad, sizeof bad) < 0)
-                        return fail(err, -EINVAL, bad,
-                                    "none, or filter sets no-network, no-ptrace, no-namespaces, no-kernel "
-                                    "separated by commas");
-                break;
-        }
-        case LEASH_OPT_DEVICES: {
-                char bad[128] = "", expected[320];
-                r = o->id == LEASH_OPT_GPUS ? devices_parse_gpus(value, &c->devices, bad, sizeof bad)
-                                            : devices_parse_list(value, &c->devices, bad, sizeof bad);
-                if (r < 0)
-                        return fail(err, r == -ENOMEM ? -ENOMEM : -EINVAL, value,
-                                    devices_expected(o->id == LEASH_OPT_GPUS, r, bad, expected, sizeof expected));
-                break;
-        }
-        case LEASH_OPT_ACTION:
-                if (filter_parse_action(value, &c->sandbox.seccomp_action) < 0)
-                        return fail(err, -EINVAL, value, "errno, kill or log");
-                break;
-        case LEASH_OPT_LIST:
-                if (!value)
-                        return fail(err, -EINVAL, value, "a value");
-                if (o->id == LEASH_OPT_LIMIT) {
-                        enum leash_fig fig;
-                        const char *expected;
-                        uint64_t lv;
-                        r = sample_limit_parse(value, &fig, &lv, &expected);
-                        if (r == -ERANGE)
-                                return fail(err, r, value, "a value that fits in 64 bits");
-                        if (r < 0)
-                                return fail(err, r, value, expected);
-                        r = list_add(&s->limits, &s->n_limits, value);
-                        c->sampling.limit[fig] = lv;
-                } else if (o->id == LEASH_OPT_ENV) {
-                        const char *eq = strchr(value, '=');
-                        if (!eq || !env_key_valid(value, (size_t) (eq - value)))
-                                return fail(err, -EINVAL, value, "NAME=VALUE with a non-empty NAME");
-                        r = list_add(&s->env_set, &s->n_env_set, value);
-                        c->sandbox.env_set = s->env_set;
-                        c->sandbox.n_env_set = s->n_env_set;
-                } else {
-                        if (!env_key_valid(value, strlen(value)))
-                                return fail(err, -EINVAL, value, "a variable NAME, without '='");
-                        r = list_add(&s->env_unset, &s->n_env_unset, value);
-                        c->sandbox.env_unset = s->env_unset;
-                        c->sandbox.n_env_unset = s->n_env_unset;
-                }
-                if (r < 0)
-                        return r;
-                break;
-        case LEASH_OPT_PROFILE:
-                if (!value || !leash_profile_name_is_valid(value))
-                        return fail(err, -EINVAL, value,
-                                    "a profile name: 1 to 48 of A-Z a-z 0-9 _ . -, not starting with a dot");
-                if (o->id == LEASH_OPT_PROFILE_ID) {
-                        r = set_string(&s->profile_name, value);
-                        if (r < 0)
-                                return r;
-                }
-                /* inherit is resolved by the profile module, which keeps it */
-                break;
-        }
+        /* inherit is resolved by the profile module, which keeps it */
+        return 0;
+}
+
+/* The option's value checked and stored; one function per value type. */
+typedef int option_setter(struct leash_settings *s, const struct leash_option *o, const char *value,
+                          struct leash_error *err);
+
+static option_setter *const option_setters[] = {
+        [LEASH_OPT_SIZE] = set_size,       [LEASH_OPT_COUNT] = set_count,
+        [LEASH_OPT_CPUS] = set_cpus,       [LEASH_OPT_DURATION] = set_duration,
+        [LEASH_OPT_SIGNAL] = set_signal,   [LEASH_OPT_FORMAT] = set_format,
+        [LEASH_OPT_NAME] = set_name,       [LEASH_OPT_PATH] = set_path,
+        [LEASH_OPT_FLAG] = set_flag,       [LEASH_OPT_ID] = set_id,
+        [LEASH_OPT_CAPS] = set_caps,       [LEASH_OPT_FILTERS] = set_filters,
+        [LEASH_OPT_DEVICES] = set_devices, [LEASH_OPT_ACTION] = set_action,
+        [LEASH_OPT_LIST] = set_list,       [LEASH_OPT_PROFILE] = set_profile,
+};
+
+int leash_option_set(struct leash_settings *s, const struct leash_option *o, const char *value, const char *origin,
+                     struct leash_error *err) {
+        int r;
+
+        if ((size_t) o->type >= ELEMENTSOF(option_setters) || !option_setters[o->type])
+                return -EINVAL;
+        r = option_setters[o->type](s, o, value, err);
+        if (r < 0)
+                return r;
         s->origin[o->id] = origin;
         return 0;
 }
