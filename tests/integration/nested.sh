@@ -62,8 +62,14 @@ for sig in XCPU TERM; do
                 bash -c "! grep -q KILL <<<'$sigs' && test '$(jget "$TMP/outer-$sig.json" usage.leftovers_killed)' = 0"
 done
 # the control: the same nested run with no grace (-g 0): the outer kills at
-# once, the inner leash cannot write its report; the check above can fail
+# once, the inner leash cannot write its report; the check above can fail.
+# The inner job ignores the soft signal, so the inner leash's own ladder must
+# wait out its grace (30 s) before it could report: without that, a job that
+# dies of the signal at once let the inner leash, on a loaded machine, write
+# its report in the microseconds before the outer's KILL (seen once in CI's
+# run of this change).
 rm -f "$TMP/inner-g0.json"
-run_leash -o "$TMP/outer-g0.json" -w 1 -g 0 -- sh -c "'$LEASH' run -o '$TMP/inner-g0.json' -- sleep 100"
+run_leash -o "$TMP/outer-g0.json" -w 1 -g 0 -- sh -c \
+        "'$LEASH' run -g 30 -o '$TMP/inner-g0.json' -- sh -c 'trap \"\" XCPU; exec sleep 100'"
 check "control -g 0: no inner report (outer $RC, $(jget "$TMP/outer-g0.json" signals))" test ! -e "$TMP/inner-g0.json"
 finish
