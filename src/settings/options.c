@@ -655,39 +655,113 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
         return 0;
 }
 
+/* A limit's value (a size, count, number of cores or duration), or the
+ * option's default text when none is set. */
+static void format_limit(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size) {
+        const struct leash_spec *c = &s->config;
+        uint64_t v = c->limit[o->limit];
+
+        if (o->id == LEASH_OPT_GRACE) {
+                format_duration(c->grace_ns, buf, size);
+                return;
+        }
+        if (o->id == LEASH_OPT_SAMPLE) {
+                if (c->sampling.interval_ns)
+                        format_duration(c->sampling.interval_ns, buf, size);
+                else
+                        snprintf(buf, size, "%s", o->default_text);
+                return;
+        }
+        if (!leash_spec_has(c, (enum leash_limit) o->limit))
+                snprintf(buf, size, "%s", o->default_text);
+        else if (o->type == LEASH_OPT_SIZE)
+                format_size(v, buf, size);
+        else if (o->type == LEASH_OPT_CPUS)
+                snprintf(buf, size, "%g", (double) v / 1e6);
+        else if (o->type == LEASH_OPT_DURATION)
+                format_duration(v, buf, size);
+        else if (v == LEASH_MAX)
+                snprintf(buf, size, "max");
+        else
+                snprintf(buf, size, "%llu", (unsigned long long) v);
+}
+
+static const char *path_value(const struct leash_settings *s, const struct leash_option *o) {
+        const struct leash_spec *c = &s->config;
+
+        switch (o->id) {
+        case LEASH_OPT_REPORT:
+                return s->report_path;
+        case LEASH_OPT_CHDIR:
+                return c->sandbox.chdir;
+        case LEASH_OPT_REPORT_DIR:
+                return s->report_dir;
+        case LEASH_OPT_PROFILE_FILE:
+                return s->n_profile_files ? s->profile_files[s->n_profile_files - 1] : NULL;
+        case LEASH_OPT_SERIES:
+                return s->series_path;
+        case LEASH_OPT_SAMPLE_DISK:
+                return s->sample_disk_buf;
+        default:
+                return c->cgroup_parent;
+        }
+}
+
+/* The sandbox's values: capabilities, seccomp filter sets, devices. */
+static void format_sandbox(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size) {
+        const struct leash_spec *c = &s->config;
+        size_t len = 0;
+
+        switch (o->type) {
+        case LEASH_OPT_CAPS:
+                if (c->sandbox.caps_mode == LEASH_CAPS_LIST && c->sandbox.caps_keep)
+                        caps_format_mask(c->sandbox.caps_keep, buf, size);
+                else
+                        snprintf(buf, size, "%s", c->sandbox.caps_mode == LEASH_CAPS_KEEP ? "keep" : "none");
+                break;
+        case LEASH_OPT_FILTERS:
+                buf[0] = '\0';
+                for (unsigned i = 0; i < LEASH_FILTER_COUNT; i++)
+                        if (c->sandbox.seccomp & (1U << i) && len < size)
+                                len += (size_t) snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+                                                         leash_filter_to_string(1U << i));
+                if (!len)
+                        snprintf(buf, size, "none");
+                break;
+        default: /* LEASH_OPT_DEVICES */
+                if (o->id == LEASH_OPT_GPUS && c->devices.gpus == LEASH_GPUS_UNSET)
+                        snprintf(buf, size, "%s", o->default_text);
+                else if (o->id == LEASH_OPT_GPUS)
+                        devices_format_gpus(&c->devices, buf, size);
+                else if (!c->devices.allow_list)
+                        snprintf(buf, size, "%s", o->default_text);
+                else
+                        devices_format_list(&c->devices, buf, size);
+                break;
+        }
+}
+
+static void format_list(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size) {
+        size_t n, len = 0;
+        char *const *l = leash_option_list(s, o, &n);
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < n && len < size; i++)
+                len += (size_t) snprintf(buf + len, size - len, "%s%s", i ? " " : "", l[i]);
+        if (!n)
+                snprintf(buf, size, "%s", o->default_text);
+}
+
 void leash_option_format(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size) {
         const struct leash_spec *c = &s->config;
+        const char *v;
 
         switch (o->type) {
         case LEASH_OPT_SIZE:
         case LEASH_OPT_COUNT:
-                if (!leash_spec_has(c, (enum leash_limit) o->limit))
-                        snprintf(buf, size, "%s", o->default_text);
-                else if (o->type == LEASH_OPT_SIZE)
-                        format_size(c->limit[o->limit], buf, size);
-                else if (c->limit[o->limit] == LEASH_MAX)
-                        snprintf(buf, size, "max");
-                else
-                        snprintf(buf, size, "%llu", (unsigned long long) c->limit[o->limit]);
-                break;
         case LEASH_OPT_CPUS:
-                if (!leash_spec_has(c, (enum leash_limit) o->limit))
-                        snprintf(buf, size, "%s", o->default_text);
-                else
-                        snprintf(buf, size, "%g", (double) c->limit[o->limit] / 1e6);
-                break;
         case LEASH_OPT_DURATION:
-                if (o->id == LEASH_OPT_GRACE)
-                        format_duration(c->grace_ns, buf, size);
-                else if (o->id == LEASH_OPT_SAMPLE) {
-                        if (c->sampling.interval_ns)
-                                format_duration(c->sampling.interval_ns, buf, size);
-                        else
-                                snprintf(buf, size, "%s", o->default_text);
-                } else if (!leash_spec_has(c, (enum leash_limit) o->limit))
-                        snprintf(buf, size, "%s", o->default_text);
-                else
-                        format_duration(c->limit[o->limit], buf, size);
+                format_limit(s, o, buf, size);
                 break;
         case LEASH_OPT_SIGNAL:
                 snprintf(buf, size, "%s", signal_name(c->soft_signal));
@@ -702,73 +776,30 @@ void leash_option_format(const struct leash_settings *s, const struct leash_opti
                 snprintf(buf, size, "%s", c->name ? c->name : o->default_text);
                 break;
         case LEASH_OPT_PATH:
-                if (o->id == LEASH_OPT_REPORT)
-                        snprintf(buf, size, "%s", s->report_path ? s->report_path : o->default_text);
-                else if (o->id == LEASH_OPT_CHDIR)
-                        snprintf(buf, size, "%s", c->sandbox.chdir ? c->sandbox.chdir : o->default_text);
-                else if (o->id == LEASH_OPT_REPORT_DIR)
-                        snprintf(buf, size, "%s", s->report_dir ? s->report_dir : o->default_text);
-                else if (o->id == LEASH_OPT_PROFILE_FILE)
-                        snprintf(buf, size, "%s",
-                                 s->n_profile_files ? s->profile_files[s->n_profile_files - 1] : o->default_text);
-                else if (o->id == LEASH_OPT_SERIES)
-                        snprintf(buf, size, "%s", s->series_path ? s->series_path : o->default_text);
-                else if (o->id == LEASH_OPT_SAMPLE_DISK)
-                        snprintf(buf, size, "%s", s->sample_disk_buf ? s->sample_disk_buf : o->default_text);
-                else
-                        snprintf(buf, size, "%s", c->cgroup_parent ? c->cgroup_parent : o->default_text);
+                v = path_value(s, o);
+                snprintf(buf, size, "%s", v ? v : o->default_text);
                 break;
         case LEASH_OPT_FLAG:
                 snprintf(buf, size, "%s", *flag_field((struct leash_settings *) s, o->id) ? "true" : "false");
                 break;
-        case LEASH_OPT_ID: {
-                const char *v = o->id == LEASH_OPT_USER ? c->sandbox.user : c->sandbox.group;
+        case LEASH_OPT_ID:
+                v = o->id == LEASH_OPT_USER ? c->sandbox.user : c->sandbox.group;
                 snprintf(buf, size, "%s", v ? v : o->default_text);
                 break;
         case LEASH_OPT_PROFILE:
                 snprintf(buf, size, "%s",
                          o->id == LEASH_OPT_PROFILE_ID && s->profile_name ? s->profile_name : o->default_text);
                 break;
-        }
         case LEASH_OPT_CAPS:
-                if (c->sandbox.caps_mode == LEASH_CAPS_LIST && c->sandbox.caps_keep)
-                        caps_format_mask(c->sandbox.caps_keep, buf, size);
-                else
-                        snprintf(buf, size, "%s", c->sandbox.caps_mode == LEASH_CAPS_KEEP ? "keep" : "none");
-                break;
-        case LEASH_OPT_FILTERS: {
-                size_t len = 0;
-                buf[0] = '\0';
-                for (unsigned i = 0; i < LEASH_FILTER_COUNT; i++)
-                        if (c->sandbox.seccomp & (1U << i) && len < size)
-                                len += (size_t) snprintf(buf + len, size - len, "%s%s", len ? "," : "",
-                                                         leash_filter_to_string(1U << i));
-                if (!len)
-                        snprintf(buf, size, "none");
-                break;
-        }
+        case LEASH_OPT_FILTERS:
         case LEASH_OPT_DEVICES:
-                if (o->id == LEASH_OPT_GPUS && c->devices.gpus == LEASH_GPUS_UNSET)
-                        snprintf(buf, size, "%s", o->default_text);
-                else if (o->id == LEASH_OPT_GPUS)
-                        devices_format_gpus(&c->devices, buf, size);
-                else if (!c->devices.allow_list)
-                        snprintf(buf, size, "%s", o->default_text);
-                else
-                        devices_format_list(&c->devices, buf, size);
+                format_sandbox(s, o, buf, size);
                 break;
         case LEASH_OPT_ACTION:
                 snprintf(buf, size, "%s", leash_seccomp_action_to_string(c->sandbox.seccomp_action));
                 break;
-        case LEASH_OPT_LIST: {
-                size_t n, len = 0;
-                char *const *l = leash_option_list(s, o, &n);
-                buf[0] = '\0';
-                for (size_t i = 0; i < n && len < size; i++)
-                        len += (size_t) snprintf(buf + len, size - len, "%s%s", i ? " " : "", l[i]);
-                if (!n)
-                        snprintf(buf, size, "%s", o->default_text);
+        case LEASH_OPT_LIST:
+                format_list(s, o, buf, size);
                 break;
-        }
         }
 }
