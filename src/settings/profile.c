@@ -439,11 +439,75 @@ blank:
         return str;
 }
 
+/* The option a profile key names, allowed in this kind of file and not set
+ * already in its section; NULL when not, with the error logged. */
+static const struct leash_option *key_option(struct profile_loader *ld, const struct profile_section *sec,
+                                             const char *name, const char *value) {
+        const struct leash_option *o = leash_option_by_name(name);
+
+        if (!o) {
+                const char *keys[_LEASH_OPT_MAX], *near;
+                size_t n = 0;
+                for (size_t i = 0; i < _LEASH_OPT_MAX; i++)
+                        if (!(leash_options[i].flags & LEASH_OPT_CLI_ONLY))
+                                keys[n++] = leash_options[i].name;
+                near = closest_word(name, keys, n);
+                if (near)
+                        LERR(ld, "unknown key '%s' (value '%s'); did you mean '%s'?", name, value, near);
+                else
+                        LERR(ld, "unknown key '%s' (value '%s')", name, value);
+                return NULL;
+        }
+        if (ld->kind == LEASH_INI_SYSTEM && (o->flags & LEASH_OPT_NO_SYSTEM)) {
+                LERR(ld, "key '%s' (value '%s') is not allowed in leash.ini: %s", name, value,
+                     o->flags & LEASH_OPT_NO_PROFILE ? "it is a command-line option only" : "it belongs in a profile");
+                return NULL;
+        }
+        if (ld->kind == LEASH_INI_PROFILES && (o->flags & LEASH_OPT_NO_PROFILE)) {
+                LERR(ld, "key '%s' (value '%s') is not allowed in a profile: it is a command-line option only", name,
+                     value);
+                return NULL;
+        }
+        for (size_t i = 0; o->type != LEASH_OPT_LIST && i < sec->n_entries; i++)
+                if (sec->entries[i].opt == o) {
+                        LERR(ld, "duplicate key '%s' (value '%s'): already set at line %u", name, value,
+                             sec->entries[i].line);
+                        return NULL;
+                }
+        return o;
+}
+
+/* The checked value kept as the section's next entry (where it was set, for
+ * `leash profiles show`); an allocation failure marks the profiles. */
+static void add_entry(struct profile_loader *ld, struct profile_section *sec, const struct leash_option *o,
+                      const char *value) {
+        struct profile_entry *e = realloc(sec->entries, (sec->n_entries + 1) * sizeof *e);
+
+        if (!e) {
+                ld->p->oom = true;
+                return;
+        }
+        sec->entries = e;
+        e = &e[sec->n_entries];
+        *e = (struct profile_entry){.opt = o, .line = ld->line};
+        if (!(e->value = strdup(value)) || asprintf(&e->origin, "%s:%u", ld->file->path, ld->line) < 0 ||
+            asprintf(&e->origin_inherited, "inherited from %s (%s:%u)", sec->name, ld->file->path, ld->line) < 0) {
+                free(e->value);
+                free(e->origin);
+                ld->p->oom = true;
+                return;
+        }
+        sec->n_entries++;
+        if (o->id == LEASH_OPT_INHERIT) {
+                sec->inherit = e->value;
+                sec->inherit_line = e->line;
+        }
+}
+
 static int profile_handler(void *user, const char *section, const char *name, const char *value) {
         struct profile_loader *ld = user;
         const struct leash_option *o;
         struct profile_section *sec = ld->cur;
-        struct profile_entry *e;
         struct leash_error err = {0};
         int r;
 
@@ -466,66 +530,16 @@ static int profile_handler(void *user, const char *section, const char *name, co
                         LERR(ld, "%s", why[0] ? why : "bad value");
                 return 1;
         }
-        o = leash_option_by_name(name);
-        if (!o) {
-                const char *keys[_LEASH_OPT_MAX], *near;
-                size_t n = 0;
-                for (size_t i = 0; i < _LEASH_OPT_MAX; i++)
-                        if (!(leash_options[i].flags & LEASH_OPT_CLI_ONLY))
-                                keys[n++] = leash_options[i].name;
-                near = closest_word(name, keys, n);
-                if (near)
-                        LERR(ld, "unknown key '%s' (value '%s'); did you mean '%s'?", name, value, near);
-                else
-                        LERR(ld, "unknown key '%s' (value '%s')", name, value);
+        o = key_option(ld, sec, name, value);
+        if (!o)
                 return 1;
-        }
-        if (ld->kind == LEASH_INI_SYSTEM && (o->flags & LEASH_OPT_NO_SYSTEM)) {
-                LERR(ld, "key '%s' (value '%s') is not allowed in leash.ini: %s", name, value,
-                     o->flags & LEASH_OPT_NO_PROFILE ? "it is a command-line option only" : "it belongs in a profile");
-                return 1;
-        }
-        if (ld->kind == LEASH_INI_PROFILES && (o->flags & LEASH_OPT_NO_PROFILE)) {
-                LERR(ld, "key '%s' (value '%s') is not allowed in a profile: it is a command-line option only", name,
-                     value);
-                return 1;
-        }
-        for (size_t i = 0; o->type != LEASH_OPT_LIST && i < sec->n_entries; i++)
-                if (sec->entries[i].opt == o) {
-                        LERR(ld, "duplicate key '%s' (value '%s'): already set at line %u", name, value,
-                             sec->entries[i].line);
-                        return 1;
-                }
         r = leash_option_set(&ld->scratch, o, value, NULL, &err);
-        if (r == -ENOMEM) {
+        if (r == -ENOMEM)
                 ld->p->oom = true;
-                return 1;
-        }
-        if (r < 0) {
+        else if (r < 0)
                 LERR(ld, "%s: %s", name, err.detail[0] ? err.detail : strerror(-r));
-                return 1;
-        }
-
-        e = realloc(sec->entries, (sec->n_entries + 1) * sizeof *e);
-        if (!e) {
-                ld->p->oom = true;
-                return 1;
-        }
-        sec->entries = e;
-        e = &e[sec->n_entries];
-        *e = (struct profile_entry){.opt = o, .line = ld->line};
-        if (!(e->value = strdup(value)) || asprintf(&e->origin, "%s:%u", ld->file->path, ld->line) < 0 ||
-            asprintf(&e->origin_inherited, "inherited from %s (%s:%u)", sec->name, ld->file->path, ld->line) < 0) {
-                free(e->value);
-                free(e->origin);
-                ld->p->oom = true;
-                return 1;
-        }
-        sec->n_entries++;
-        if (o->id == LEASH_OPT_INHERIT) {
-                sec->inherit = e->value;
-                sec->inherit_line = e->line;
-        }
+        else
+                add_entry(ld, sec, o, value);
         return 1;
 }
 

@@ -12,7 +12,6 @@ import os, re, sys
 LIMIT = 80
 src = os.environ.get("LEASH_SRCDIR") or "."
 LONG = {  # (file name, function): the settings, report, render layers and the CLI
-    ("profile.c", "profile_handler"),
     ("report.c", "build"), ("report.c", "text_report"), ("report.c", "report_parse_series_jsonl"),
     ("render.c", "job_charts"), ("render.c", "distributions"), ("chart.c", "chart_svg"),
     ("slurm.c", "epilog"), ("slurm.c", "prolog"), ("run.c", "cmd_run"), ("report-dest.c", "resolve"),
