@@ -168,12 +168,11 @@ static void legend(FILE *f, const struct chart *c) {
         fputs("</g>\n", f);
 }
 
-int chart_svg(const struct chart *c, char **ret) {
+/* The frame: the axes' ends, each rounded up to a nice step past the data,
+ * its levels and its marks; the y axis' step. */
+static double chart_frame(const struct chart *c, struct frame *ret) {
         struct frame fr = {0, 0};
-        char *text = NULL, buf[64];
-        size_t len = 0;
         double ystep;
-        FILE *f;
 
         for (size_t i = 0; i < c->n_lines; i++)
                 for (size_t k = 0; k < c->line[i].n; k++) {
@@ -197,6 +196,18 @@ int chart_svg(const struct chart *c, char **ret) {
         fr.ymax = ceil(fr.ymax * 1.05 / ystep) * ystep;
         fr.xmax =
                 ceil(fr.xmax / chart_nice_step(fr.xmax, 6, HUNIT_SECONDS)) * chart_nice_step(fr.xmax, 6, HUNIT_SECONDS);
+        *ret = fr;
+        return ystep;
+}
+
+int chart_svg(const struct chart *c, char **ret) {
+        struct frame fr;
+        char *text = NULL, buf[64];
+        size_t len = 0;
+        double ystep;
+        FILE *f;
+
+        ystep = chart_frame(c, &fr);
 
         f = open_memstream(&text, &len);
         if (!f)
