@@ -1523,8 +1523,7 @@ static int check_profile(int argc, char **argv) {
                 return usage_error("slurm check-profile: expected one profile name");
         ctx_load_conf(&x);
         if (!leash_profile_name_is_valid(argv[1])) {
-                kv_escape(argv[1], why, sizeof why);
-                log_error("--leash-profile='%s': not a profile name", why);
+                log_error("--leash-profile='%s': not a profile name", argv[1]); /* escaped by log_error */
                 rc = 1;
         } else if (!slurm_user_profile_allowed(&x.conf, argv[1])) {
                 log_error("--leash-profile=%s: not allowed on this cluster (allowed: %s%s)", argv[1],

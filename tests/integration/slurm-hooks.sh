@@ -276,6 +276,20 @@ end_job
 check "22.12 an admin's unknown profile: the report says which and why" \
         test "$("$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print(any('nosuch' in e and 'unknown profile' in e for e in r['errors']))" "$r")" = True
 
+# --- issue 38.8: every user value escaped in every log line ---------------------
+# stderr is slurmd's log, read line by line: a --leash-profile with a newline and
+# an ESC must stay on its line (control, before: the Prolog wrote it raw, a
+# second line "leash: job N: forged" and a raw ESC; see the commit message)
+slurm_conf "user-profiles = *"
+forged="x"$'\n'"leash: job $JOB: forged"$'\e[31m'
+hook prolog "$SPANKOPT=$forged" 2>"$TMP/prolog.err"
+check "38.8 the value reached the Prolog's log (escaped: \\n, \\x1b)" \
+        grep -qF "x\\nleash: job $JOB: forged\\x1b[31m" "$TMP/prolog.err"
+check "38.8 no line of the Prolog's log is the forged one" bash -c "! grep -q '^leash: job $JOB: forged' '$TMP/prolog.err'"
+check "38.8 no raw ESC in the Prolog's log" bash -c "! grep -q $'\\e' '$TMP/prolog.err'"
+end_job
+check "38.8 nor in the Epilog's" bash -c "! grep -q $'\\e' '$TMP/epilog.err' && ! grep -q '^leash: job $JOB: forged' '$TMP/epilog.err'"
+
 $had_slurm_dir || rmdir "$CG2/leash/slurm" 2>/dev/null
 $had_leash_dir || rmdir "$CG2/leash" 2>/dev/null
 finish
