@@ -6,13 +6,15 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../basic/dlsafe.h"
+#include "../basic/macro.h"
+#include "../basic/trust.h"
 
 /* The subset of nvml.h leash uses, with the layouts of the _v2/_v3 calls
  * (driver 510 and later). */
@@ -54,20 +56,33 @@ static struct {
 } nv;
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 
-/* the override is a test and admin knob: see nvml.h */
-static const char *library_path(void) {
+/* The override is a test and admin knob (see nvml.h): judged and opened by
+ * fd, each directory of its path checked on the way (trust_open_owned), and
+ * loaded through that fd: a path swapped after the judgement loads nothing
+ * else. 0 with *ret_fd -1 without it, or the fd; -errno with nv.why set. */
+static int library_fd(int *ret_fd) {
         const char *p = getenv("LEASH_NVML_LIBRARY");
-        struct stat st;
+        char why[200];
+        int fd;
 
+        *ret_fd = -1;
         if (!p || !*p)
-                return "libnvidia-ml.so.1";
-        if (getauxval(AT_SECURE) || stat(p, &st) < 0 || !S_ISREG(st.st_mode) ||
-            (st.st_uid != 0 && st.st_uid != getuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-                nv.why = "LEASH_NVML_LIBRARY refused (set-id, or not a regular file owned by root or the user "
-                         "and writable only by its owner)";
-                return NULL;
+                return 0;
+        if (getauxval(AT_SECURE)) {
+                nv.why = "LEASH_NVML_LIBRARY refused: leash runs set-id";
+                return -EPERM;
         }
-        return p;
+        fd = trust_open_owned(p, getuid(), why, sizeof why);
+        if (fd < 0) {
+                snprintf(nv.why_buf, sizeof nv.why_buf,
+                         "LEASH_NVML_LIBRARY refused (%s: the file and each directory above it must be root's or "
+                         "the user's and writable only by their owner): %s",
+                         p, why[0] ? why : strerror(-fd));
+                nv.why = nv.why_buf;
+                return fd;
+        }
+        *ret_fd = fd;
+        return 0;
 }
 
 #define SYM(field, name)                                           \
@@ -80,12 +95,18 @@ static const char *library_path(void) {
         } while (0)
 
 static void load(void) {
-        nv.error = -ENOENT;
-        nv.path = library_path();
-        if (!nv.path)
-                return;
+        _cleanup_close_ int fd = -1;
         const char *why = NULL;
-        nv.dl = dl_open_checked(nv.path, RTLD_NOW | RTLD_LOCAL, nv.why_buf, sizeof nv.why_buf, &why);
+
+        nv.error = -ENOENT;
+        nv.path = "libnvidia-ml.so.1";
+        if (library_fd(&fd) < 0)
+                return;
+        if (fd >= 0) {
+                nv.path = getenv("LEASH_NVML_LIBRARY");
+                nv.dl = dl_open_fd_checked(fd, nv.path, RTLD_NOW | RTLD_LOCAL, nv.why_buf, sizeof nv.why_buf, &why);
+        } else
+                nv.dl = dl_open_checked(nv.path, RTLD_NOW | RTLD_LOCAL, nv.why_buf, sizeof nv.why_buf, &why);
         if (!nv.dl) {
                 /* a static leash that must not load it says so; else the usual absence */
                 nv.why = why == nv.why_buf ? nv.why_buf : "no NVIDIA driver (libnvidia-ml.so.1 cannot be opened)";

@@ -9,8 +9,10 @@
  * LEASH_NVML_LIBRARY names another library to open instead (the tests'
  * stand-in, an admin's driver in an odd place). It is honoured only when
  * leash is not running set-id (AT_SECURE) and the file is a regular file
- * owned by root or by the real user, writable by no one else: a job that
- * shares leash's environment must not get code into a root supervisor.
+ * and it and each directory above it are owned by root or by the real user,
+ * writable by no one else: a job that shares leash's environment must not
+ * get code into a root supervisor. It is opened once (trust_open_owned, each
+ * component through the fd of the one above) and loaded through that fd.
  */
 #pragma once
 
