@@ -36,6 +36,12 @@ struct nvml_util_sample { /* nvmlProcessUtilizationSample_t */
         unsigned int sm_util, mem_util, enc_util, dec_util;
 };
 
+struct nvml_pci_info { /* nvmlPciInfo_t of nvmlDeviceGetPciInfo_v3 */
+        char bus_id_legacy[16];
+        unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
+        char bus_id[32]; /* "00000000:3B:00.0" */
+};
+
 #define NVML_VALUE_NOT_AVAILABLE (~0ULL)
 
 static struct {
@@ -53,6 +59,7 @@ static struct {
         nvml_ret (*uuid)(nvml_dev, char *, unsigned);
         nvml_ret (*name)(nvml_dev, char *, unsigned);
         nvml_ret (*minor)(nvml_dev, unsigned *);
+        nvml_ret (*pci)(nvml_dev, struct nvml_pci_info *);
 } nv;
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 
@@ -122,6 +129,7 @@ static void load(void) {
         *(void **) &nv.graphics = dlsym(nv.dl, "nvmlDeviceGetGraphicsRunningProcesses_v3");
         *(void **) &nv.util = dlsym(nv.dl, "nvmlDeviceGetProcessUtilization");
         *(void **) &nv.minor = dlsym(nv.dl, "nvmlDeviceGetMinorNumber");
+        *(void **) &nv.pci = dlsym(nv.dl, "nvmlDeviceGetPciInfo_v3");
         if (nv.init() != NVML_SUCCESS) {
                 nv.why = "nvmlInit_v2 failed (driver not loaded, or no device)";
                 nv.error = -ENODEV;
@@ -172,6 +180,29 @@ int nvml_describe(unsigned index, char uuid[NVML_UUID_MAX], char name[NVML_NAME_
         if (nv.minor && nv.minor(d, &minor) != NVML_SUCCESS)
                 minor = (unsigned) -1;
         *ret_minor = minor;
+        return 0;
+}
+
+int nvml_pci_address(unsigned index, char addr[NVML_PCI_MAX]) {
+        struct nvml_pci_info p = {0};
+        unsigned dom, bus, slot, fn;
+        char end;
+        nvml_dev d;
+        int r = dev(index, &d);
+
+        if (r < 0)
+                return r;
+        if (!nv.pci)
+                return -EOPNOTSUPP;
+        if (nv.pci(d, &p) != NVML_SUCCESS)
+                return -EIO;
+        p.bus_id[sizeof p.bus_id - 1] = '\0';
+        /* NVML's "DDDDDDDD:BB:SS.F" (upper case, 8-digit domain) to sysfs's
+         * "dddd:bb:ss.f"; anything else is no address */
+        if (sscanf(p.bus_id, "%x:%x:%x.%x%c", &dom, &bus, &slot, &fn, &end) != 4 || dom > 0xffff || bus > 0xff ||
+            slot > 0x1f || fn > 7)
+                return -EIO;
+        snprintf(addr, NVML_PCI_MAX, "%04x:%02x:%02x.%x", dom, bus, slot, fn);
         return 0;
 }
 
