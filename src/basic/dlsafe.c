@@ -103,3 +103,16 @@ void *dl_open_checked(const char *name, int flags, char *buf, size_t size, const
                 *ret_why = dlerror();
         return h;
 }
+
+void *dl_open_fd_checked(int fd, const char *name, int flags, char *buf, size_t size, const char **ret_why) {
+        char path[40];
+
+        /* the loader opens this name: the file fd is, whatever its path now names */
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        void *h = dl_open_checked(path, flags, buf, size, ret_why);
+        if (!h && *ret_why != buf) {
+                snprintf(buf, size, "%s: %s", name, *ret_why ? *ret_why : "cannot be loaded");
+                *ret_why = buf;
+        }
+        return h;
+}

@@ -33,3 +33,9 @@ int dl_system_glibc_version(const char *path, char *buf, size_t size);
  * or buf) saying why: a static program whose glibc differs from the
  * system's, or dlerror()'s text. */
 void *dl_open_checked(const char *name, int flags, char *buf, size_t size, const char **ret_why);
+
+/* dl_open_checked of the file open at fd (a file judged through that fd:
+ * trust_open_owned), loaded through /proc/self/fd/N so that a path swapped
+ * after the judgement cannot load another file; name (its path) for the
+ * why. The fd may be closed once this returns. */
+void *dl_open_fd_checked(int fd, const char *name, int flags, char *buf, size_t size, const char **ret_why);

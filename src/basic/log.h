@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * "leash: what failed: why" on stderr, one line per failure. Only the cli layer
- * logs; libleash reports through return codes and its error struct.
+ * "leash: what failed: why" on stderr, one line per failure, escaped as
+ * utf8_fputs_escaped does: a newline, ESC or other control byte in a value
+ * is written as \n, \x1b, never raw. Only the cli layer logs; libleash
+ * reports through return codes and its error struct.
  */
 #pragma once
 

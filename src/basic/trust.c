@@ -11,9 +11,14 @@
 
 #include "macro.h"
 
-int trust_judge(const struct stat *st, enum trust_kind kind, char *why, size_t size) {
-        if (st->st_uid != 0) {
-                snprintf(why, size, "owned by uid %u, not root", (unsigned) st->st_uid);
+/* the rules, with owner (a uid besides root's, or 0) allowed to own too */
+static int judge(const struct stat *st, enum trust_kind kind, uid_t owner, char *why, size_t size) {
+        if (st->st_uid != 0 && st->st_uid != owner) {
+                if (owner)
+                        snprintf(why, size, "owned by uid %u, not root nor uid %u", (unsigned) st->st_uid,
+                                 (unsigned) owner);
+                else
+                        snprintf(why, size, "owned by uid %u, not root", (unsigned) st->st_uid);
                 return -EPERM;
         }
         if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(kind == TRUST_ANCESTOR && (st->st_mode & S_ISVTX))) {
@@ -21,6 +26,10 @@ int trust_judge(const struct stat *st, enum trust_kind kind, char *why, size_t s
                 return -EPERM;
         }
         return 0;
+}
+
+int trust_judge(const struct stat *st, enum trust_kind kind, char *why, size_t size) {
+        return judge(st, kind, 0, why, size);
 }
 
 static int check_type(int fd, const char *path, bool directory, char *why, size_t size, struct stat *ret) {
@@ -37,7 +46,8 @@ static int check_type(int fd, const char *path, bool directory, char *why, size_
         return 0;
 }
 
-int trust_open(const char *path, bool directory, bool check, char *why, size_t size) {
+/* the walk of trust_open with check: see trust.h */
+static int open_checked(const char *path, bool directory, uid_t owner, char *why, size_t size) {
         int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (directory ? O_DIRECTORY : 0);
         _cleanup_free_ char *real = NULL;
         _cleanup_close_ int dfd = -1;
@@ -46,14 +56,6 @@ int trust_open(const char *path, bool directory, bool check, char *why, size_t s
         int r;
 
         why[0] = '\0';
-        if (!check) {
-                _cleanup_close_ int fd = open(path, flags);
-                if (fd < 0)
-                        return negative_errno();
-                r = check_type(fd, path, directory, why, size, &st);
-                return r < 0 ? r : TAKE_FD(fd);
-        }
-
         /* absent (a build tree's config dir, a user without profiles): one
          * stat, not realpath's readlink of each component and its frame of
          * pages, on every job (bench/NOTES.md, row 10) */
@@ -77,7 +79,7 @@ int trust_open(const char *path, bool directory, bool check, char *why, size_t s
                         return negative_errno();
                 /* a directory being opened is itself the one holding the
                  * files: the sticky allowance ends above it */
-                if (trust_judge(&st, slash || directory ? TRUST_ANCESTOR : TRUST_PARENT, w, sizeof w) < 0) {
+                if (judge(&st, slash || directory ? TRUST_ANCESTOR : TRUST_PARENT, owner, w, sizeof w) < 0) {
                         snprintf(why, size, "its directory %.*s is %s", p - real > 1 ? (int) (p - real - 1) : 1, real,
                                  w);
                         return -EPERM;
@@ -105,7 +107,7 @@ int trust_open(const char *path, bool directory, bool check, char *why, size_t s
                 r = check_type(fd, real, directory, why, size, &st);
                 if (r < 0)
                         return r;
-                if (trust_judge(&st, TRUST_FILE, w, sizeof w) < 0) {
+                if (judge(&st, TRUST_FILE, owner, w, sizeof w) < 0) {
                         if (strcmp(real, path) == 0)
                                 snprintf(why, size, "it is %s", w);
                         else
@@ -114,4 +116,24 @@ int trust_open(const char *path, bool directory, bool check, char *why, size_t s
                 }
                 return TAKE_FD(fd);
         }
+}
+
+int trust_open(const char *path, bool directory, bool check, char *why, size_t size) {
+        int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (directory ? O_DIRECTORY : 0);
+        struct stat st;
+        int r;
+
+        why[0] = '\0';
+        if (!check) {
+                _cleanup_close_ int fd = open(path, flags);
+                if (fd < 0)
+                        return negative_errno();
+                r = check_type(fd, path, directory, why, size, &st);
+                return r < 0 ? r : TAKE_FD(fd);
+        }
+        return open_checked(path, directory, 0, why, size);
+}
+
+int trust_open_owned(const char *path, uid_t owner, char *why, size_t size) {
+        return open_checked(path, false, owner, why, size);
 }

@@ -38,3 +38,8 @@ int trust_judge(const struct stat *st, enum trust_kind kind, char *why, size_t s
  * then. Other failures: -errno (-ENOENT, -ENOTDIR, -EISDIR, -EINVAL for a
  * file that is not regular, with why filled too). */
 int trust_open(const char *path, bool directory, bool check, char *why, size_t size);
+
+/* trust_open of a regular file with check, where owner (a uid) may own the
+ * file and the directories on its path as root may: a library a user names
+ * for their own leash (LEASH_NVML_LIBRARY), opened by fd. */
+int trust_open_owned(const char *path, uid_t owner, char *why, size_t size);

@@ -866,6 +866,25 @@ static void placement_adopted(struct leash_result *r, const char *why) {
         snprintf(r->placement_why, sizeof r->placement_why, "%s", why);
 }
 
+/* mode own: the job cgroup was adopted, but a task reached it only through a
+ * TaskProlog that found the job's state (issue 39.8: a TaskProlog reading
+ * another configuration left every task in 0::/ while the report said
+ * adopted): with no task placed and no step cgroup, the report and slurmd's
+ * log say so. */
+static void epilog_own_placement(struct ctx *x, struct leash_result *r, unsigned placed, size_t n_steps) {
+        if (placed || n_steps) {
+                placement_adopted(r, "adopted: the job cgroup leash's Prolog made (mode own: leash's layout, "
+                                     "its limits written there)");
+                return;
+        }
+        placement_adopted(r, "adopted: the job cgroup leash's Prolog made (mode own), but no task of the job was "
+                             "placed in it");
+        ctx_error(x,
+                  "job %" PRIu32 ": no task of the job was placed in its cgroup (none asked the supervisor: a job "
+                  "without steps, or a TaskProlog refused or not given the Prolog's --config-dir)",
+                  x->job.id);
+}
+
 static void epilog_nest(const char *verdict, struct leash_result *r, struct epilog_steps *es) {
         char list[4096] = "", *save = NULL;
         uint64_t wall = r->usage.wall_ns, ooms = 0;
@@ -995,10 +1014,9 @@ static int epilog(void) {
                    slurm_job_cgroup_open(root_fd, x.job.id, &job_fd) == 0) {
                 have_job = true;
                 snprintf(r->cgroup, sizeof r->cgroup, "%s/job_%" PRIu32, root, x.job.id);
-                placement_adopted(r, "adopted: the job cgroup leash's Prolog made (mode own: leash's layout, "
-                                     "its limits written there)");
                 es.verdict = verdict;
                 (void) slurm_for_each_step(job_fd, collect_step, &es);
+                epilog_own_placement(&x, r, placed, es.n);
                 /* every process left in the job's subtree (steps and any cgroup a
                  * job made below them), and what the step ends killed before */
                 n = cgroupfs_signal_all(job_fd, 0, 0);
@@ -1082,6 +1100,30 @@ static bool stderr_is_file(void) {
         return fstat(STDERR_FILENO, &st) == 0 && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode));
 }
 
+/* Set when the TaskProlog was run without --config-dir and its environment
+ * named one (LEASH_CONFIG_DIR, the way of the hooks before issue 22): ignored,
+ * and said so where that leaves the task unplaced. */
+static bool task_prolog_env_ignored;
+
+/* No state for the job in the state directory: no Prolog of leash's ran for
+ * it (0: nothing to do), unless the job cgroup leash's Prolog makes is there,
+ * which means it ran with another configuration: the task is refused (1),
+ * saying why, never run outside the cgroup meant for it. */
+static int task_prolog_no_state(struct ctx *x) {
+        _cleanup_close_ int root_fd = -1, job_fd = -1;
+        char root[4096];
+
+        if (slurm_cgroup_root(false, root, sizeof root, &root_fd, NULL) < 0 ||
+            slurm_job_cgroup_open(root_fd, x->job.id, &job_fd) < 0)
+                return 0;
+        log_error("job %" PRIu32 ": task refused: leash's Prolog made the job cgroup %s/job_%" PRIu32
+                  " but its state is not in %s: the TaskProlog reads the configuration its wrapper names with "
+                  "--config-dir=DIR, the Prolog's%s",
+                  x->job.id, root, x->job.id, x->conf.state_dir,
+                  task_prolog_env_ignored ? " (LEASH_CONFIG_DIR is ignored by the TaskProlog)" : "");
+        return 1;
+}
+
 static int task_prolog(void) {
         struct ctx x = {0};
         _cleanup_close_ int state_fd = -1;
@@ -1100,11 +1142,18 @@ static int task_prolog(void) {
                 ctx_done(&x);
                 return 1;
         }
-        if (state_open(&x, false, &state_fd, why, sizeof why) < 0 ||
-            (r = state_read(state_fd, "state", &state)) == -ENOENT) {
-                /* no Prolog of leash's ran for this job: nothing to do */
+        r = state_open(&x, false, &state_fd, why, sizeof why);
+        if (r < 0 && r != -ENOENT) { /* fail closed: a 0 here runs the task unconfined */
+                log_error("job %" PRIu32 ": task refused: its state: %s", x.job.id, why);
                 ctx_done(&x);
-                return 0;
+                return 1;
+        }
+        if (r == 0)
+                r = state_read(state_fd, "state", &state);
+        if (r == -ENOENT) {
+                r = task_prolog_no_state(&x);
+                ctx_done(&x);
+                return r;
         }
         if (r < 0) { /* never run unconfined on a state leash cannot trust */
                 log_error("job %" PRIu32 ": task refused: its state: %s", x.job.id,
@@ -1523,8 +1572,7 @@ static int check_profile(int argc, char **argv) {
                 return usage_error("slurm check-profile: expected one profile name");
         ctx_load_conf(&x);
         if (!leash_profile_name_is_valid(argv[1])) {
-                kv_escape(argv[1], why, sizeof why);
-                log_error("--leash-profile='%s': not a profile name", why);
+                log_error("--leash-profile='%s': not a profile name", argv[1]); /* escaped by log_error */
                 rc = 1;
         } else if (!slurm_user_profile_allowed(&x.conf, argv[1])) {
                 log_error("--leash-profile=%s: not allowed on this cluster (allowed: %s%s)", argv[1],
@@ -1606,8 +1654,10 @@ int cmd_slurm(int argc, char **argv) {
                  * the task would run outside leash). The admin's wrapper may name
                  * one with --config-dir; else it is the built-in one. slurmd runs
                  * the Prolog and Epilog in its own environment, the admin's. */
-                if (strcmp(sub, "task-prolog") == 0)
+                if (strcmp(sub, "task-prolog") == 0) {
+                        task_prolog_env_ignored = argc < 3 && getenv("LEASH_CONFIG_DIR");
                         (void) unsetenv("LEASH_CONFIG_DIR");
+                }
                 if (argc == 3 && setenv("LEASH_CONFIG_DIR", argv[2] + 13, 1) < 0)
                         return usage_error("slurm %s: %s", sub, strerror(errno));
                 if (strcmp(sub, "prolog") == 0)

@@ -12,8 +12,11 @@
  *
  * GPU index N is NVML's index N where NVML is there (nvidia-smi's numbering,
  * PCI bus order), mapped to its /dev/nvidia<minor> by NVML's minor number;
- * without NVML it is /dev/nvidiaN. For DRM it is /dev/dri/cardN and
- * renderD(128+N). A chosen GPU also opens the nodes every CUDA or ROCm
+ * without NVML it is /dev/nvidiaN. Its DRM nodes are those sysfs lists
+ * under the PCI address NVML reports (/sys/bus/pci/devices/ADDR/drm/card*,
+ * renderD*): on a host whose BMC's VGA is card0, cardN is not GPU N; only
+ * without NVML (or its PCI call) is it /dev/dri/cardN and renderD(128+N),
+ * a guess. A chosen GPU also opens the nodes every CUDA or ROCm
  * process needs (nvidiactl, nvidia-modeset, nvidia-uvm*, nvidia-caps, kfd);
  * --gpus none refuses those too, so no driver call can reach any GPU.
  */
@@ -27,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "../basic/dirread.h"
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "nvml.h"
@@ -310,6 +314,65 @@ void devices_host_parse(const char *text, struct devices_host *h) {
         }
 }
 
+/* "0000:3b:00.0": hex digits, two colons and a dot where sysfs has them */
+static bool pci_address_ok(const char *a) {
+        static const char form[] = "xxxx:xx:xx.x";
+        if (strlen(a) != sizeof form - 1)
+                return false;
+        for (size_t i = 0; form[i]; i++)
+                if (form[i] == 'x' ? !strchr("0123456789abcdef", a[i]) || !a[i] : a[i] != form[i])
+                        return false;
+        return true;
+}
+
+/* N of PREFIX<N>, the whole name, at most max; -1 otherwise */
+static int node_number(const char *name, const char *prefix, unsigned long max) {
+        size_t l = strlen(prefix);
+        unsigned long v;
+        if (strncmp(name, prefix, l) != 0 || parse_num(name + l, strlen(name + l), max, &v) < 0)
+                return -1;
+        return (int) v;
+}
+
+int devices_drm_nodes(int sysfs_fd, const char *addr, int *ret_card, int *ret_render) {
+        _cleanup_close_ int fd = -1;
+        struct dirread d;
+        const char *name;
+        char path[64];
+
+        *ret_card = *ret_render = -1;
+        if (!pci_address_ok(addr))
+                return -EINVAL;
+        snprintf(path, sizeof path, "bus/pci/devices/%s/drm", addr);
+        fd = openat(sysfs_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        dirread_init(&d, fd);
+        while ((name = dirread_next(&d, NULL))) {
+                int c = node_number(name, "card", DRM_RENDER_BASE - 1), r = node_number(name, "renderD", 0xfffff);
+                if (c >= 0 && *ret_card < 0)
+                        *ret_card = c;
+                if (r >= DRM_RENDER_BASE && *ret_render < 0)
+                        *ret_render = r;
+        }
+        return 0;
+}
+
+/* each NVML GPU's DRM nodes, by its PCI address; the index guess stays
+ * where the driver gives no address */
+static void host_drm(struct devices_host *h) {
+        _cleanup_close_ int sys = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        for (unsigned i = 0; i < h->nvidia_count; i++) {
+                char addr[NVML_PCI_MAX];
+                if (nvml_pci_address(i, addr) < 0)
+                        continue;
+                h->drm_card[i] = h->drm_render[i] = -1; /* none unless sysfs lists them */
+                if (sys >= 0)
+                        (void) devices_drm_nodes(sys, addr, &h->drm_card[i], &h->drm_render[i]);
+        }
+}
+
 int devices_host_read(struct devices_host *h) {
         _cleanup_free_ char *text = NULL;
         const char *why;
@@ -317,8 +380,11 @@ int devices_host_read(struct devices_host *h) {
         int r;
 
         memset(h, 0, sizeof *h);
-        for (unsigned i = 0; i < LEASH_GPUS_MAX; i++)
+        for (unsigned i = 0; i < LEASH_GPUS_MAX; i++) {
                 h->minor[i] = i;
+                h->drm_card[i] = (int) i;
+                h->drm_render[i] = DRM_RENDER_BASE + (int) i;
+        }
         r = read_file_at_alloc(AT_FDCWD, "/proc/devices", &text, NULL);
         if (r < 0)
                 return r;
@@ -335,6 +401,7 @@ int devices_host_read(struct devices_host *h) {
                         h->minor[i] = minor;
                 snprintf(h->uuid[i], sizeof h->uuid[i], "%s", uuid);
         }
+        host_drm(h);
         return 0;
 }
 
@@ -385,8 +452,10 @@ static int gpu_rules(const struct leash_devices *d, const struct devices_host *h
                                 return -ENODEV;
                         }
                         push(o, NVIDIA_MAJOR, h->minor[i], true);
-                        push(o, DRM_MAJOR, i, true);
-                        push(o, DRM_MAJOR, DRM_RENDER_BASE + i, true);
+                        if (h->drm_card[i] >= 0)
+                                push(o, DRM_MAJOR, (uint32_t) h->drm_card[i], true);
+                        if (h->drm_render[i] >= 0)
+                                push(o, DRM_MAJOR, (uint32_t) h->drm_render[i], true);
                 }
                 gpu_shared_nodes(o, h, true);
         }

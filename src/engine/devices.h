@@ -33,17 +33,28 @@ bool devices_restrict(const struct leash_devices *d);
 
 /* Where the GPU device nodes are: the majors the kernel gave the drivers
  * that number theirs dynamically (0: not loaded), and each GPU index's
- * minor number under major 195 and NVML's UUID ("" without NVML). */
+ * minor number under major 195, its DRM nodes' minors under major 226
+ * (-1: it has none) and NVML's UUID ("" without NVML). */
 struct devices_host {
         unsigned uvm_major, caps_major, kfd_major;
         unsigned nvidia_count; /* GPUs NVML lists; 0 without NVML */
         unsigned minor[LEASH_GPUS_MAX];
+        int drm_card[LEASH_GPUS_MAX], drm_render[LEASH_GPUS_MAX];
         char uuid[LEASH_GPUS_MAX][96];
 };
 
 /* Parses /proc/devices (its text) into h's majors. Pure. */
 void devices_host_parse(const char *proc_devices, struct devices_host *h);
-/* Reads /proc/devices and asks NVML for the GPUs' minors and UUIDs. */
+/* The DRM nodes of the PCI device addr ("0000:3b:00.0"): the minors of the
+ * cardN and renderDN under <sysfs>/bus/pci/devices/ADDR/drm/, sysfs_fd an fd
+ * of the sysfs root ("/sys"; a unit test's fake tree). -1 for a kind it has
+ * none of. -EINVAL for an addr that is not a PCI address, -errno when the
+ * directory cannot be read (-ENOENT: a device without DRM nodes). */
+int devices_drm_nodes(int sysfs_fd, const char *addr, int *ret_card, int *ret_render);
+/* Reads /proc/devices and asks NVML for the GPUs' minors and UUIDs, and for
+ * their PCI addresses, whose DRM nodes are found in /sys (a BMC's VGA may
+ * be card0: GPU 0 is not cardN by its index). Without NVML, or a driver that
+ * gives no address, GPU N stands for cardN and renderD(128+N). */
 int devices_host_read(struct devices_host *h);
 
 /* The program's rules for d on host h: --gpus first (the chosen GPUs'

@@ -6,13 +6,15 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../basic/dlsafe.h"
+#include "../basic/macro.h"
+#include "../basic/trust.h"
 
 /* The subset of nvml.h leash uses, with the layouts of the _v2/_v3 calls
  * (driver 510 and later). */
@@ -34,6 +36,12 @@ struct nvml_util_sample { /* nvmlProcessUtilizationSample_t */
         unsigned int sm_util, mem_util, enc_util, dec_util;
 };
 
+struct nvml_pci_info { /* nvmlPciInfo_t of nvmlDeviceGetPciInfo_v3 */
+        char bus_id_legacy[16];
+        unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
+        char bus_id[32]; /* "00000000:3B:00.0" */
+};
+
 #define NVML_VALUE_NOT_AVAILABLE (~0ULL)
 
 static struct {
@@ -51,23 +59,37 @@ static struct {
         nvml_ret (*uuid)(nvml_dev, char *, unsigned);
         nvml_ret (*name)(nvml_dev, char *, unsigned);
         nvml_ret (*minor)(nvml_dev, unsigned *);
+        nvml_ret (*pci)(nvml_dev, struct nvml_pci_info *);
 } nv;
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 
-/* the override is a test and admin knob: see nvml.h */
-static const char *library_path(void) {
+/* The override is a test and admin knob (see nvml.h): judged and opened by
+ * fd, each directory of its path checked on the way (trust_open_owned), and
+ * loaded through that fd: a path swapped after the judgement loads nothing
+ * else. 0 with *ret_fd -1 without it, or the fd; -errno with nv.why set. */
+static int library_fd(int *ret_fd) {
         const char *p = getenv("LEASH_NVML_LIBRARY");
-        struct stat st;
+        char why[200];
+        int fd;
 
+        *ret_fd = -1;
         if (!p || !*p)
-                return "libnvidia-ml.so.1";
-        if (getauxval(AT_SECURE) || stat(p, &st) < 0 || !S_ISREG(st.st_mode) ||
-            (st.st_uid != 0 && st.st_uid != getuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-                nv.why = "LEASH_NVML_LIBRARY refused (set-id, or not a regular file owned by root or the user "
-                         "and writable only by its owner)";
-                return NULL;
+                return 0;
+        if (getauxval(AT_SECURE)) {
+                nv.why = "LEASH_NVML_LIBRARY refused: leash runs set-id";
+                return -EPERM;
         }
-        return p;
+        fd = trust_open_owned(p, getuid(), why, sizeof why);
+        if (fd < 0) {
+                snprintf(nv.why_buf, sizeof nv.why_buf,
+                         "LEASH_NVML_LIBRARY refused (%s: the file and each directory above it must be root's or "
+                         "the user's and writable only by their owner): %s",
+                         p, why[0] ? why : strerror(-fd));
+                nv.why = nv.why_buf;
+                return fd;
+        }
+        *ret_fd = fd;
+        return 0;
 }
 
 #define SYM(field, name)                                           \
@@ -80,12 +102,18 @@ static const char *library_path(void) {
         } while (0)
 
 static void load(void) {
-        nv.error = -ENOENT;
-        nv.path = library_path();
-        if (!nv.path)
-                return;
+        _cleanup_close_ int fd = -1;
         const char *why = NULL;
-        nv.dl = dl_open_checked(nv.path, RTLD_NOW | RTLD_LOCAL, nv.why_buf, sizeof nv.why_buf, &why);
+
+        nv.error = -ENOENT;
+        nv.path = "libnvidia-ml.so.1";
+        if (library_fd(&fd) < 0)
+                return;
+        if (fd >= 0) {
+                nv.path = getenv("LEASH_NVML_LIBRARY");
+                nv.dl = dl_open_fd_checked(fd, nv.path, RTLD_NOW | RTLD_LOCAL, nv.why_buf, sizeof nv.why_buf, &why);
+        } else
+                nv.dl = dl_open_checked(nv.path, RTLD_NOW | RTLD_LOCAL, nv.why_buf, sizeof nv.why_buf, &why);
         if (!nv.dl) {
                 /* a static leash that must not load it says so; else the usual absence */
                 nv.why = why == nv.why_buf ? nv.why_buf : "no NVIDIA driver (libnvidia-ml.so.1 cannot be opened)";
@@ -101,6 +129,7 @@ static void load(void) {
         *(void **) &nv.graphics = dlsym(nv.dl, "nvmlDeviceGetGraphicsRunningProcesses_v3");
         *(void **) &nv.util = dlsym(nv.dl, "nvmlDeviceGetProcessUtilization");
         *(void **) &nv.minor = dlsym(nv.dl, "nvmlDeviceGetMinorNumber");
+        *(void **) &nv.pci = dlsym(nv.dl, "nvmlDeviceGetPciInfo_v3");
         if (nv.init() != NVML_SUCCESS) {
                 nv.why = "nvmlInit_v2 failed (driver not loaded, or no device)";
                 nv.error = -ENODEV;
@@ -151,6 +180,29 @@ int nvml_describe(unsigned index, char uuid[NVML_UUID_MAX], char name[NVML_NAME_
         if (nv.minor && nv.minor(d, &minor) != NVML_SUCCESS)
                 minor = (unsigned) -1;
         *ret_minor = minor;
+        return 0;
+}
+
+int nvml_pci_address(unsigned index, char addr[NVML_PCI_MAX]) {
+        struct nvml_pci_info p = {0};
+        unsigned dom, bus, slot, fn;
+        char end;
+        nvml_dev d;
+        int r = dev(index, &d);
+
+        if (r < 0)
+                return r;
+        if (!nv.pci)
+                return -EOPNOTSUPP;
+        if (nv.pci(d, &p) != NVML_SUCCESS)
+                return -EIO;
+        p.bus_id[sizeof p.bus_id - 1] = '\0';
+        /* NVML's "DDDDDDDD:BB:SS.F" (upper case, 8-digit domain) to sysfs's
+         * "dddd:bb:ss.f"; anything else is no address */
+        if (sscanf(p.bus_id, "%x:%x:%x.%x%c", &dom, &bus, &slot, &fn, &end) != 4 || dom > 0xffff || bus > 0xff ||
+            slot > 0x1f || fn > 7)
+                return -EIO;
+        snprintf(addr, NVML_PCI_MAX, "%04x:%02x:%02x.%x", dom, bus, slot, fn);
         return 0;
 }
 

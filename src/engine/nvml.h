@@ -9,8 +9,10 @@
  * LEASH_NVML_LIBRARY names another library to open instead (the tests'
  * stand-in, an admin's driver in an odd place). It is honoured only when
  * leash is not running set-id (AT_SECURE) and the file is a regular file
- * owned by root or by the real user, writable by no one else: a job that
- * shares leash's environment must not get code into a root supervisor.
+ * and it and each directory above it are owned by root or by the real user,
+ * writable by no one else: a job that shares leash's environment must not
+ * get code into a root supervisor. It is opened once (trust_open_owned, each
+ * component through the fd of the one above) and loaded through that fd.
  */
 #pragma once
 
@@ -21,6 +23,7 @@
 
 #define NVML_UUID_MAX 96
 #define NVML_NAME_MAX 96
+#define NVML_PCI_MAX 32
 
 struct nvml_proc {
         pid_t pid;
@@ -40,6 +43,10 @@ const char *nvml_library(void);
 bool nvml_has_process_utilization(void);
 int nvml_count(unsigned *ret);
 int nvml_describe(unsigned index, char uuid[NVML_UUID_MAX], char name[NVML_NAME_MAX], unsigned *ret_minor);
+/* Device index's PCI address as sysfs names it ("0000:3b:00.0", from
+ * nvmlDeviceGetPciInfo_v3); -EOPNOTSUPP when the driver lacks the call,
+ * -EIO when it fails or answers something else than an address. */
+int nvml_pci_address(unsigned index, char addr[NVML_PCI_MAX]);
 /* Compute and graphics processes of device index (a pid in both is merged).
  * Returns the count, at most max; *ret malloc'd. */
 int nvml_procs(unsigned index, struct nvml_proc **ret);

@@ -86,7 +86,9 @@ static int profile_option(int val, const char *value, int remote) {
         int status;
 
         if (!value || !name_ok(value)) {
-                slurm_error("leash: --leash-profile='%s': expected a profile name", value ? value : "");
+                char e[4 * 256];
+                kv_escape(value ? value : "", e, sizeof e); /* slurmd's and srun's log: one line */
+                slurm_error("leash: --leash-profile='%s': expected a profile name", e);
                 return -1;
         }
         if (remote)
@@ -202,7 +204,9 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av) {
         if (!state[0])
                 return 0; /* no leash Prolog for this job */
         if (state_get(state, "refuse", reply, sizeof reply)) {
-                state_get(state, "setup_error", why, sizeof why);
+                char e[sizeof why] = "setup failed";
+                state_get(state, "setup_error", e, sizeof e);
+                kv_escape(e, why, sizeof why); /* may hold the user's --leash-profile */
                 dprintf(STDERR_FILENO, "leash: job %" PRIu32 ": task refused: %s (on-error = fail-job)\n", job, why);
                 slurm_error("leash: job %" PRIu32 ": task refused: %s", job, why);
                 return -1;
@@ -216,10 +220,9 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av) {
         if (r < 0)
                 snprintf(reply, sizeof reply, "error the supervisor did not answer: %s", strerror(-r));
         /* fail closed: the task never runs outside the job cgroup */
-        slurm_error("leash: job %" PRIu32 ": task refused: place it in step_%s: %s", job, step,
-                    strchr(reply, ' ') ? strchr(reply, ' ') + 1 : reply);
-        dprintf(STDERR_FILENO, "leash: job %" PRIu32 ": task refused: place it in step_%s: %s\n", job, step,
-                strchr(reply, ' ') ? strchr(reply, ' ') + 1 : reply);
+        kv_escape(strchr(reply, ' ') ? strchr(reply, ' ') + 1 : reply, why, sizeof why);
+        slurm_error("leash: job %" PRIu32 ": task refused: place it in step_%s: %s", job, step, why);
+        dprintf(STDERR_FILENO, "leash: job %" PRIu32 ": task refused: place it in step_%s: %s\n", job, step, why);
         return -1;
 }
 

@@ -6,6 +6,8 @@
  * change the figures while a job runs. Lines:
  *   gpu INDEX UUID NAME          a device (NAME without spaces)
  *   proc INDEX PID BYTES SM_PCT  a process using it, BYTES of memory, SM_PCT percent
+ *   pci INDEX BUSID              its PCI address as NVML writes it ("00000000:3B:00.0");
+ *                                without one, nvmlDeviceGetPciInfo_v3 is not supported
  * A pid listed that is not the job's must not reach leash's figures.
  */
 #include <stdio.h>
@@ -23,7 +25,7 @@ struct proc {
 };
 static struct {
         unsigned n_gpu;
-        char uuid[MAXG][80], name[MAXG][80];
+        char uuid[MAXG][80], name[MAXG][80], pci[MAXG][32];
         unsigned n_proc;
         struct proc p[MAXP];
 } s;
@@ -45,9 +47,13 @@ static void load(void) {
         seen = st;
         f = fopen(path, "re");
         s.n_gpu = s.n_proc = 0;
+        memset(s.pci, 0, sizeof s.pci);
         while (f && fgets(line, sizeof line, f)) {
                 unsigned i;
-                if (sscanf(line, "gpu %u %79s %79s", &i, s.uuid[s.n_gpu], s.name[s.n_gpu]) == 3 && s.n_gpu < MAXG)
+                char bus[32];
+                if (sscanf(line, "pci %u %31s", &i, bus) == 2 && i < MAXG)
+                        snprintf(s.pci[i], sizeof s.pci[i], "%s", bus);
+                else if (sscanf(line, "gpu %u %79s %79s", &i, s.uuid[s.n_gpu], s.name[s.n_gpu]) == 3 && s.n_gpu < MAXG)
                         s.n_gpu++;
                 else if (s.n_proc < MAXP && sscanf(line, "proc %u %u %llu %u", &s.p[s.n_proc].gpu, &s.p[s.n_proc].pid,
                                                    &s.p[s.n_proc].bytes, &s.p[s.n_proc].pct) == 4)
@@ -134,6 +140,20 @@ int nvmlDeviceGetUUID(void *d, char *buf, unsigned len) {
 }
 int nvmlDeviceGetName(void *d, char *buf, unsigned len) {
         snprintf(buf, len, "%s", s.name[idx(d)]);
+        return 0;
+}
+struct pci_info { /* nvmlPciInfo_t */
+        char bus_id_legacy[16];
+        unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+        char bus_id[32];
+};
+int nvmlDeviceGetPciInfo_v3(void *d, struct pci_info *p);
+int nvmlDeviceGetPciInfo_v3(void *d, struct pci_info *p) {
+        load();
+        if (!s.pci[idx(d)][0])
+                return 3; /* NVML_ERROR_NOT_SUPPORTED */
+        memset(p, 0, sizeof *p);
+        snprintf(p->bus_id, sizeof p->bus_id, "%s", s.pci[idx(d)]);
         return 0;
 }
 int nvmlDeviceGetMinorNumber(void *d, unsigned *minor) {

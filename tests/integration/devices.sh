@@ -112,6 +112,27 @@ if [ -f "$STANDIN" ]; then
         LEASH_NVML_STANDIN="$TMP/nvml" LEASH_NVML_LIBRARY="$STANDIN" run_leash --gpus 5 -- true
         check "--gpus 5 where NVML lists 2: exit 125 naming the GPU ($RC)" \
                 bash -c '[ "$1" = 125 ] && [[ "$2" == *"no GPU 5 (NVML lists 2)"* ]]' _ "$RC" "$ERR"
+        # issue 38.11: GPU 0's DRM nodes are those sysfs lists under the PCI
+        # address NVML reports, not card0/renderD128 by its index (on a host
+        # with a BMC, card0 is the BMC's VGA). GPU 0 at a PCI device of this
+        # host that has no DRM nodes: card0 and renderD128 are refused; the
+        # control, a driver that gives no address: the index guess allows them
+        pcidev=
+        for p in /sys/bus/pci/devices/*; do [ -e "$p/drm" ] || { pcidev=${p##*/}; break; }; done
+        if [ -n "$pcidev" ] && mknod "$NODES/card0" c 226 0 && mknod "$NODES/renderD128" c 226 128; then
+                drm_probe() { LEASH_NVML_STANDIN="$TMP/nvml" LEASH_NVML_LIBRARY="$STANDIN" \
+                        run_leash --gpus 0 -- bash -c "$PROBE" probe "$NODES/card0" "$NODES/renderD128"; }
+                drm_probe
+                check "control: NVML gives no PCI address: GPU 0 is card0 and renderD128 by its index" \
+                        bash -c 'grep -qx "$1/card0 other" <<<"$2" && grep -qx "$1/renderD128 other" <<<"$2"' _ "$NODES" "$OUT"
+                echo "pci 0 0000${pcidev^^}" >>"$TMP/nvml"
+                drm_probe
+                check "--gpus 0 at PCI $pcidev (no DRM nodes there): card0 and renderD128 refused" \
+                        bash -c 'grep -qx "$1/card0 EPERM" <<<"$2" && grep -qx "$1/renderD128 EPERM" <<<"$2"' _ "$NODES" "$OUT"
+        else
+                SKIP_WHY="no PCI device without DRM nodes here, or no mknod"
+                skip "--gpus by PCI address"
+        fi
 else
         SKIP_WHY="no stand-in NVML at $STANDIN"
         skip "--gpus with NVML"

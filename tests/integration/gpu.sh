@@ -103,6 +103,18 @@ LEASH_NVML_LIBRARY="$TMP/writable.so" run_leash --sample 50ms -o "$TMP/w2.json" 
         echo "proc 0 $$ 104857600 50" >>"$LEASH_NVML_STANDIN"; sleep 0.3'
 check "override control: the same file, 755, is loaded" \
         test "$(jget "$TMP/w2.json" sampling.peaks.gpu_memory_bytes.value)" = $((100 * MIB))
+# issue 38.11: each directory on the path is judged too (before, only the file
+# was stat()ed, then dlopen()ed by name): the same 755 file in a group-writable
+# directory is refused, where the directory above lets it load (the control above)
+mkdir "$TMP/gw"
+chmod 775 "$TMP/gw"
+cp "$STANDIN" "$TMP/gw/lib.so"
+chmod 755 "$TMP/gw/lib.so"
+reset_script
+LEASH_NVML_LIBRARY="$TMP/gw/lib.so" run_leash --sample 50ms -o "$TMP/w3.json" -- bash -c '
+        echo "proc 0 $$ 104857600 50" >>"$LEASH_NVML_STANDIN"; sleep 0.3'
+check "override: a 755 library in a group-writable directory is refused, naming the directory" \
+        bash -c "[[ '$(jget "$TMP/w3.json" usage.gpu_accounting.why_not)' == *refused*'its directory '*gw*'writable by group'* ]] && [ '$(jget "$TMP/w3.json" sampling.peaks.gpu_memory_bytes.value)' = null ]"
 
 # --- leash ps / stat: the figures of a running job ---------------------------------
 reset_script

@@ -210,4 +210,25 @@ bad "top -n 0" "'0'" top -n 0
 bad "top --interval 1ms" 1ms top --interval 1ms
 "$LEASH" stat >"$TMP/out" 2>"$TMP/err"
 check "stat without JOB: 125" test $? = 125
+
+# issue 38.9: a process outside leash jobs in a cgroup whose name holds a CR and
+# an ESC (cgroupfs refuses a newline): its path in stat's error is escaped
+# (control, before: the CR and ESC raw, a terminal shows "leash: forged" over the
+# line; see the commit message)
+rawcg=$PARENT/$'raw\r\e[2Kleash: forged\e[31m'
+if mkdir "$rawcg" 2>/dev/null; then
+        sleep 300 &
+        rawpid=$!
+        echo "$rawpid" >"$rawcg/cgroup.procs"
+        "$LEASH" stat "$rawpid" >/dev/null 2>"$TMP/err"
+        check "38.9 stat PID of a process in a hostile cgroup name: 125" test $? = 125
+        check "38.9 the error names its cgroup, escaped (\\r, \\x1b)" grep -qF 'raw\r\x1b[2Kleash: forged\x1b[31m' "$TMP/err"
+        check "38.9 no raw CR, no raw ESC" bash -c "! grep -q $'\\r' '$TMP/err' && ! grep -q $'\\e' '$TMP/err'"
+        kill -KILL "$rawpid"
+        wait "$rawpid" 2>/dev/null
+        for _ in $(seq 500); do rmdir "$rawcg" 2>/dev/null && break; sleep 0.01; done
+        check "38.9 its cgroup is removed" test ! -e "$rawcg"
+else
+        echo "ok - 38.9 # SKIP cannot make a cgroup with a CR and an ESC in its name"
+fi
 finish

@@ -91,6 +91,8 @@ check "the report is there" test -s "$r"
 check "reason wall_time" test "$(jget "$r" reason)" = wall_time
 check "SIGXCPU then SIGKILL" test "$("$PY" -c "import json,sys; print([s['signal'] for s in json.load(open(sys.argv[1]))['signals']])" "$r")" = "['XCPU', 'KILL']"
 check "slurm.job_id" test "$(jget "$r" slurm.job_id)" = "$JOB"
+check "39.8 control: a placed task, the report says so and has no 'no task' error" \
+        test "$("$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['slurm']['tasks_placed'], any('no task' in e for e in r.get('errors', [])))" "$r")" = "1 False"
 check "the supervisor is gone" pid_gone "${spid:-0}"
 check "the job cgroup is gone" test ! -e "$JOBCG"
 check "the state is gone" test ! -e "$TMP/state/job_$JOB"
@@ -275,6 +277,95 @@ hook prolog 2>/dev/null
 end_job
 check "22.12 an admin's unknown profile: the report says which and why" \
         test "$("$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print(any('nosuch' in e and 'unknown profile' in e for e in r['errors']))" "$r")" = True
+
+# --- issue 38.8: every user value escaped in every log line ---------------------
+# stderr is slurmd's log, read line by line: a --leash-profile with a newline and
+# an ESC must stay on its line (control, before: the Prolog wrote it raw, a
+# second line "leash: job N: forged" and a raw ESC; see the commit message)
+slurm_conf "user-profiles = *"
+forged="x"$'\n'"leash: job $JOB: forged"$'\e[31m'
+hook prolog "$SPANKOPT=$forged" 2>"$TMP/prolog.err"
+check "38.8 the value reached the Prolog's log (escaped: \\n, \\x1b)" \
+        grep -qF "x\\nleash: job $JOB: forged\\x1b[31m" "$TMP/prolog.err"
+check "38.8 no line of the Prolog's log is the forged one" bash -c "! grep -q '^leash: job $JOB: forged' '$TMP/prolog.err'"
+check "38.8 no raw ESC in the Prolog's log" bash -c "! grep -q $'\\e' '$TMP/prolog.err'"
+end_job
+check "38.8 nor in the Epilog's" bash -c "! grep -q $'\\e' '$TMP/epilog.err' && ! grep -q '^leash: job $JOB: forged' '$TMP/epilog.err'"
+
+# --- issue 38.10: the TaskProlog fails closed on every error with the state -------
+# As the user the TaskProlog runs as (nobody): the control, a state directory
+# nobody can search: placed; then the same with the state directory 0700: the
+# task is refused, saying why (before: exit 0, the task ran unplaced; see the
+# commit message)
+# task_as UID: a task of UID's for step 0, as slurmstepd starts one: the child of
+# a root process titled "slurmstepd: [JOB.0]", it runs the TaskProlog as its
+# own child (SLURM_TASK_PID its pid), then waits to be killed; TASK its pid,
+# STEPD its parent's, TP_RC the TaskProlog's exit status, $TMP/tp.err its stderr
+cat >"$TMP/task.sh" <<'SH'
+#!/bin/bash
+SLURM_TASK_PID=$$ bash -c 'exec -a slurm-task-prolog "$LEASH" "--config-dir=$CONF"' 2>"$ERR"
+echo $? >"$RC"
+exec "$IGN"
+SH
+cat >"$TMP/stepd.sh" <<'SH'
+setpriv --reuid="$SLURM_JOB_UID" --regid="$SLURM_JOB_UID" --clear-groups "$TASK_SH" &
+echo $! >"$PIDF"
+wait
+SH
+chmod 755 "$TMP/task.sh"
+task_as() {
+        install -m 600 -o "$1" /dev/null "$TMP/tp.err"
+        install -m 600 -o "$1" /dev/null "$TMP/tp.rc"
+        : >"$TMP/ready"
+        : >"$TMP/task.pid"
+        env -i LEASH="$LEASH" CONF="$LEASH_CONFIG_DIR" ERR="$TMP/tp.err" RC="$TMP/tp.rc" IGN="$HELPERS/lh-ignore" \
+                TASK_SH="$TMP/task.sh" PIDF="$TMP/task.pid" SLURM_JOB_ID=$JOB SLURM_JOB_UID="$1" SLURM_JOB_GID="$1" \
+                SLURM_JOB_USER=nobody SLURM_STEP_ID=0 SLURMD_NODENAME=testnode \
+                bash -c 'exec -a "slurmstepd: [$0.0]" bash "$1"' "$JOB" "$TMP/stepd.sh" >"$TMP/ready" &
+        STEPD=$!
+        for _ in $(seq 500); do [ -s "$TMP/ready" ] && [ -s "$TMP/task.pid" ] && break; sleep 0.02; done
+        TASK=$(cat "$TMP/task.pid")
+        TP_RC=$(cat "$TMP/tp.rc")
+}
+task_end() { kill -KILL "${TASK:-0}" 2>/dev/null; wait "$STEPD" 2>/dev/null; TASK=; }
+slurm_conf
+if nobody_reaches "$LEASH" && nobody_reaches "$TMP/task.sh" && nobody_reaches "$HELPERS/lh-ignore"; then
+        SLURM_HOOK_UID=65534 hook prolog 2>/dev/null
+        task_as 65534
+        check "38.10 control: a state directory nobody can search: the task is placed (task-prolog $TP_RC: $(head -c 300 "$TMP/tp.err"))" in_step "$TASK" 0
+        task_end
+        chmod 700 "$TMP/state"
+        task_as 65534
+        check "38.10 a 0700 state directory: the task is refused (task-prolog exits $TP_RC)" test "$TP_RC" = 1
+        check "38.10 saying why ($(head -c 200 "$TMP/tp.err"))" grep -q "job $JOB: task refused: its state: .*Permission denied" "$TMP/tp.err"
+        check "38.10 and not placed" bash -c "! grep -q step_ /proc/$TASK/cgroup"
+        task_end
+        chmod 755 "$TMP/state"
+        SLURM_HOOK_UID=65534 end_job
+else
+        echo "ok - 38.10 # SKIP no setpriv, or nobody cannot reach leash or the helpers"
+fi
+
+# --- issue 39.8: hooks that name their configuration with LEASH_CONFIG_DIR ---------
+# (the way before issue 22): the Prolog and Epilog read it, the TaskProlog does
+# not, finds no state in the built-in state directory; the job cgroup the
+# Prolog made tells it that leash's Prolog ran: the task is refused, saying
+# why, and the Epilog's report says no task was placed (before: exit 0, the
+# task ran in 0::/, the report said adopted, reason ok, no line anywhere).
+# The control is the first job of this file (--config-dir on all three
+# hooks): placed, and its report has no such error.
+SLURM_HOOKS_NO_ARG=1 hook prolog 2>/dev/null
+check "39.8 the Prolog (LEASH_CONFIG_DIR) made the job cgroup" test -d "$JOBCG"
+new_task
+SLURM_HOOKS_NO_ARG=1 hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$TASK 2>"$TMP/tp.err"
+check "39.8 the TaskProlog refuses the task (exit 1)" test $? = 1
+check "39.8 saying why, in its stderr (slurmd's log)" \
+        grep -q "job $JOB: task refused: leash's Prolog made the job cgroup .* but its state is not in .*--config-dir.*LEASH_CONFIG_DIR is ignored" "$TMP/tp.err"
+check "39.8 the task is not in the job cgroup" bash -c "! grep -q 'job_$JOB' /proc/$TASK/cgroup"
+SLURM_HOOKS_NO_ARG=1 end_job
+check "39.8 the Epilog's report: no task was placed" \
+        test "$("$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['slurm']['tasks_placed'], 'no task' in r['placement']['why'], any('no task of the job was placed' in e for e in r['errors']))" "$r")" = "0 True True"
+check "39.8 and slurmd's log (the Epilog's stderr)" grep -q "job $JOB: no task of the job was placed" "$TMP/epilog.err"
 
 $had_slurm_dir || rmdir "$CG2/leash/slurm" 2>/dev/null
 $had_leash_dir || rmdir "$CG2/leash" 2>/dev/null

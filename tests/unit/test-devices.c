@@ -3,8 +3,12 @@
  * the rules for each combination (through devfilter_verdict, the program's
  * walk in C) and the program's shape. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/devfilter.h"
 #include "engine/devices.h"
@@ -104,8 +108,11 @@ static void test_rules(void) {
         devices_host_parse(proc_devices, &h);
         ok(h.uvm_major == 509 && h.caps_major == 235 && h.kfd_major == 510,
            "/proc/devices: the char majors of nvidia-uvm, nvidia-caps, kfd (not the block one)");
-        for (unsigned i = 0; i < LEASH_GPUS_MAX; i++)
+        for (unsigned i = 0; i < LEASH_GPUS_MAX; i++) {
                 h.minor[i] = i;
+                h.drm_card[i] = (int) i;
+                h.drm_render[i] = 128 + (int) i;
+        }
 
         d.gpus = LEASH_GPUS_NONE;
         ok(!allows(&d, &h, 195, 0) && !allows(&d, &h, 195, 255) && !allows(&d, &h, 509, 0) && !allows(&d, &h, 226, 128),
@@ -175,8 +182,65 @@ static void test_program(void) {
         ok(devfilter_build(&f, &insns, &len) == -EINVAL, "build: a major the program cannot compare");
 }
 
+/* A fake sysfs tree: a BMC's VGA at 0000:02:00.0 with card0, the GPU at
+ * 0000:3b:00.0 with card1 and renderD128 (what a host with a BMC shows) */
+static const char *const fake_sysfs[] = {
+        "bus",
+        "bus/pci",
+        "bus/pci/devices",
+        "bus/pci/devices/0000:02:00.0",
+        "bus/pci/devices/0000:02:00.0/drm",
+        "bus/pci/devices/0000:02:00.0/drm/card0",
+        "bus/pci/devices/0000:3b:00.0",
+        "bus/pci/devices/0000:3b:00.0/drm",
+        "bus/pci/devices/0000:3b:00.0/drm/card1",
+        "bus/pci/devices/0000:3b:00.0/drm/renderD128",
+        "bus/pci/devices/0000:3b:00.0/drm/version", /* not a node */
+        "bus/pci/devices/0000:00:01.0",
+};
+
+static void test_drm_by_pci(void) {
+        char root[] = "/tmp/leash-test-sysfs.XXXXXX";
+        struct devices_host h = {0};
+        struct leash_devices d = {.gpus = LEASH_GPUS_LIST, .gpu_mask = 1};
+        int fd, card, render, n = (int) (sizeof fake_sysfs / sizeof fake_sysfs[0]);
+
+        if (!mkdtemp(root) || (fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                ok(false, "a fake sysfs tree under /tmp");
+                return;
+        }
+        for (int i = 0; i < n; i++)
+                (void) mkdirat(fd, fake_sysfs[i], 0755);
+        ok(devices_drm_nodes(fd, "0000:3b:00.0", &card, &render) == 0 && card == 1 && render == 128,
+           "the GPU at 0000:3b:00.0: card1 and renderD128, from its drm directory");
+        ok(devices_drm_nodes(fd, "0000:02:00.0", &card, &render) == 0 && card == 0 && render == -1,
+           "the BMC's VGA: card0, no render node");
+        ok(devices_drm_nodes(fd, "0000:00:01.0", &card, &render) == -ENOENT && card == -1 && render == -1,
+           "a device without drm: -ENOENT, none");
+        ok(devices_drm_nodes(fd, "../../../etc", &card, &render) == -EINVAL &&
+                   devices_drm_nodes(fd, "0000:3B:00.0", &card, &render) == -EINVAL,
+           "not a sysfs PCI address: -EINVAL");
+
+        for (unsigned i = 0; i < LEASH_GPUS_MAX; i++)
+                h.minor[i] = i;
+        h.drm_card[0] = 0, h.drm_render[0] = 128; /* the index guess of before */
+        ok(allows(&d, &h, 226, 0), "control: by its index GPU 0 is card0, the BMC's VGA, allowed");
+        (void) devices_drm_nodes(fd, "0000:3b:00.0", &h.drm_card[0], &h.drm_render[0]);
+        ok(allows(&d, &h, 226, 1) && allows(&d, &h, 226, 128) && !allows(&d, &h, 226, 0),
+           "by its PCI address: --gpus 0 allows card1 and renderD128, refuses the BMC's card0");
+        h.drm_card[0] = h.drm_render[0] = -1;
+        ok(!allows(&d, &h, 226, 0) && !allows(&d, &h, 226, 128) && allows(&d, &h, 195, 0),
+           "a GPU without DRM nodes: no DRM node allowed, its /dev/nvidia0 is");
+
+        for (int i = n - 1; i >= 0; i--)
+                (void) unlinkat(fd, fake_sysfs[i], AT_REMOVEDIR);
+        close(fd);
+        ok(rmdir(root) == 0, "the fake sysfs tree is removed");
+}
+
 int main(void) {
         test_gpus();
+        test_drm_by_pci();
         test_list();
         test_rules();
         test_program();
