@@ -2,7 +2,10 @@
 """Builds leash._leash with the project's own build system, so that pip and
 `make` build the one extension the same way: configure (with this
 interpreter as PYTHON) in a private directory, `make python-build`, then the
-extension is copied into the wheel. Needs what `make` needs (gcc, autoconf,
+extension is copied into the wheel, with the `leash` binary (src/cli/leash,
+static unless configure found no static archives: HACKING.md, "static
+leash") as leash/_bin/leash, which the console script `leash`
+(leash._cli) execs. Needs what `make` needs (gcc, autoconf,
 automake, pkg-config, the -dev packages: tools/install-deps.sh); no network.
 """
 
@@ -37,11 +40,17 @@ class MakeBuildExt(build_ext):
                 [os.path.join(src, "configure"), "--quiet", "--with-python", "PYTHON=" + sys.executable], cwd=build
             )
         jobs = str(os.cpu_count() or 1)
-        subprocess.check_call(["make", "-j" + jobs, "--quiet", "python-build"], cwd=build)
+        # the binary's sources include a generated header (BUILT_SOURCES, which
+        # only `make all` makes first)
+        subprocess.check_call(["make", "--quiet", "src/cli/git-revision.h"], cwd=build)
+        subprocess.check_call(["make", "-j" + jobs, "--quiet", "python-build", "src/cli/leash"], cwd=build)
         built = os.path.join(build, "python", "leash", "_leash" + sysconfig.get_config_var("EXT_SUFFIX"))
         target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(built, target)
+        bindir = os.path.join(os.path.dirname(target), "_bin")
+        os.makedirs(bindir, exist_ok=True)
+        shutil.copy2(os.path.join(build, "src", "cli", "leash"), os.path.join(bindir, "leash"))
 
 
 setup(

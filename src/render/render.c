@@ -884,36 +884,114 @@ static const char *job_label(const struct history_job *j) {
         return b && b[1] ? b + 1 : j->name ? j->name : j->path;
 }
 
-static void summary_table(struct writer *w, struct history_job *const *jobs, size_t n) {
-        static const char *const head[] = {"job", "reason",      "exit",      "wall",
-                                           "CPU", "memory peak", "processes", "limits"};
-        static const int width[] = {20, 12, 5, 10, 10, 12, 10, 1};
-        heading(w, 2, "Jobs");
-        table_open(w,
-                   w->fmt == RENDER_HTML ? "Every job (select a column heading to sort; the table reads the same "
-                                           "without scripts)"
-                                         : "Every job",
-                   head, 8, true, width);
-        for (size_t i = 0; i < n; i++) {
-                const struct history_job *j = jobs[i];
-                char ex[16], wall[64], cpu[64], mem[64], pids[64], lim[256];
-                snprintf(ex, sizeof ex, "%d", j->exit_code);
-                markup_value(j->usage[HU_WALL], HUNIT_SECONDS, wall, sizeof wall);
-                markup_value(j->usage[HU_CPU], HUNIT_SECONDS, cpu, sizeof cpu);
-                markup_value(j->usage[HU_MEM_PEAK], HUNIT_BYTES, mem, sizeof mem);
-                markup_value(j->usage[HU_PIDS_PEAK], HUNIT_COUNT, pids, sizeof pids);
-                limits_short(j, lim, sizeof lim);
-                table_row(w,
-                          (struct cell[]){{.text = job_label(j), .sort = NAN},
-                                          {.text = j->reason, .sort = NAN},
-                                          {.plain = ex, .sort = j->exit_code},
-                                          {.plain = wall, .sort = j->usage[HU_WALL]},
-                                          {.plain = cpu, .sort = j->usage[HU_CPU]},
-                                          {.plain = mem, .sort = j->usage[HU_MEM_PEAK]},
-                                          {.plain = pids, .sort = j->usage[HU_PIDS_PEAK]},
-                                          {.plain = lim, .sort = NAN}},
-                          8, width);
+/* How bad a job's end was, for the summary's order: ended by a limit or an
+ * OOM kill (0),
+ * ended otherwise than ok or exited non-zero (1), ok (2). */
+static int job_class(const struct history_job *j) {
+        if (history_reason_limit(j->reason) >= 0 || strcmp(j->reason, "measured_limit") == 0 ||
+            j->usage[HU_OOM_KILLS] > 0)
+                return 0;
+        return strcmp(j->reason, "ok") != 0 || j->exit_code != 0 ? 1 : 2;
+}
+
+/* The limit the job came nearest to, as usage / limit (a limit that ended it
+ * counts as 1 at least); -1 with no limit to compare with. */
+static double job_nearest(const struct history_job *j, enum leash_limit *which) {
+        static const enum leash_limit lim[] = {LEASH_LIMIT_MEMORY, LEASH_LIMIT_CPU_TIME, LEASH_LIMIT_WALL_TIME,
+                                               LEASH_LIMIT_PIDS};
+        double best = -1;
+        for (size_t l = 0; l < ELEMENTSOF(lim); l++) {
+                const struct history_limit *x = &j->limit[lim[l]];
+                double used = limit_usage(j, lim[l]), r;
+                if (!x->set || x->unlimited || !(x->value > 0))
+                        continue;
+                r = isnan(used) ? 0 : used / x->value;
+                if (history_job_hit(j, lim[l]) && r < 1)
+                        r = 1;
+                if (r > best) {
+                        best = r;
+                        *which = lim[l];
+                }
         }
+        return best;
+}
+
+struct ranked {
+        const struct history_job *j;
+        int cls;
+        double near;
+        enum leash_limit which;
+};
+
+static int cmp_ranked(const void *a, const void *b) {
+        const struct ranked *x = a, *y = b;
+        if (x->cls != y->cls)
+                return x->cls - y->cls;
+        if (x->near != y->near)
+                return x->near < y->near ? 1 : -1;
+        return strcmp(job_label(x->j), job_label(y->j));
+}
+
+static void summary_row(struct writer *w, const struct ranked *k, const int *width) {
+        const struct history_job *j = k->j;
+        char ex[16], wall[64], cpu[64], mem[64], pids[64], near[64], lim[256];
+        snprintf(ex, sizeof ex, "%d", j->exit_code);
+        markup_value(j->usage[HU_WALL], HUNIT_SECONDS, wall, sizeof wall);
+        markup_value(j->usage[HU_CPU], HUNIT_SECONDS, cpu, sizeof cpu);
+        markup_value(j->usage[HU_MEM_PEAK], HUNIT_BYTES, mem, sizeof mem);
+        markup_value(j->usage[HU_PIDS_PEAK], HUNIT_COUNT, pids, sizeof pids);
+        if (k->near >= 0)
+                snprintf(near, sizeof near, "%s %.0f %%", leash_limit_to_string(k->which), k->near * 100);
+        else
+                snprintf(near, sizeof near, "—");
+        limits_short(j, lim, sizeof lim);
+        table_row(w,
+                  (struct cell[]){{.text = job_label(j), .sort = NAN},
+                                  {.text = j->reason, .sort = NAN},
+                                  {.plain = ex, .sort = j->exit_code},
+                                  {.plain = wall, .sort = j->usage[HU_WALL]},
+                                  {.plain = cpu, .sort = j->usage[HU_CPU]},
+                                  {.plain = mem, .sort = j->usage[HU_MEM_PEAK]},
+                                  {.plain = pids, .sort = j->usage[HU_PIDS_PEAK]},
+                                  {.plain = near, .sort = k->near},
+                                  {.plain = lim, .sort = NAN}},
+                  9, width);
+}
+
+/* The RENDER_WORST worst jobs, not a row per job: 10,000 rows are not read.
+ * Worst: ended by a limit, then otherwise failed, then ok; within each, the
+ * nearest to a limit first. The distributions above count every job. */
+static void summary_table(struct writer *w, struct history_job *const *jobs, size_t n) {
+        static const char *const head[] = {"job",         "reason",    "exit",          "wall",  "CPU",
+                                           "memory peak", "processes", "nearest limit", "limits"};
+        static const int width[] = {20, 12, 5, 10, 10, 12, 10, 16, 1};
+        _cleanup_free_ struct ranked *k = calloc(n, sizeof *k);
+        size_t shown = n < RENDER_WORST ? n : RENDER_WORST;
+        char caption[256];
+
+        if (!k) {
+                w->err = -ENOMEM;
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                k[i] = (struct ranked){jobs[i], job_class(jobs[i]), -1, LEASH_LIMIT_MEMORY};
+                k[i].near = job_nearest(jobs[i], &k[i].which);
+        }
+        qsort(k, n, sizeof *k, cmp_ranked);
+        heading(w, 2, shown < n ? "The worst jobs" : "Jobs");
+        if (shown < n)
+                snprintf(caption, sizeof caption,
+                         "The %zu worst of %zu jobs (ended by a limit, then failed, then nearest a limit); %zu not "
+                         "shown, counted in the distributions above%s",
+                         shown, n, n - shown, w->fmt == RENDER_HTML ? " (select a column heading to sort)" : "");
+        else
+                snprintf(caption, sizeof caption, "Every job, the worst first%s",
+                         w->fmt == RENDER_HTML ? " (select a column heading to sort; the table reads the same "
+                                                 "without scripts)"
+                                               : "");
+        table_open(w, caption, head, 9, true, width);
+        for (size_t i = 0; i < shown; i++)
+                summary_row(w, &k[i], width);
         table_close(w);
 }
 

@@ -24,6 +24,10 @@ struct render_output {
         size_t n_files;
 };
 
+/* The summary of several jobs lists this many, the worst first, and says
+ * how many it leaves out (its distributions count every job). */
+#define RENDER_WORST 20
+
 /* prefix names the chart files of a Markdown document (its stem); NULL for
  * HTML and text. jobs[] must have at least one entry; one job gets the job
  * page, several the summary. */

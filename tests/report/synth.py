@@ -6,7 +6,7 @@ computed here, independently of leash, from the model in leash(1) SUGGEST.
   synth.py expect SPEC.json H Q  -> the expected `leash suggest --format json`
                                     figures for headroom H % and quantile Q
 A SPEC is a list of jobs: {"mem": MiB, "cpu": s, "wall": s, "pids": n,
-"reason": "ok"|"memory"|..., "limits": {"memory": MiB, ...}}.
+"reason": "ok"|"memory"|..., "exit": code, "limits": {"memory": MiB, ...}}.
 """
 import json, math, sys
 
@@ -25,7 +25,7 @@ def report(j, i):
             "profile": j.get("profile"), "profile_source": None,
             "started": "2026-01-01T00:00:%02d.000000Z" % (i % 60), "pid": 2000 + i,
             "reason": j.get("reason", "ok"),
-            "exit": {"code": 0, "status": 0, "signal": None, "interrupted_by": None},
+            "exit": {"code": j.get("exit", 0), "status": 0, "signal": None, "interrupted_by": None},
             "limits": lim, "policy": {"soft_signal": "XCPU", "grace_s": 1, "strict": False},
             "usage": {"wall_time_s": j["wall"], "cpu_time_s": j["cpu"], "memory_peak_bytes": j["mem"] * MIB,
                       "memory_peak_basis": "memory.peak", "pids_peak": j.get("pids"),
