@@ -704,7 +704,16 @@ def test_mutated_pickles_decode_as_the_checked_unpickler_decodes_them():
             else:
                 data[i:i] = rng.choice(seeds)[2:12]
         data = bytes(data)
-        got, want = _decoded(codec.loads, data), _decoded(checked, data)
+        got = _decoded(codec.loads, data)
+        largest, whole = _largest_memo_write(data)
+        if not whole or largest > len(data):
+            # a length past the end, an opcode no protocol has, a memo index
+            # past any PUT before it: leash's decoder refuses it; CPython's
+            # unpickler would ask malloc for that length, or twice that
+            # index, before it reads (an ASan build aborts there)
+            assert got[0] == "raises", (data, got)
+            continue
+        want = _decoded(checked, data)
         if got[0] == "value" or got[1] != "ResultRefused":
             assert got[0] == want[0] and (got[0] == "raises" or got == want), (data, got, want)
         passed += got[0] == "value"
