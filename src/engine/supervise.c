@@ -268,7 +268,8 @@ static void supervise_due(struct leash_job *j, uint64_t now) {
                 j->deadline[DEADLINE_SAMPLE] = sampler_next(j->sampler);
                 if (passed >= 0) {
                         sampler_result(j->sampler, &j->r.sampling);
-                        escalate(j, LEASH_REASON_MEASURED, now);
+                        /* the grace runs from now, not from before a slow read */
+                        escalate(j, LEASH_REASON_MEASURED, now_ns(CLOCK_MONOTONIC));
                 }
         }
         if (now >= j->deadline[DEADLINE_CPU])
