@@ -553,6 +553,23 @@ static int may_start(const struct leash_job *j, struct leash_error *err) {
         return 0;
 }
 
+/* The child could not be created in the job cgroup. Refused (EACCES): cgroup
+ * v2 lets a process be moved only by a writer of the cgroup.procs of the
+ * common ancestor of where it is and where it goes; an unprivileged leash
+ * whose own cgroup is outside the delegated subtree cannot place its job. */
+static int start_refused(const struct leash_job *j, const struct spawn_params *sp, int r, struct leash_error *err) {
+        char own[256], detail[sizeof err->detail];
+
+        if ((r != -EACCES && r != -EPERM) || sp->cgroup_fd < 0 || geteuid() == 0 ||
+            host_own_cgroup(own, sizeof own) < 0)
+                return leash_error_set(err, "start the job", "", r);
+        snprintf(detail, sizeof detail,
+                 "uid %u may not move it from %s into %s: cgroup v2 asks for write access to their common "
+                 "ancestor's cgroup.procs; have root move your shell into the subtree (leash check's remedy)",
+                 (unsigned) geteuid(), own, j->r.cgroup);
+        return leash_error_set(err, "create the job in its cgroup", detail, r);
+}
+
 int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error *err) {
         struct spawn_params sp;
         struct spawn_failure sf;
@@ -591,7 +608,7 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
                 j->iso.status_wfd = -1;
         }
         if (r < 0)
-                return leash_error_set(err, "start the job", "", r);
+                return start_refused(j, &sp, r, err);
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
         if (sf.step != SPAWN_STEP_NONE)
                 return supervise_start_failed(j, &sf, err);

@@ -219,6 +219,49 @@ check "nested, no cgroup: the grace's SIGKILL ends a tree that ignores the signa
         grep -q '"why": "grace"' <<<"$(jget "$W/outer.json" signals)"
 check "... and nothing of it is left (pid $(cat "$W/ign" 2>/dev/null))" pid_gone "$(cat "$W/ign" 2>/dev/null || echo 0)" 2000
 
+# --- issue 39 item 7: leash check's remedy, followed literally ------------------
+# A shell of uid 65534 runs leash check and waits; root runs the remedy's
+# "as root:" commands as printed; the shell then runs its "as uid 65534:"
+# command (leash as $L, with -- true). Control: the remedy before this change
+# (the same mkdir and chown, the shell left where it was) exits 125, and the
+# error names the common ancestor's cgroup.procs.
+# follow_remedy old|new: sets RRC (the user's leash run's exit) and RERR
+follow_remedy() {
+        local root_cmds user_cmd i
+        rm -f "$W/rem" "$W/go" "$W/urc" "$W/uerr" "$W/ucmd" "$W/shpid"
+        as_nobody bash -c 'echo $$ >"$2/shpid"; "$1" check >"$2/rem" 2>&1; echo done >>"$2/rem"
+                while [ ! -e "$2/go" ]; do sleep 0.05; done
+                eval "$(cat "$2/ucmd")" -- true 2>"$2/uerr"; echo $? >"$2/urc"' _ "$L" "$W" &
+        local bg=$!
+        for ((i = 0; i < 600; i++)); do grep -q '^done' "$W/rem" 2>/dev/null && break; sleep 0.05; done
+        root_cmds=$(sed -n 's/^  remedy: as root: \(.*\)\. Then, in that shell (pid [0-9]*), as uid '$NB': .*/\1/p' "$W/rem")
+        user_cmd=$(sed -n 's/^  remedy: .*, as uid '$NB': leash \(.*\)/\1/p' "$W/rem")
+        # the pid the remedy names is the waiting shell's
+        grep -q "echo $(cat "$W/shpid") > " <<<"$root_cmds" || root_cmds="remedy names another pid: $root_cmds"
+        [ "$1" = old ] && root_cmds=${root_cmds%; echo *}
+        diag "remedy ($1), as root: $root_cmds; as uid $NB: leash $user_cmd"
+        bash -c "$root_cmds"
+        printf '"%s" %s' "$L" "$user_cmd" >"$W/ucmd"
+        touch "$W/go"
+        wait "$bg"
+        RRC=$(cat "$W/urc" 2>/dev/null || echo none)
+        RERR=$(cat "$W/uerr" 2>/dev/null)
+}
+exec {lock}>"/tmp/leash-test-remedy-u$NB.lock" && flock -w 600 "$lock"
+RBASE=$(sed -n 's/^  remedy: as root: mkdir -p \(.*\)\/shell; .*/\1/p' "$TMP/check")
+if [ -z "$RBASE" ] || [ -e "$RBASE" ]; then
+        check "remedy: a delegation to follow (${RBASE:-none printed}, not there yet) # SKIP $(grep remedy "$TMP/check")" true
+else
+        follow_remedy old
+        check "remedy control: without the shell moved, the user's leash run exits 125 ($RRC)" test "$RRC" = 125
+        check "... and says why: the common ancestor's cgroup.procs ($RERR)" grep -q "common ancestor's cgroup.procs" <<<"$RERR"
+        follow_remedy new
+        check "remedy followed literally: the user's leash run exits 0 ($RRC: $RERR)" test "$RRC" = 0
+        rmdir "$RBASE/shell" "$RBASE"
+        check "remedy: nothing left of the delegation" test ! -e "$RBASE"
+fi
+flock -u "$lock"
+
 as_nobody "$L" ps >"$TMP/ps" 2>&1
 check "ps: says placement none and why jobs are not listed" grep -q '^placement: none (.*no delegated unit' "$TMP/ps"
 check "check: placement none with the remedy" grep -q '^  remedy: ' "$TMP/check"
