@@ -253,7 +253,12 @@ static int job_new_treeonly(struct leash_job *j, struct watchdog_pool *watch, st
                 if (l == LEASH_LIMIT_MEMORY)
                         j->r.enforce_note[l] = "no cgroup (placement none): RLIMIT_AS per process (address space, "
                                                "not the tree's memory)";
-                else if (l == LEASH_LIMIT_CPU_TIME || l == LEASH_LIMIT_WALL_TIME)
+                else if (l == LEASH_LIMIT_CPU_TIME)
+                        j->r.enforce_note[l] =
+                                "no cgroup (placement none): by leash over the job's process tree, at checks paced by "
+                                "what is left; usage.cpu_time_s is a lower bound: the live processes' times (clock "
+                                "ticks) and the rusage of each process leash or a job process reaped";
+                else if (l == LEASH_LIMIT_WALL_TIME)
                         j->r.enforce_note[l] = "no cgroup (placement none): by leash over the job's process tree";
                 else if (j->r.enforced[l] == LEASH_BY_NONE)
                         j->r.enforce_note[l] = no_cg;
@@ -768,6 +773,13 @@ static void finish_treeonly(struct leash_job *j, bool ran) {
                 system = (uint64_t) ru.ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_stime.tv_usec;
         } else
                 tree_cpu_us(j, &user, &system);
+        /* never below what a check read (the check that ended the job among
+         * them): the live processes' times come in clock ticks there, and
+         * processes may have gone since without a rusage leash could take */
+        if (user + system < j->tree_seen_user_us + j->tree_seen_system_us) {
+                user = j->tree_seen_user_us;
+                system = j->tree_seen_system_us;
+        }
         u->cpu_user_us = user;
         u->cpu_system_us = system;
         u->cpu_usage_us = user + system;
