@@ -813,8 +813,12 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 take_rusage(&r->usage, &j->ru, j->forked);
         if (ran && j->has_main)
                 empty = kill_leftovers(j);
-        if (ran && !j->iso.on && !j->no_cgroup)
-                quiet = escape_finish(j); /* what left the cgroup: killed through pidfds */
+        if (ran && !j->iso.on && !j->no_cgroup) {
+                unsigned killed = 0;
+                quiet = escape_finish(j, &killed); /* what left the cgroup: killed through pidfds */
+                if (killed)                        /* leftovers outside the cgroup: named in escaped (end killed) */
+                        supervise_log_signal(j, SIGKILL, "leftover");
+        }
         if (j->no_cgroup)
                 finish_treeonly(j, ran);
         else {
