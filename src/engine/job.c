@@ -785,6 +785,18 @@ static void finish_treeonly(struct leash_job *j, bool ran) {
         u->cpu_usage_us = user + system;
 }
 
+/* What left the cgroup: killed through pidfds. Leftovers too, outside the
+ * cgroup: named in escaped (end killed), their SIGKILL logged. True when
+ * nothing had left. */
+static bool finish_escapees(struct leash_job *j) {
+        unsigned killed = 0;
+        bool quiet = escape_finish(j, &killed);
+
+        if (killed)
+                supervise_log_signal(j, SIGKILL, "leftover");
+        return quiet;
+}
+
 int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         struct leash_result *r;
         bool ran, empty = false, quiet = true;
@@ -813,12 +825,8 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 take_rusage(&r->usage, &j->ru, j->forked);
         if (ran && j->has_main)
                 empty = kill_leftovers(j);
-        if (ran && !j->iso.on && !j->no_cgroup) {
-                unsigned killed = 0;
-                quiet = escape_finish(j, &killed); /* what left the cgroup: killed through pidfds */
-                if (killed)                        /* leftovers outside the cgroup: named in escaped (end killed) */
-                        supervise_log_signal(j, SIGKILL, "leftover");
-        }
+        if (ran && !j->iso.on && !j->no_cgroup)
+                quiet = finish_escapees(j);
         if (j->no_cgroup)
                 finish_treeonly(j, ran);
         else {
