@@ -246,6 +246,33 @@ static int entry_for(struct leash_job *j, pid_t pid, unsigned long long start, i
         return (int) i;
 }
 
+/* A live escapee and escaped[] full: the first entry of one that had ended
+ * by itself (a link of a fork-exit chain) gives way, so that the process
+ * leash signals is named and not the links before it; the one dropped is
+ * counted unnamed. -ENOSPC when every entry is live or signalled. */
+static int entry_for_live(struct leash_job *j, pid_t pid, unsigned long long start, int *pidfd, bool *ret_new,
+                          size_t *unnamed) {
+        struct leash_result *r = &j->r;
+        int e = entry_for(j, pid, start, pidfd, ret_new);
+
+        if (e != -ENOSPC)
+                return e;
+        for (unsigned i = 0; i < r->n_escaped; i++) {
+                unsigned rest = r->n_escaped - i - 1;
+                if (r->escaped[i].end != LEASH_ESCAPE_ENDED || j->esc_fd[i] < 0 || j->esc_signalled[i])
+                        continue;
+                heldfd_close(j->esc_fd[i]);
+                memmove(&r->escaped[i], &r->escaped[i + 1], rest * sizeof r->escaped[0]);
+                memmove(&j->esc_fd[i], &j->esc_fd[i + 1], rest * sizeof j->esc_fd[0]);
+                memmove(&j->esc_start[i], &j->esc_start[i + 1], rest * sizeof j->esc_start[0]);
+                memmove(&j->esc_signalled[i], &j->esc_signalled[i + 1], rest * sizeof j->esc_signalled[0]);
+                j->esc_fd[--r->n_escaped] = -1;
+                (*unnamed)++;
+                return entry_for(j, pid, start, pidfd, ret_new);
+        }
+        return -ENOSPC;
+}
+
 /* Reaps an orphan of the job that ended as leash's child (reaper mode). */
 static void reap_orphan(int pidfd) {
         siginfo_t si;
@@ -298,13 +325,15 @@ static int scan(struct leash_job *j, int sig, unsigned *ret_reaped) {
                                         x->end = LEASH_ESCAPE_ENDED;
                                 }
                                 reap_orphan(j->esc_fd[e]);
-                        } else if (pfd >= 0)
+                        } else if (pfd >= 0) {
+                                unnamed += !escape_in_job(j, rel); /* found, no room to name it */
                                 reap_orphan(pfd);
+                        }
                         continue;
                 }
                 if (pid != r->pid && !escape_in_job(j, rel)) {
                         live++;
-                        e = entry_for(j, pid, ps.start, &pfd, &fresh);
+                        e = entry_for_live(j, pid, ps.start, &pfd, &fresh, &unnamed);
                         if (e < 0) {
                                 unnamed++;
                                 if (sig)
@@ -373,7 +402,7 @@ static void wait_ended(struct leash_job *j, int timeout_ms) {
         proctree_wait_ended(j->esc_fd, j->r.n_escaped, timeout_ms);
 }
 
-bool escape_finish(struct leash_job *j) {
+bool escape_finish(struct leash_job *j, unsigned *ret_killed) {
         struct leash_result *r = &j->r;
         uint64_t deadline = now_ns(CLOCK_MONOTONIC) + FINISH_NS;
         bool any = false, clean = false;
@@ -395,6 +424,7 @@ bool escape_finish(struct leash_job *j) {
                                 j->esc_signalled[i] = true;
                                 live++;
                         }
+                *ret_killed += (unsigned) live;
                 if (live == 0 && reaped == 0) {
                         clean = true;
                         break;

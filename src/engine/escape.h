@@ -34,8 +34,10 @@ int escape_scan(struct leash_job *j, int sig);
 void escape_check_main(struct leash_job *j, int code, int status);
 /* After the job ended: kills every escapee still alive (rounds, until a look
  * finds none), waits for them (bounded) and settles how each ended. True
- * when its first look found nothing to do (none alive, none reaped). */
-bool escape_finish(struct leash_job *j);
+ * when its first look found nothing to do (none alive, none reaped).
+ * *ret_killed: more than 0 when it signalled a live one (a count of finds
+ * over its rounds, not of processes: one may be found twice). */
+bool escape_finish(struct leash_job *j, unsigned *ret_killed);
 /* Closes what escape.c holds. */
 void escape_close(struct leash_job *j);
 /* A path relative to the cgroup2 root is the job cgroup or below it. */

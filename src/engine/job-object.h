@@ -88,6 +88,7 @@ struct leash_job {
         bool undumpable;           /* holds the process undumpable until it finished (undumpable.c) */
         struct holder holder;      /* no cgroup and a caller that is no subreaper: the tree's holder */
         uint64_t tree_reaped_user_us, tree_reaped_system_us; /* CPU of the orphans tree.c reaped */
+        uint64_t tree_seen_user_us, tree_seen_system_us;     /* the largest CPU-time check (supervise.c) */
         /* --gpus/--devices (devices.c): the device program's rules, and the
          * GPU variables of the job's environment; the arrays, not zeroed
          * (job_alloc), are read only up to n_dev_rule and gpu_envp's */

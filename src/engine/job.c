@@ -253,7 +253,12 @@ static int job_new_treeonly(struct leash_job *j, struct watchdog_pool *watch, st
                 if (l == LEASH_LIMIT_MEMORY)
                         j->r.enforce_note[l] = "no cgroup (placement none): RLIMIT_AS per process (address space, "
                                                "not the tree's memory)";
-                else if (l == LEASH_LIMIT_CPU_TIME || l == LEASH_LIMIT_WALL_TIME)
+                else if (l == LEASH_LIMIT_CPU_TIME)
+                        j->r.enforce_note[l] =
+                                "no cgroup (placement none): by leash over the job's process tree, at checks paced by "
+                                "what is left; usage.cpu_time_s is a lower bound: the live processes' times (clock "
+                                "ticks) and the rusage of each process leash or a job process reaped";
+                else if (l == LEASH_LIMIT_WALL_TIME)
                         j->r.enforce_note[l] = "no cgroup (placement none): by leash over the job's process tree";
                 else if (j->r.enforced[l] == LEASH_BY_NONE)
                         j->r.enforce_note[l] = no_cg;
@@ -553,6 +558,23 @@ static int may_start(const struct leash_job *j, struct leash_error *err) {
         return 0;
 }
 
+/* The child could not be created in the job cgroup. Refused (EACCES): cgroup
+ * v2 lets a process be moved only by a writer of the cgroup.procs of the
+ * common ancestor of where it is and where it goes; an unprivileged leash
+ * whose own cgroup is outside the delegated subtree cannot place its job. */
+static int start_refused(const struct leash_job *j, const struct spawn_params *sp, int r, struct leash_error *err) {
+        char own[256], detail[sizeof err->detail];
+
+        if ((r != -EACCES && r != -EPERM) || sp->cgroup_fd < 0 || geteuid() == 0 ||
+            host_own_cgroup(own, sizeof own) < 0)
+                return leash_error_set(err, "start the job", "", r);
+        snprintf(detail, sizeof detail,
+                 "uid %u may not move it from %s into %s: cgroup v2 asks for write access to their common "
+                 "ancestor's cgroup.procs; have root move your shell into the subtree (leash check's remedy)",
+                 (unsigned) geteuid(), own, j->r.cgroup);
+        return leash_error_set(err, "create the job in its cgroup", detail, r);
+}
+
 int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error *err) {
         struct spawn_params sp;
         struct spawn_failure sf;
@@ -591,7 +613,7 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
                 j->iso.status_wfd = -1;
         }
         if (r < 0)
-                return leash_error_set(err, "start the job", "", r);
+                return start_refused(j, &sp, r, err);
         j->r.sandbox.applied = sf.step == SPAWN_STEP_NONE;
         if (sf.step != SPAWN_STEP_NONE)
                 return supervise_start_failed(j, &sf, err);
@@ -751,9 +773,28 @@ static void finish_treeonly(struct leash_job *j, bool ran) {
                 system = (uint64_t) ru.ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_stime.tv_usec;
         } else
                 tree_cpu_us(j, &user, &system);
+        /* never below what a check read (the check that ended the job among
+         * them): the live processes' times come in clock ticks there, and
+         * processes may have gone since without a rusage leash could take */
+        if (user + system < j->tree_seen_user_us + j->tree_seen_system_us) {
+                user = j->tree_seen_user_us;
+                system = j->tree_seen_system_us;
+        }
         u->cpu_user_us = user;
         u->cpu_system_us = system;
         u->cpu_usage_us = user + system;
+}
+
+/* What left the cgroup: killed through pidfds. Leftovers too, outside the
+ * cgroup: named in escaped (end killed), their SIGKILL logged. True when
+ * nothing had left. */
+static bool finish_escapees(struct leash_job *j) {
+        unsigned killed = 0;
+        bool quiet = escape_finish(j, &killed);
+
+        if (killed)
+                supervise_log_signal(j, SIGKILL, "leftover");
+        return quiet;
 }
 
 int leash_job_finish(struct leash_job *j, struct leash_error *err) {
@@ -785,7 +826,7 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         if (ran && j->has_main)
                 empty = kill_leftovers(j);
         if (ran && !j->iso.on && !j->no_cgroup)
-                quiet = escape_finish(j); /* what left the cgroup: killed through pidfds */
+                quiet = finish_escapees(j);
         if (j->no_cgroup)
                 finish_treeonly(j, ran);
         else {

@@ -519,11 +519,15 @@ static void remedy(struct ctx *c, struct placement *p) {
         else if (systemd_booted() && uid != 0)
                 snprintf(p->remedy, sizeof p->remedy,
                          "ask systemd for a delegated scope: systemd-run --user --scope -p Delegate=yes leash run ...");
-        else
+        else /* cgroup v2 moves a process only for a writer of the common
+              * ancestor's cgroup.procs: the shell goes inside the subtree */
                 snprintf(p->remedy, sizeof p->remedy,
-                         "have root delegate a cgroup to uid %u (mkdir %s/u%u; chown %u it and its cgroup.procs, "
-                         "cgroup.subtree_control, cgroup.threads) and pass --cgroup-parent %s/u%u",
-                         uid, c->mount, uid, uid, c->mount, uid);
+                         "as root: mkdir -p %s/u%u/shell; chown %u %s/u%u %s/u%u/cgroup.procs "
+                         "%s/u%u/cgroup.subtree_control "
+                         "%s/u%u/cgroup.threads; echo %d > %s/u%u/shell/cgroup.procs. Then, in that shell (pid %d), "
+                         "as uid %u: leash run --cgroup-parent %s/u%u",
+                         c->mount, uid, uid, c->mount, uid, c->mount, uid, c->mount, uid, c->mount, uid,
+                         (int) getppid(), c->mount, uid, (int) getppid(), uid, c->mount, uid);
 }
 
 static int ctx_init(struct ctx *c, const char *requested, bool apply, struct placement *p, struct leash_error *err) {

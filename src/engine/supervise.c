@@ -238,6 +238,10 @@ static void check_cpu(struct leash_job *j, uint64_t now) {
                 uint64_t user, system;
                 tree_cpu_us(j, &user, &system);
                 used_us = user + system;
+                if (used_us > j->tree_seen_user_us + j->tree_seen_system_us) { /* the report's floor */
+                        j->tree_seen_user_us = user;
+                        j->tree_seen_system_us = system;
+                }
         } else if (account_cpu_usage_us(j->job_fd, &used_us) < 0) {
                 j->deadline[DEADLINE_CPU] = DEADLINE_NEVER; /* no cpu.stat: reported as not enforced */
                 return;
@@ -268,7 +272,8 @@ static void supervise_due(struct leash_job *j, uint64_t now) {
                 j->deadline[DEADLINE_SAMPLE] = sampler_next(j->sampler);
                 if (passed >= 0) {
                         sampler_result(j->sampler, &j->r.sampling);
-                        escalate(j, LEASH_REASON_MEASURED, now);
+                        /* the grace runs from now, not from before a slow read */
+                        escalate(j, LEASH_REASON_MEASURED, now_ns(CLOCK_MONOTONIC));
                 }
         }
         if (now >= j->deadline[DEADLINE_CPU])

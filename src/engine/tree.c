@@ -118,6 +118,36 @@ static void scan_session(struct leash_job *j, pid_t *list, size_t n, tree_visit_
         closedir(d);
 }
 
+/* leash's own children (a subreaper): every ended one is reaped with its
+ * rusage, however many (a fork bomb leaves thousands of zombies ahead of the
+ * live processes in the list, where TREE_MAX would leave those unseen and
+ * their CPU uncounted); the live ones go on the walk's list. */
+struct root_list {
+        struct leash_job *j;
+        pid_t *list, *parent, self, watchdog;
+        size_t *n;
+};
+
+static bool root_child(pid_t c, pid_t parent, void *ud) {
+        struct root_list *a = ud;
+
+        if (c != a->j->r.pid && c != a->watchdog) { /* both reaped by their own waits */
+                _cleanup_close_ int pfd = (int) syscall(SYS_pidfd_open, c, 0);
+                struct procstat ps;
+                if (pfd >= 0 && procstat_read(AT_FDCWD, c, &ps) == 0 && ps.ppid == a->self &&
+                    (ps.state == 'Z' || proctree_pidfd_ended(pfd))) {
+                        reap_orphan(a->j, pfd);
+                        return true;
+                }
+        }
+        if (*a->n < TREE_MAX) {
+                a->list[*a->n] = c;
+                a->parent[*a->n] = parent;
+                (*a->n)++;
+        }
+        return true;
+}
+
 static void tree_walk(struct leash_job *j, tree_visit_fn fn, void *ud) {
         _cleanup_free_ pid_t *list = malloc(TREE_MAX * sizeof *list), *parent = malloc(TREE_MAX * sizeof *parent);
         bool main_alive = j->has_main && j->state == JOB_RUNNING && j->pidfd >= 0 && j->r.pid > 0;
@@ -127,9 +157,10 @@ static void tree_walk(struct leash_job *j, tree_visit_fn fn, void *ud) {
                 return;
         if (j->holder.pid > 0) /* below it, every process of the job (holder.c) */
                 proctree_children(j->holder.pid, list, parent, &n, TREE_MAX);
-        else if (j->spec.reaper)
-                proctree_children(0, list, parent, &n, TREE_MAX);
-        else if (main_alive) {
+        else if (j->spec.reaper) {
+                struct root_list a = {j, list, parent, getpid(), watchdog_pid(&j->wd), &n};
+                (void) proctree_for_children(0, root_child, &a);
+        } else if (main_alive) {
                 struct procstat ps;
                 if (procstat_read(AT_FDCWD, j->r.pid, &ps) == 0 && ps.state != 'Z' && !proctree_pidfd_ended(j->pidfd))
                         fn(j, j->r.pid, j->pidfd, &ps, ud);

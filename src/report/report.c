@@ -235,11 +235,13 @@ static const char *measured_limit_key(enum leash_fig f, json_object *limits, cha
 
 /* --limit FIGURE=VALUE: in "limits", enforced by sampling */
 static void measured_limits_json(const struct leash_spec *c, const struct leash_result *r, json_object *o) {
-        char iv[32], note[160], key[64];
+        char iv[32], note[256], key[64];
 
         format_duration(r->sampling.interval_ns, iv, sizeof iv);
         snprintf(note, sizeof note,
-                 "checked at each sample, every %s: the job may pass it for up to one interval before it is seen", iv);
+                 "checked at each sample, every %s: the job may pass it for up to one interval and a sample's read "
+                 "before it is seen (more where slow reads stretch the interval; sampling.limit_reached says how late)",
+                 iv);
         for (int f = 0; f < _LEASH_FIG_MAX; f++) {
                 json_object *m;
                 if (c->sampling.limit[f] == 0)
@@ -335,6 +337,9 @@ static json_object *sampling_json(const struct leash_result *r) {
         json_object_object_add(o, "interval_s", decimal((double) x->interval_ns / 1e9));
         json_object_object_add(o, "samples", json_object_new_uint64(x->samples));
         json_object_object_add(o, "cost_cpu_s", decimal((double) x->cost_ns / 1e9));
+        json_object_object_add(o, "read_max_s", decimal((double) x->read_max_ns / 1e9));
+        json_object_object_add(o, "gap_max_s", decimal((double) x->gap_max_ns / 1e9));
+        json_object_object_add(o, "stretched", json_object_new_uint64(x->stretched));
         for (size_t i = 0; i < ELEMENTSOF(peaks); i++) {
                 enum leash_fig f = peaks[i];
                 m = json_object_new_object();
@@ -362,7 +367,10 @@ static json_object *sampling_json(const struct leash_result *r) {
                 json_object_object_add(m, "figure", json_object_new_string(leash_fig_name(f)));
                 json_object_object_add(m, "value", fig_json(f, x->limit_value_at));
                 json_object_object_add(m, "at_s", decimal((double) x->limit_seen_ns / 1e9));
-                json_object_object_add(m, "late_by_at_most_s", decimal((double) x->interval_ns / 1e9));
+                json_object_object_add(m, "last_below_at_s", decimal((double) x->limit_below_ns / 1e9));
+                json_object_object_add(m, "read_took_s", decimal((double) x->limit_read_ns / 1e9));
+                json_object_object_add(m, "late_by_at_most_s",
+                                       decimal((double) (x->limit_seen_ns - x->limit_below_ns) / 1e9));
                 json_object_object_add(o, "limit_reached", m);
         } else
                 json_object_object_add(o, "limit_reached", NULL);
@@ -1076,7 +1084,7 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
         case LEASH_REASON_MEASURED: {
                 enum leash_fig f = (enum leash_fig) r->sampling.limit_reached;
                 bool bytes = strcmp(leash_fig_unit(f), "bytes") == 0;
-                char seen[32], iv[32];
+                char seen[32], iv[32], late[32];
                 if (r->sampling.limit_reached < 0)
                         break;
                 if (bytes) {
@@ -1087,8 +1095,11 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
                         sample_fig_format(f, r->sampling.limit_value_at, seen, sizeof seen);
                 }
                 format_duration(r->sampling.interval_ns, iv, sizeof iv);
-                snprintf(tail, sizeof tail, "%s limit %s passed (%s, sampled every %s): sent SIG%s; %s",
-                         leash_fig_name(f), lim, seen, iv, signal_name(c->soft_signal), end);
+                snprintf(late, sizeof late, "%.3f s",
+                         (double) (r->sampling.limit_seen_ns - r->sampling.limit_below_ns) / 1e9);
+                snprintf(tail, sizeof tail,
+                         "%s limit %s passed (%s, sampled every %s, seen at most %s after it was): sent SIG%s; %s",
+                         leash_fig_name(f), lim, seen, iv, late, signal_name(c->soft_signal), end);
                 break;
         }
         case LEASH_REASON_FSIZE:

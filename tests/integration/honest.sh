@@ -65,7 +65,7 @@ check "the summary says the grace's SIGKILL ended it" grep -q 'it outlived the 3
 run_leash -q -w 0.3 -o "$TMP/r.json" -- sleep 5
 check "-q: no summary line" test -z "$ERR"
 run_leash --limit memory=20M --sample 50ms -- "$HELPERS/lh-alloc" 100 3000
-check "a sampled size in the summary is in human units" grep -Eq 'memory limit 20.0 MiB passed \([0-9.]+ MiB, sampled every 50ms\)' "$TMP/err"
+check "a sampled size in the summary is in human units" grep -Eq 'memory limit 20.0 MiB passed \([0-9.]+ MiB, sampled every 50ms, seen at most [0-9.]+ s after it was\)' "$TMP/err"
 run_leash -v -w 0.3 -g 0.3 -- sh -c 'sleep 10 & trap "" XCPU; sleep 5'
 for step in 'placement: job cgroup' 'limit wall_time: enforced by leash' 'started sh as pid' 'sent SIGXCPU at' \
         'sent SIGKILL at' 'removed the job cgroup'; do

@@ -19,7 +19,7 @@ as_nobody() { setpriv --reuid=$NB --regid=$NB --clear-groups "$@"; }
 chmod 0711 "$TMP"
 W=$TMP/w
 mkdir -m 0755 "$TMP/bin" "$W" && chown $NB:$NB "$W"
-cp "$LEASH" "$HELPERS/lh-escape" "$HELPERS/lh-ignore" "$HELPERS/lh-alloc" "$HELPERS/lh-spin" "$TMP/bin/"
+cp "$LEASH" "$HELPERS/lh-escape" "$HELPERS/lh-ignore" "$HELPERS/lh-alloc" "$HELPERS/lh-spin" "$HELPERS/lh-forkn" "$TMP/bin/"
 BOMB=fb$$ # a name no other process has: the check below is by name and uid
 cp "$HELPERS/lh-forkbomb" "$TMP/bin/$BOMB"
 chmod 0755 "$TMP/bin"/*
@@ -91,6 +91,40 @@ left=$(pgrep -u $NB -x "$BOMB" | tr '\n' ' ')
 check "fork bomb: nothing left running (${left:-none})" test -z "$left"
 check "fork bomb: leftovers counted ($(jget "$W/r.json" usage.leftovers_killed))" \
         fcmp "$(jget "$W/r.json" usage.leftovers_killed) >= 2"
+
+# Issue 39 item 9: a leftover behind 4,200 zombie children of leash (a parent
+# killed after forking them: they end as leash's, unreaped until a walk). The
+# walk's list stopped at 4,096 entries, all zombies: the leftover was not
+# seen, ended later uncounted (leftovers_killed 0, no KILL logged: measured
+# on the code before, twice). Now every ended child of leash is reaped with
+# its rusage as the list is read, and the live ones are walked.
+rm -f "$W/left"
+(ulimit -u 5000 && as_nobody "$L" run -q -o "$W/r.json" -- sh -c "
+'$TMP/bin/lh-forkn' 4200 3000 & f=\$!
+while [ \"\$(wc -w </proc/\$f/task/\$f/children)\" -lt 4200 ]; do sleep 0.1; done
+kill -9 \$f
+sleep 60 & echo \$! >'$W/left'
+sleep 4" >"$TMP/out" 2>"$TMP/err")
+check "behind 4,200 zombies: the leftover is counted ($(jget "$W/r.json" usage.leftovers_killed))" \
+        test "$(jget "$W/r.json" usage.leftovers_killed)" = 1
+check "... its KILL logged ($(jget "$W/r.json" signals))" grep -q '"why": "leftover"' <<<"$(jget "$W/r.json" signals)"
+check "... and it is gone (pid $(cat "$W/left" 2>/dev/null))" pid_gone "$(cat "$W/left" 2>/dev/null || echo 0)" 2000
+
+# Issue 39 item 9: -t 1s over 3 spinners beside a fork bomb held at 300
+# processes by RLIMIT_NPROC: ended by cpu_time, and the report's CPU time,
+# a lower bound (the note says so), is never below the limit it says was
+# reached (a report said cpu_time_s 0.600 under -t 1s; the figure is now
+# at least the one the check that fired read)
+(ulimit -u 300 && as_nobody "$L" run -q -t 1s -w 120s -g 1 -o "$W/r.json" -- sh -c \
+        "'$TMP/bin/lh-spin' 60 3 & sleep 0.3; '$TMP/bin/$BOMB' >/dev/null; wait" >"$TMP/out" 2>"$TMP/err")
+check "bomb under -t 1s: reason cpu_time ($(jget "$W/r.json" reason), wall $(jget "$W/r.json" usage.wall_time_s) s)" \
+        test "$(jget "$W/r.json" reason)" = cpu_time
+check "... cpu_time_s $(jget "$W/r.json" usage.cpu_time_s) is not below the 1 s limit" \
+        fcmp "$(jget "$W/r.json" usage.cpu_time_s) >= 1.0"
+check "... the limit's note says the figure is a lower bound" \
+        grep -q 'lower bound' <<<"$(jget "$W/r.json" limits.cpu_time.note)"
+left=$(pgrep -u $NB -x "$BOMB" | tr '\n' ' ')
+check "... nothing of the bomb left (${left:-none})" test -z "$left"
 
 nb_run --strict -m 32M -- /bin/true
 check "--strict refuses without a cgroup: 125" test "$RC" = 125
@@ -218,6 +252,52 @@ as_nobody "$L" run -q -w 1 -g 1 -o "$W/outer.json" -- sh -c \
 check "nested, no cgroup: the grace's SIGKILL ends a tree that ignores the signal ($(jget "$W/outer.json" signals))" \
         grep -q '"why": "grace"' <<<"$(jget "$W/outer.json" signals)"
 check "... and nothing of it is left (pid $(cat "$W/ign" 2>/dev/null))" pid_gone "$(cat "$W/ign" 2>/dev/null || echo 0)" 2000
+
+# --- issue 39 item 7: leash check's remedy, followed literally ------------------
+# A shell of uid 65534 runs leash check and waits; root runs the remedy's
+# "as root:" commands as printed; the shell then runs its "as uid 65534:"
+# command (leash as $L, with -- true). Control: the remedy before this change
+# (the same mkdir and chown, the shell left where it was) exits 125, and the
+# error names the common ancestor's cgroup.procs.
+# follow_remedy old|new: sets RRC (the user's leash run's exit) and RERR
+follow_remedy() {
+        local root_cmds user_cmd i
+        rm -f "$W/rem" "$W/go" "$W/urc" "$W/uerr" "$W/ucmd" "$W/shpid"
+        as_nobody bash -c 'echo $$ >"$2/shpid"; "$1" check >"$2/rem" 2>&1; echo done >>"$2/rem"
+                while [ ! -e "$2/go" ]; do sleep 0.05; done
+                eval "$(cat "$2/ucmd")" -- true 2>"$2/uerr"; echo $? >"$2/urc"' _ "$L" "$W" &
+        local bg=$!
+        for ((i = 0; i < 600; i++)); do grep -q '^done' "$W/rem" 2>/dev/null && break; sleep 0.05; done
+        root_cmds=$(sed -n 's/^  remedy: as root: \(.*\)\. Then, in that shell (pid [0-9]*), as uid '$NB': .*/\1/p' "$W/rem")
+        user_cmd=$(sed -n 's/^  remedy: .*, as uid '$NB': leash \(.*\)/\1/p' "$W/rem")
+        # the pid the remedy names is the waiting shell's
+        grep -q "echo $(cat "$W/shpid") > " <<<"$root_cmds" || root_cmds="remedy names another pid: $root_cmds"
+        [ "$1" = old ] && root_cmds=${root_cmds%; echo *}
+        diag "remedy ($1), as root: $root_cmds; as uid $NB: leash $user_cmd"
+        bash -c "$root_cmds"
+        printf '"%s" %s' "$L" "$user_cmd" >"$W/ucmd"
+        touch "$W/go"
+        wait "$bg"
+        RRC=$(cat "$W/urc" 2>/dev/null || echo none)
+        RERR=$(cat "$W/uerr" 2>/dev/null)
+}
+RBASE=$(sed -n 's/^  remedy: as root: mkdir -p \(.*\)\/shell; .*/\1/p' "$TMP/check")
+# the remedy fixes the cgroup's name: concurrent runs take turns, by a lock
+# on the directory it goes in (nothing left behind)
+lock=
+[ -n "$RBASE" ] && exec {lock}<"${RBASE%/*}" && flock -w 600 "$lock"
+if [ -z "$RBASE" ] || [ -e "$RBASE" ]; then
+        check "remedy: a delegation to follow (${RBASE:-none printed}, not there yet) # SKIP $(grep remedy "$TMP/check")" true
+else
+        follow_remedy old
+        check "remedy control: without the shell moved, the user's leash run exits 125 ($RRC)" test "$RRC" = 125
+        check "... and says why: the common ancestor's cgroup.procs ($RERR)" grep -q "common ancestor's cgroup.procs" <<<"$RERR"
+        follow_remedy new
+        check "remedy followed literally: the user's leash run exits 0 ($RRC: $RERR)" test "$RRC" = 0
+        rmdir "$RBASE/shell" "$RBASE"
+        check "remedy: nothing left of the delegation" test ! -e "$RBASE"
+fi
+[ -z "$lock" ] || { flock -u "$lock"; exec {lock}<&-; }
 
 as_nobody "$L" ps >"$TMP/ps" 2>&1
 check "ps: says placement none and why jobs are not listed" grep -q '^placement: none (.*no delegated unit' "$TMP/ps"
