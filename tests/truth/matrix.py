@@ -41,6 +41,7 @@ if PYTHONPATH and not (os.path.isdir(_PKG) and any(n.startswith("_leash.") for n
     PYTHONPATH, PY_WHY = "", "the Python package is not built here"
 if PYTHONPATH and os.environ.get("LEASH_SAN_CFLAGS"):
     PYTHONPATH, PY_WHY = "", "a sanitizer build (the interpreter would need its runtime preloaded)"
+LH_TRUTH = os.path.join(HELPERS, "..", "truth", "lh-truth") if HELPERS else ""  # the libleash caller
 NOBODY = 65534
 N = 0
 FAILED = 0
@@ -329,6 +330,7 @@ CALLERS = {
     "pynisher": ("pynisher 1.x limit", "WallTimeoutException", "CpuTimeoutException"),
     "pynisher0": ("pynisher 0.x enforce_limits", "TimeoutException", "CpuTimeoutException"),
     "monitored": ("leash.monitored", "ResourceExhaustion", "ResourceExhaustion"),
+    "libleash": ("libleash (C, leash_job_fork)", None, None),
 }
 
 
@@ -354,6 +356,34 @@ class PyRun(Run):
         self.wall, self.cpu = d.get("wall", 0.0), d.get("cpu", 0.0)
 
 
+class LibRun(Run):
+    """One C function forked into a libleash job by tests/truth/lh-truth,
+    which measures the wall and its children's CPU time around the call."""
+
+    def __init__(self, p, limits, kind, arg, hold_mb=0):
+        sets = ["{}={}s".format(k.replace("_", "-"), v) for k, v in limits.items()]
+        cmd = [p["lhtruth"], p["parent"] or "-", str(hold_mb), kind, str(arg)] + sets
+        if p["uid"] is not None:
+            cmd = ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups"] + cmd
+        q = subprocess.run(cmd, cwd=p["work"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        self.rc, self.err = q.returncode, q.stderr.decode(errors="replace")
+        try:
+            self.rep = json.loads(q.stdout.decode())
+        except ValueError:
+            self.rep = {}
+        m = re.search(r"^truth wall=([0-9.]+) cpu=([0-9.]+)$", self.err, re.M)
+        self.wall, self.cpu = (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
+        self.res, self.exc = {}, None
+        # the function's exit 0 is its return: it touched what it was asked to
+        self.value = None if self.get("exit.status") != 0 else (arg << 20 if kind == "alloc" else 0)
+
+
+def call(p, caller, limits, kind, arg, hold_mb=0):
+    if caller == "libleash":
+        return LibRun(p, limits, kind, arg, hold_mb)
+    return PyRun(p, caller, limits, kind, arg, hold_mb)
+
+
 def py_common(cell, run):
     """The report's times (resource_monitor's resources where the caller
     hands back no report: monitored's returned call) against the truth."""
@@ -370,7 +400,7 @@ def py_common(cell, run):
 
 def py_memory(cell, p, caller):
     # the caller holds 400 MB; the call touches 32 MiB: no figure may be the caller's
-    under = PyRun(p, caller, {"wall_time": 30}, "alloc", 32, hold_mb=400)
+    under = call(p, caller, {"wall_time": 30}, "alloc", 32, hold_mb=400)
     py_common(cell, under)
     cell.check(under.value == 32 << 20, "the call returned its 32 MiB ({}, {})".format(under.value, under.exc))
     if not under.rep:
@@ -392,12 +422,12 @@ def py_memory(cell, p, caller):
 
 def py_wall_time(cell, p, caller):
     want = CALLERS[caller][1]
-    over = PyRun(p, caller, {"wall_time": 1}, "sleep", 30)
+    over = call(p, caller, {"wall_time": 1}, "sleep", 30)
     py_common(cell, over)
     cell.check(over.exc == want and over.get("reason") == "wall_time",
                "over: {}, reason wall_time ({}, {})".format(want, over.exc, over.get("reason")))
     cell.check(over.wall >= 1.0, "over: the call took at least the limit ({:.3f} s)".format(over.wall))
-    under = PyRun(p, caller, {"wall_time": 30}, "sleep", 0.1)
+    under = call(p, caller, {"wall_time": 30}, "sleep", 0.1)
     py_common(cell, under)
     cell.check(under.exc is None and under.value == 0, "under: returned ({}, {})".format(under.value, under.exc))
     cell.check(not under.rep or under.get("reason") == "ok", "under: reason ok where there is a report")
@@ -408,14 +438,14 @@ def py_cpu_time(cell, p, caller):
     if caller == "pynisher0":
         cell.known = ("0.x's own CPU timer ends the call before the CPU measured around it reaches the limit"
                       ", and the report's reason is signal, not cpu_time")
-    over = PyRun(p, caller, {"cpu_time": 1, "wall_time": 120}, "spin", 30)
+    over = call(p, caller, {"cpu_time": 1, "wall_time": 120}, "spin", 30)
     py_common(cell, over)
     cell.check(over.exc == want and over.get("reason") == "cpu_time",
                "over: {}, reason cpu_time ({}, {})".format(want, over.exc, over.get("reason")))
     cell.check(over.cpu >= 1.0 and (over.get("usage.cpu_time_s") or 0) >= 1.0,
                "over: measured {:.3f} s, reported {} s, both at least the limit".format(
                    over.cpu, over.get("usage.cpu_time_s")))
-    under = PyRun(p, caller, {"cpu_time": 30}, "spin", 0.2)
+    under = call(p, caller, {"cpu_time": 30}, "spin", 0.2)
     py_common(cell, under)
     cell.check(under.exc is None and under.value == 0, "under: returned ({}, {})".format(under.value, under.exc))
     cell.check(not under.rep or under.get("reason") == "ok", "under: reason ok where there is a report")
@@ -612,13 +642,14 @@ def place(name, tmp, leash, helpers, uid, parent, pythonpath):
         os.chown(work, uid, uid)
     return {"name": name, "leash": leash, "helpers": helpers, "uid": uid, "parent": parent,
             "args": ["--cgroup-parent", parent] if parent else [], "work": work, "pythonpath": pythonpath,
-            "driver": os.path.join(tmp, "bin", "driver.py")}
+            "driver": os.path.join(tmp, "bin", "driver.py"),
+            "lhtruth": os.path.join(helpers, "lh-truth") if uid is not None else LH_TRUTH}
 
 
 def nobody_copies(tmp):
     """The binaries and the package where uid 65534 can reach them."""
     bindir = os.path.join(tmp, "bin")
-    for b in [LEASH] + [os.path.join(HELPERS, h) for h in ("lh-alloc", "lh-spin")]:
+    for b in [LEASH, LH_TRUTH] + [os.path.join(HELPERS, h) for h in ("lh-alloc", "lh-spin")]:
         shutil.copy(b, bindir)
         os.chmod(os.path.join(bindir, os.path.basename(b)), 0o755)
     pylib = ""
@@ -689,7 +720,7 @@ def cell_text(cells, why_na, limit, pname, caller):
         return "n/a: " + why_na[pname]
     if caller != "CLI" and limit not in PY_LIMITS:
         return "n/a: not yet in the matrix for this caller"
-    if caller != "CLI" and not PYTHONPATH:
+    if caller not in ("CLI", "libleash") and not PYTHONPATH:
         return "n/a: " + PY_WHY
     if caller != "CLI":
         return "n/a: not run in this tier (its emulated CPU's time; the host tier runs it)"
@@ -758,12 +789,12 @@ def tap_skip():
 
 def tier_callers(tier):
     """The Python callers a tier runs: every one on the host; under the VM
-    tiers' emulated CPU (a script's 300 s) only fork, unless TRUTH_CALLERS
+    tiers' emulated CPU (a script's 300 s) only fork and libleash, unless TRUTH_CALLERS
     names others (comma-separated)."""
     env = os.environ.get("TRUTH_CALLERS")
     if env is not None:
         return [c for c in env.split(",") if c in CALLERS]
-    return list(CALLERS) if tier == "host" else ["fork"]
+    return list(CALLERS) if tier == "host" else ["fork", "libleash"]
 
 
 def run_cells(places, callers):
@@ -772,9 +803,9 @@ def run_cells(places, callers):
         for limit, fn in LIMITS:
             c = cells[(limit, p["name"], "CLI")] = Cell("{} / {} / CLI".format(limit, p["name"]))
             fn(c, p)
-        if not p["pythonpath"]:
-            continue
         for caller in callers:
+            if caller != "libleash" and not p["pythonpath"]:
+                continue
             for limit, fn in PY_LIMITS.items():
                 c = cells[(limit, p["name"], caller)] = Cell("{} / {} / {}".format(limit, p["name"], caller))
                 fn(c, p, caller)
