@@ -664,7 +664,7 @@ def nobody_copies(tmp):
     return bindir, pylib
 
 
-def placements(tier, tmp):
+def placements(tier, tmp, made):
     """The placements of the tier, the reasons of those it cannot offer, the
     private parent made (to remove), and a problem with the tier's kind
     (None when this machine is of the kind the tier's section describes)."""
@@ -685,6 +685,7 @@ def placements(tier, tmp):
         base = os.environ.get("TRUTH_PARENT") or os.path.join(mount, "leash-test")
         parent = os.path.join(base, "truth-{}".format(os.getpid()))
         os.makedirs(parent, exist_ok=True)
+        made.append(parent)  # removed by main() even when what follows raises
         ctl = set(controllers(parent))
         if tier == "host" and ctl & {"memory", "pids"}:
             kind = "this host hands {} down: not the kind of host the section describes".format(
@@ -845,9 +846,9 @@ def main():
         print("1..0 # SKIP needs root (a private cgroup parent, and uid {} for placement none)".format(NOBODY))
         return 0
     tmp = tempfile.mkdtemp(prefix="leash-truth.")
-    parent = None
+    parent, made = None, []
     try:
-        places, why_na, parent, kind = placements(tier, tmp)
+        places, why_na, parent, kind = placements(tier, tmp, made)
         if kind and tier != "host":
             tap(False, "this machine is of the kind the {} section describes: {}".format(tier, kind))
         cells = run_cells(places, tier_callers(tier))
@@ -860,7 +861,7 @@ def main():
         tap(not left, "no cgroup left behind ({})".format(left))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        if parent:
+        for parent in made:
             try:
                 os.rmdir(parent)
                 os.rmdir(os.path.dirname(parent))
