@@ -581,6 +581,40 @@ def limit_procs(cell, p):
     cell.check(under.rc == 0 and under.get("reason") == "ok", "under: ok")
 
 
+def swap(cell, p):
+    # no swap can be forced here: the truth is the kernel's file of the job's own cgroup, read by the job
+    script = 'cat "/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)/memory.swap.max" >swapmax 2>/dev/null; exit 0'
+    over = Run(p["work"], p, ["--swap", "0"], ["sh", "-c", script])
+    common(cell, over, "swap")
+    try:
+        with open(os.path.join(p["work"], "swapmax")) as f:
+            seen = f.read().strip()
+        os.unlink(os.path.join(p["work"], "swapmax"))
+    except OSError:
+        seen = None
+    if enforced(over, "swap") == "cgroup":
+        cell.check(seen == "0", "the job's cgroup's memory.swap.max, read by the job, is 0 ({})".format(seen))
+    else:
+        not_enforced(cell, over, "swap", "not enforced (no memory controller): the report says none")
+    cell.check(over.rc == 0 and over.get("reason") == "ok", "the job ends ok")
+
+
+def limit_memory(cell, p):
+    # the job touches 200 MiB and holds it: more than the sampled limit of 64M
+    over = Run(p["work"], p, ["--limit", "memory=64M", "--sample", "100ms"], [p["helpers"] + "/lh-alloc", "200", "30000"])
+    common(cell, over, "memory")
+    cell.check(over.get("reason") == "memory" and enforced(over, "memory") == "sampling",
+               "over: reason memory, enforced_by sampling ({}, {})".format(over.get("reason"), enforced(over, "memory")))
+    seen = over.get("sampling.limit_reached.value") or 0
+    cell.check(64 << 20 < seen <= 210 << 20, "over: the figure seen ({}) passed 64 MiB, at most the 200 MiB touched"
+               " and the helper's own pages".format(seen))
+    cell.check(over.wall < 25, "over: ended before the 30 s hold ({:.3f} s)".format(over.wall))
+    cell.weak = "sampled every 100 ms (the note says up to one interval late), not refused"
+    under = Run(p["work"], p, ["--limit", "memory=256M", "--sample", "100ms"], [p["helpers"] + "/lh-alloc", "16", "300"])
+    common(cell, under, "memory")
+    cell.check(under.rc == 0 and under.get("reason") == "ok", "under: ok")
+
+
 def limit_disk(cell, p):
     # what the job wrote under the sampled directory, as the file's size on disk
     d = os.path.join(p["work"], "disk")
@@ -610,7 +644,7 @@ LIMITS = [("memory (-m)", memory), ("pids (--pids)", pids), ("cpu-time (-t)", cp
           ("wall-time (-w)", wall_time), ("fsize (--fsize)", fsize), ("nofile (--nofile)", nofile),
           ("memory-high (--memory-high)", memory_high), ("cpus (--cpus)", cpus), ("core (--core)", core),
           ("devices (--devices)", devices), ("--limit procs (sampled)", limit_procs),
-          ("--limit disk (sampled)", limit_disk), ("a leash inside the job (-w)", nested)]
+          ("--limit disk (sampled)", limit_disk), ("swap (--swap)", swap), ("--limit memory (sampled)", limit_memory), ("a leash inside the job (-w)", nested)]
 
 
 # The tiers: each writes and checks its own section of docs/TRUTH.md.
