@@ -659,7 +659,7 @@ int leash_option_set(struct leash_settings *s, const struct leash_option *o, con
  * option's default text when none is set. */
 static void format_limit(const struct leash_settings *s, const struct leash_option *o, char *buf, size_t size) {
         const struct leash_spec *c = &s->config;
-        uint64_t v = c->limit[o->limit];
+        uint64_t v;
 
         if (o->id == LEASH_OPT_GRACE) {
                 format_duration(c->grace_ns, buf, size);
@@ -672,9 +672,12 @@ static void format_limit(const struct leash_settings *s, const struct leash_opti
                         snprintf(buf, size, "%s", o->default_text);
                 return;
         }
-        if (!leash_spec_has(c, (enum leash_limit) o->limit))
+        if (!leash_spec_has(c, (enum leash_limit) o->limit)) {
                 snprintf(buf, size, "%s", o->default_text);
-        else if (o->type == LEASH_OPT_SIZE)
+                return;
+        }
+        v = c->limit[o->limit]; /* grace and sample have no limit slot (o->limit is -1) */
+        if (o->type == LEASH_OPT_SIZE)
                 format_size(v, buf, size);
         else if (o->type == LEASH_OPT_CPUS)
                 snprintf(buf, size, "%g", (double) v / 1e6);
