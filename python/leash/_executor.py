@@ -502,12 +502,24 @@ def _launch(task, fn, args, kwargs):
 # the child will release: the child's first malloc in that arena waits
 # forever (a task without a wall limit never ends). Executors made one
 # after another (each test; acall's executor, whose thread ends when idle)
-# forked in that window: the ended thread's task was still there when the
-# next executor's first task started, 264 times in 500 on a loaded 2-core
-# machine. Each fork waits for those tasks to be gone; a thread of the
-# caller's own is the caller's (the class docstring says so).
+# fork in that window: the previous supervisor was still there at 5 to 13 of
+# 300 such forks on a loaded 2-core machine. Each fork waits for those
+# tasks to be gone; a thread of the caller's own is the caller's (the class
+# docstring says so). The lock is made anew in a forked child, as a thread
+# of the parent may have held it (the job's fork runs the at-fork hooks).
 _ending = []
 _ending_lock = threading.Lock()
+
+
+def _ending_reset():
+    """In a forked child (os.fork, a job's fork): the parent's threads are
+    not its own, and the lock may have been held by one of them."""
+    global _ending_lock
+    _ending_lock = threading.Lock()
+    _ending.clear()
+
+
+os.register_at_fork(after_in_child=_ending_reset)
 
 
 def _task_start(tid):

@@ -242,6 +242,22 @@ def test_no_task_forks_while_an_ended_supervisor_thread_ends(monkeypatch):
     assert seen["after shutdown"] > 0
 
 
+def executor_in_a_child():
+    with leash.Executor(max_workers=1) as ex:
+        return ex.submit(square, 3).result()
+
+
+def test_a_forked_child_makes_its_own_record_of_ended_supervisors():
+    # the record's lock, held by a thread of the caller at the fork (as a
+    # supervisor holds it for a moment as it returns), is not held in the
+    # child: an executor there runs its task (with the parent's copy, the
+    # child's first fork would wait for the lock until its wall limit)
+    from leash import _executor
+
+    with _executor._ending_lock:
+        assert leash.limit(executor_in_a_child, wall_time=30)() == 9
+
+
 def test_executor_rejects_bad_values():
     with pytest.raises(ValueError, match="max_workers=0"):
         leash.Executor(max_workers=0)
