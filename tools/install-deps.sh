@@ -26,9 +26,10 @@ packaging_pkgs=(debhelper dpkg-dev fakeroot lintian rpm bash-completion man-db l
 # the Python package (issue 13): its headers to build, pytest to test, setuptools
 # and pip for the `pip install --no-build-isolation` test, wheel and venv for
 # the wheel-into-a-venv test (issue 42), psutil for bench/;
-# dask.distributed for leash.dask (tests/python/test_dask.py, issue 42)
+# dask.distributed for leash.dask (tests/python/test_dask.py, issue 42);
+# pytest-timeout bounds each test (tests/python/run.sh: a hang fails the run)
 test_pkgs+=(python3-dev python3-pytest python3-psutil python3-setuptools python3-pip python3-wheel python3-venv
-        python3-distributed)
+        python3-distributed python3-pytest-timeout)
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}" "${slurm_pkgs[@]}")

@@ -36,6 +36,7 @@ import os
 import select
 import sys
 import threading
+import time
 
 from . import _call, _errors, _settings
 
@@ -149,6 +150,9 @@ class Executor(concurrent.futures.Executor):
     The fork context forks the executor's supervisor thread: as with any
     fork of a threaded process, a lock another thread held (a logging
     handler's) stays held in the child; ``context="spawn"`` avoids that.
+    The executors' own supervisors are waited for: a task forks only once
+    those of executors shut down before it have ended (a joined thread
+    still frees its memory, under malloc's locks, for a moment).
     """
 
     def __init__(self, max_workers=None, *, study=None, name=None, **limits):
@@ -298,6 +302,7 @@ class Executor(concurrent.futures.Executor):
             if shutdown:
                 self._close_study()
                 self._spec.limited._config = self._spec.limited._config_gen = None  # its watchdog
+            _ending_add()
 
     def _step(self, poller, fds, wake_r):
         """Start what may start, end what was cancelled, wait for events and
@@ -340,6 +345,7 @@ class Executor(concurrent.futures.Executor):
         task = _Task(future, job, spec, spec.cap, post)
         future._lazy = task.lazy
         try:
+            _await_ended()
             _launch(task, fn, args, kwargs)
         except BaseException as e:
             if task.rfd >= 0:
@@ -485,6 +491,73 @@ def _launch(task, fn, args, kwargs):
         if limited._child_fds is not None:
             _close_other_fds(wfd, limited._child_fds)
         _call.child_run(wfd, fn, args, kwargs, limited._codec)  # never returns
+
+
+# Supervisor threads that have returned, by (tid, start time), until their
+# task has left /proc/self/task. A thread goes on running after its Python
+# code (and after join() returns): CPython frees its thread state without the
+# GIL, then glibc frees its tcache and TLS, taking malloc's arena locks. The
+# job's fork is clone3, which (unlike fork()) does not take those locks
+# first, so a fork at that moment leaves its child a lock that no thread of
+# the child will release: the child's first malloc in that arena waits
+# forever (a task without a wall limit never ends). Executors made one
+# after another (each test; acall's executor, whose thread ends when idle)
+# fork in that window: the previous supervisor was still there at 5 to 13 of
+# 300 such forks on a loaded 2-core machine. Each fork waits for those
+# tasks to be gone; a thread of the caller's own is the caller's (the class
+# docstring says so). The lock is made anew in a forked child, as a thread
+# of the parent may have held it (the job's fork runs the at-fork hooks).
+_ending = []
+_ending_lock = threading.Lock()
+
+
+def _ending_reset():
+    """In a forked child (os.fork, a job's fork): the parent's threads are
+    not its own, and the lock may have been held by one of them."""
+    global _ending_lock
+    _ending_lock = threading.Lock()
+    _ending.clear()
+
+
+os.register_at_fork(after_in_child=_ending_reset)
+
+
+def _task_start(tid):
+    """The start time of this process's task tid (field 22 of its stat), or
+    None once it is gone."""
+    try:
+        with open("/proc/self/task/{}/stat".format(tid), "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(b")") + 2 :].split()[19]
+
+
+def _ending_add():
+    """In a supervisor thread about to return: remember it."""
+    tid = threading.get_native_id()
+    start = _task_start(tid)
+    if start is not None:
+        with _ending_lock:
+            _ending.append((tid, start))
+
+
+def _await_ended():
+    """Before a fork: wait until every returned supervisor thread has ended
+    (its tid gone, or another task's: reused); each takes microseconds."""
+    with _ending_lock:
+        pending = list(_ending)
+    if not pending:
+        return
+    delay = 0.0001
+    while True:
+        pending = [(tid, start) for tid, start in pending if _task_start(tid) == start]
+        if not pending:
+            break
+        time.sleep(delay)
+        delay = min(delay * 2, 0.01)
+    with _ending_lock:
+        _ending[:] = [e for e in _ending if _task_start(e[0]) == e[1]]
 
 
 def _close_other_fds(wfd, keep):

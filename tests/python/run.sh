@@ -39,4 +39,16 @@ exec 3>&1
 # (pytest's own default keeps three runs' worth in /tmp/pytest-of-USER)
 base=$(mktemp -d "${TMPDIR:-/tmp}/leash-pytest.XXXXXX") || exit 1
 trap 'rm -rf "$base"' EXIT
-cd "$here" && "$py" -m pytest -p tap -p no:cacheprovider --basetemp="$base/t" -q -rs "$@" 1>&2
+# A hung test must not hang the run (a fork from a thread can inherit a lock
+# another thread held: issue 42's executor): with Debian's
+# python3-pytest-timeout, a test past LEASH_PY_TIMEOUT seconds (default 480:
+# five times the slowest test on a loaded 2-core machine) has every thread's
+# stack dumped to the log and the run ends, failed; without it, no bound.
+# (pytest loads the installed plugin by its entry point; "-p pytest_timeout"
+# on top of that is refused as registered twice, so -p only without autoload)
+timeout=()
+if "$py" -c 'import pytest_timeout' 2>/dev/null; then
+        [ -n "${PYTEST_DISABLE_PLUGIN_AUTOLOAD:-}" ] && timeout=(-p pytest_timeout)
+        timeout+=(--timeout="${LEASH_PY_TIMEOUT:-480}" --timeout-method=thread)
+fi
+cd "$here" && "$py" -m pytest -p tap -p no:cacheprovider "${timeout[@]}" --basetemp="$base/t" -q -rs "$@" 1>&2

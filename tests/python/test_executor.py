@@ -199,6 +199,65 @@ def test_executor_keep_fds_closes_the_others(tmp_path, context):
         os.close(other)
 
 
+def task_start(tid):
+    """The start time of this process's task tid (its stat's field 22),
+    None once gone."""
+    try:
+        with open("/proc/self/task/{}/stat".format(tid), "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(b")") + 2 :].split()[19]
+
+
+def test_no_task_forks_while_an_ended_supervisor_thread_ends(monkeypatch):
+    # A returned (and joined) thread still runs: CPython frees its thread
+    # state without the GIL, glibc its tcache and TLS under malloc's arena
+    # locks; a clone3 fork then leaves its child a lock nobody releases.
+    # Executors made one after another: at each task's fork (the real one,
+    # looked at just before) the previous executor's supervisor is gone.
+    # Control: the same look right after shutdown() returned (its join).
+    from leash import _executor
+
+    ended, seen = [], {"at the fork": 0, "after shutdown": 0}
+    launch = _executor._launch
+
+    def look(where):
+        seen[where] += sum(task_start(tid) == start for tid, start in ended)
+
+    def launch_and_look(*args):
+        look("at the fork")
+        return launch(*args)
+
+    monkeypatch.setattr(_executor, "_launch", launch_and_look)
+    n = 300
+    for i in range(n):
+        with leash.Executor(max_workers=1) as ex:
+            assert ex.submit(square, i).result() == i * i
+            tid = ex._thread.native_id
+            ended[:] = [(tid, task_start(tid))]
+        look("after shutdown")
+    print("the ended supervisor still there (of {}): {}".format(n, seen))
+    assert seen["at the fork"] == 0
+    assert seen["after shutdown"] > 0
+
+
+def executor_in_a_child():
+    with leash.Executor(max_workers=1) as ex:
+        return ex.submit(square, 3).result()
+
+
+def test_a_forked_child_makes_its_own_record_of_ended_supervisors():
+    # the record's lock, held by a thread of the caller at the fork (as a
+    # supervisor holds it for a moment as it returns), is not held in the
+    # child: an executor there runs its task (with the parent's copy, the
+    # child's first fork would wait for the lock until its wall limit)
+    from leash import _executor
+
+    with _executor._ending_lock:
+        assert leash.limit(executor_in_a_child, wall_time=30)() == 9
+
+
 def test_executor_rejects_bad_values():
     with pytest.raises(ValueError, match="max_workers=0"):
         leash.Executor(max_workers=0)
