@@ -110,8 +110,12 @@ check "list: every profile with its source" bash -c "grep -qE '^base +$CONF/prof
 # issue 41.7: list says where it looked, in the order read
 printf '[extra-listed]\n' >"$TMP/extra0.ini"
 "$LEASH" profiles list --profile-file "$TMP/extra0.ini" >"$TMP/list2" 2>&1
+# root reads no user's profiles.d; an ordinary user reads theirs, after the system's
+if [ "$(id -u)" = 0 ]; then user_dir=" (as root: no user profiles.d)"; else
+        user_dir=", ${XDG_CONFIG_HOME:-$HOME/.config}/leash/profiles.d/*.ini"
+fi
 check "list: says where it looked ($(tail -1 "$TMP/list2"))" \
-        grep -qxF "searched: $CONF/leash.ini, $CONF/profiles.d/*.ini$([ "$(id -u)" = 0 ] && echo " (as root: no user profiles.d)"), $TMP/extra0.ini" "$TMP/list2"
+        grep -qxF "searched: $CONF/leash.ini, $CONF/profiles.d/*.ini$user_dir, $TMP/extra0.ini" "$TMP/list2"
 check "list: the table ends at a blank line before it" test "$(sed -n '/^$/=' "$TMP/list2")" = "$(($(wc -l <"$TMP/list2") - 1))"
 # a relative LEASH_CONFIG_DIR was silently ignored (the built-in directory
 # read instead); now it fails loudly: one line naming it, 125, no job
