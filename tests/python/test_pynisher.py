@@ -132,6 +132,7 @@ def raise_memory_error():
 def test_a_memory_error_is_wrapped_as_pynisher_wraps_it():
     """pynisher: a MemoryError under a memory limit becomes a
     MemoryLimitException, which wrap_errors=True then wraps in turn."""
+    skip_rlimit_as_under_asan()
     with pytest.raises(lp.MemoryLimitException) as e:
         lp.limit(raise_memory_error, memory=(1, "GB"))()
     assert type(e.value) is lp.MemoryLimitException
