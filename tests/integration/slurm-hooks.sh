@@ -343,7 +343,8 @@ if nobody_reaches "$LEASH" && nobody_reaches "$TMP/task.sh" && nobody_reaches "$
         chmod 755 "$TMP/state"
         SLURM_HOOK_UID=65534 end_job
 else
-        echo "ok - 38.10 # SKIP no setpriv, or nobody cannot reach leash or the helpers"
+        SKIP_WHY="no setpriv, or nobody cannot reach leash or the helpers"
+        skip "38.10 a 0700 state directory refuses the task"
 fi
 
 # --- issue 39.8: hooks that name their configuration with LEASH_CONFIG_DIR ---------

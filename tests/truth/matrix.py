@@ -68,6 +68,16 @@ def cgroup2_mount():
     return None
 
 
+def as_env(placement, work):
+    """The environment of a run as uid 65534: LEASH_CONFIG_DIR (make check's
+    is in the build tree, which a package build's 0700 directory hides from
+    that uid: leash refuses a configuration directory it cannot read) moved
+    to a directory of the work tree that is not there; None as root."""
+    if placement["uid"] is None:
+        return None
+    return dict(os.environ, LEASH_CONFIG_DIR=os.path.join(work, "no-such-config"))
+
+
 class Run:
     """One leash run with its ground truth: wall (monotonic) and CPU
     (RUSAGE_CHILDREN) measured around it by this process."""
@@ -80,7 +90,8 @@ class Run:
         if placement["uid"] is not None:
             cmd = ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups"] + cmd
         r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-        p = subprocess.run(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        p = subprocess.run(cmd, cwd=work, env=as_env(placement, work), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=300)
         self.wall = time.monotonic() - t0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -344,7 +355,7 @@ class PyRun(Run):
         cmd = ["/usr/bin/python3", p["driver"], json.dumps(spec)]
         if p["uid"] is not None:
             cmd = ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups"] + cmd
-        env = dict(os.environ, PYTHONPATH=p["pythonpath"])
+        env = dict(as_env(p, p["work"]) or os.environ, PYTHONPATH=p["pythonpath"])
         q = subprocess.run(cmd, cwd=p["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
         self.rc, self.err = q.returncode, q.stderr.decode(errors="replace")
         try:
@@ -365,7 +376,8 @@ class LibRun(Run):
         cmd = [p["lhtruth"], p["parent"] or "-", str(hold_mb), kind, str(arg)] + sets
         if p["uid"] is not None:
             cmd = ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups"] + cmd
-        q = subprocess.run(cmd, cwd=p["work"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        q = subprocess.run(cmd, cwd=p["work"], env=as_env(p, p["work"]), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=300)
         self.rc, self.err = q.returncode, q.stderr.decode(errors="replace")
         try:
             self.rep = json.loads(q.stdout.decode())
