@@ -196,6 +196,28 @@ pid_gone() {
         return 1
 }
 
+# py_tests TEST...: tests/python/run.sh on those pytest ids (the VM tier's
+# Python proofs), under a parent of this script's own, its TAP re-emitted as
+# this script's checks; a run that fails to start or report is a failure
+py_tests() {
+        local rc ran=0 line
+        LEASH_TEST_PARENT=$PARENT PYTHON=$PY LEASH_PYTHONPATH=${LEASH_VM_BUILDDIR:-$LEASH_BUILDDIR}/python \
+                "$LEASH_SRCDIR/tests/python/run.sh" "$@" >"$TMP/py-tap" 2>"$TMP/py-log"
+        rc=$?
+        while IFS= read -r line; do
+                case $line in
+                "ok "*" # SKIP"*) T_N=$((T_N + 1)); echo "ok $T_N # SKIP ${line#* # SKIP }"; ran=$((ran + 1)) ;;
+                "ok "*) ok "${line#ok * - }"; ran=$((ran + 1)) ;;
+                "not ok "*) not_ok "${line#not ok * - }"; ran=$((ran + 1)) ;;
+                esac
+        done <"$TMP/py-tap"
+        if [ "$ran" -eq 0 ] || [ "$rc" -ne 0 ]; then
+                not_ok "tests/python/run.sh ran the tests (exit $rc, $ran results)"
+                sed 's/^/# /' "$TMP/py-log" | tail -60
+        fi
+        [ "$T_FAILED" -eq 0 ] || grep -E '^(E |FAILED|ERROR)' "$TMP/py-log" | head -40 | sed 's/^/# /'
+}
+
 finish() {
         local rc=0
         if no_leftover_cgroups; then ok "no cgroup left behind"; else not_ok "no cgroup left behind"; fi

@@ -39,21 +39,5 @@ set -- \
 	"$py/test_keep_fds.py::test_control_keep_fds_hands_the_named_fd_on" \
 	"$py/test_exceptions.py::test_a_base_exception_that_is_not_an_exception_arrives_as_remote_error"
 
-# the Python tests' own parent cgroup under this script's private one
-LEASH_TEST_PARENT=$PARENT PYTHON=$PY LEASH_PYTHONPATH=$BUILD/python \
-	"$py/run.sh" "$@" >"$TMP/tap" 2>"$TMP/log"
-rc=$?
-ran=0
-while IFS= read -r line; do
-	case $line in
-	"ok "*" # SKIP"*) T_N=$((T_N + 1)); echo "ok $T_N # SKIP ${line#* # SKIP }"; ran=$((ran + 1)) ;;
-	"ok "*) ok "${line#ok * - }"; ran=$((ran + 1)) ;;
-	"not ok "*) not_ok "${line#not ok * - }"; ran=$((ran + 1)) ;;
-	esac
-done <"$TMP/tap"
-if [ "$ran" -eq 0 ] || [ "$rc" -ne 0 ]; then
-	not_ok "tests/python/run.sh ran the tests (exit $rc, $ran results)"
-	sed 's/^/# /' "$TMP/log" | tail -60
-fi
-[ "$T_FAILED" -eq 0 ] || grep -E '^(E |FAILED|ERROR)' "$TMP/log" | head -40 | sed 's/^/# /'
+py_tests "$@"
 finish
