@@ -710,6 +710,23 @@ def nobody_copies(tmp):
     return bindir, pylib
 
 
+def reachable_tmp():
+    """A temporary directory uid 65534 can enter (its runs write their
+    reports there): under $TMPDIR where it can, else /tmp, /var/tmp or
+    /dev/shm (a package build's $TMPDIR is a private 0700 directory)."""
+    for base in [os.environ.get("TMPDIR"), "/tmp", "/var/tmp", "/dev/shm"]:
+        if not base or not os.path.isdir(base):
+            continue
+        d = tempfile.mkdtemp(prefix="leash-truth.", dir=base)
+        os.chmod(d, 0o755)
+        if not shutil.which("setpriv") or subprocess.run(
+                ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups", "test", "-x", d]
+        ).returncode == 0:
+            return d
+        os.rmdir(d)
+    return tempfile.mkdtemp(prefix="leash-truth.")
+
+
 def placements(tier, tmp, made):
     """The placements of the tier, the reasons of those it cannot offer, the
     private parent made (to remove), and a problem with the tier's kind
@@ -747,7 +764,10 @@ def placements(tier, tmp, made):
         check = subprocess.run(["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups",
                                 leash, "check"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         text = check.stdout.decode(errors="replace")
-        if re.search(r"^placement: *none", text, re.M) or "placement:" not in text:
+        if "placement:" not in text:
+            why["none"] = "uid {} cannot run leash from {} ({})".format(NOBODY, tmp, text.strip()[:200])
+            kind = kind or why["none"]
+        elif re.search(r"^placement: *none", text, re.M):
             out.append(place("none", tmp, leash, bindir, NOBODY, None, pylib))
         else:
             why["none"] = "uid {} has a cgroup on this machine".format(NOBODY)
@@ -891,7 +911,7 @@ def main():
     if os.geteuid() != 0:
         print("1..0 # SKIP needs root (a private cgroup parent, and uid {} for placement none)".format(NOBODY))
         return 0
-    tmp = tempfile.mkdtemp(prefix="leash-truth.")
+    tmp = reachable_tmp()
     parent, made = None, []
     try:
         places, why_na, parent, kind = placements(tier, tmp, made)
