@@ -376,7 +376,10 @@ class LibRun(Run):
         cmd = [p["lhtruth"], p["parent"] or "-", str(hold_mb), kind, str(arg)] + sets
         if p["uid"] is not None:
             cmd = ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups"] + cmd
-        q = subprocess.run(cmd, cwd=p["work"], env=as_env(p, p["work"]), stdout=subprocess.PIPE,
+        env = as_env(p, p["work"])
+        if env is not None:  # uid 65534: libleash.so.0 from the copies beside lh-truth
+            env["LD_LIBRARY_PATH"] = os.path.dirname(p["lhtruth"])
+        q = subprocess.run(cmd, cwd=p["work"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=300)
         self.rc, self.err = q.returncode, q.stderr.decode(errors="replace")
         try:
@@ -695,7 +698,10 @@ def place(name, tmp, leash, helpers, uid, parent, pythonpath):
 def nobody_copies(tmp):
     """The binaries and the package where uid 65534 can reach them."""
     bindir = os.path.join(tmp, "bin")
-    for b in [LEASH, LH_TRUTH] + [os.path.join(HELPERS, h) for h in ("lh-alloc", "lh-spin")]:
+    # lh-truth's libleash.so.0 too: its RUNPATH is the build tree's
+    lib = os.path.join(os.path.dirname(os.path.dirname(LEASH)), "lib", "libleash.so.0")
+    for b in [LEASH, LH_TRUTH] + [os.path.join(HELPERS, h) for h in ("lh-alloc", "lh-spin")] + \
+            ([lib] if os.path.exists(lib) else []):
         shutil.copy(b, bindir)
         os.chmod(os.path.join(bindir, os.path.basename(b)), 0o755)
     pylib = ""
