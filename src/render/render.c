@@ -188,19 +188,9 @@ static void verdict_ladder(const struct history_job *j, FILE *f) {
 
 static const struct history_measured *measured_named(const struct history_job *j, const char *name) {
         for (size_t i = 0; i < j->n_measured && name; i++)
-                if (strcmp(leash_fig_name((enum leash_fig) j->measured[i].fig), name) == 0)
+                if (strcmp(history_fig_name(j->measured[i].fig), name) == 0)
                         return &j->measured[i];
         return NULL;
-}
-
-static enum history_unit measured_unit(const struct history_measured *m) {
-        if (!m->unit || strcmp(m->unit, "count") == 0)
-                return HUNIT_COUNT;
-        if (strcmp(m->unit, "bytes") == 0)
-                return HUNIT_BYTES;
-        if (strcmp(m->unit, "s") == 0)
-                return HUNIT_SECONDS;
-        return strcmp(m->unit, "cores") == 0 ? HUNIT_CORES : HUNIT_COUNT;
 }
 
 /* A limit on a sampled figure (--limit procs=3, --limit memory=100M): leash
@@ -212,8 +202,8 @@ static bool verdict_sampled(const struct history_job *j, FILE *f) {
 
         if (!m || strcmp(j->reached, j->reason) != 0)
                 return false;
-        markup_value(m->value, measured_unit(m), v, sizeof v);
-        markup_value(j->reached_value, measured_unit(m), seen, sizeof seen);
+        markup_value(m->value, history_unit_from_name(m->unit), v, sizeof v);
+        markup_value(j->reached_value, history_unit_from_name(m->unit), seen, sizeof seen);
         markup_value(j->interval_s, HUNIT_SECONDS, iv, sizeof iv);
         fprintf(f, "Passed its %s limit (%s, checked by leash at each sample, every %s): the sample at %.3f s read %s",
                 j->reason, v, iv, j->reached_at_s, seen);
@@ -316,21 +306,6 @@ int render_verdict(const struct history_job *j, char **ret) {
 }
 
 /* --- charts --------------------------------------------------------------- */
-
-static enum history_unit limit_unit(enum leash_limit l) {
-        switch (l) {
-        case LEASH_LIMIT_CPUS:
-                return HUNIT_CORES;
-        case LEASH_LIMIT_CPU_TIME:
-        case LEASH_LIMIT_WALL_TIME:
-                return HUNIT_SECONDS;
-        case LEASH_LIMIT_PIDS:
-        case LEASH_LIMIT_NOFILE:
-                return HUNIT_COUNT;
-        default:
-                return HUNIT_BYTES;
-        }
-}
 
 /* What really enforced limit l, for its line and its words: the cgroup file
  * only where a cgroup did ("RLIMIT_AS is not memory.max"). */
@@ -675,7 +650,7 @@ static double limit_usage(const struct history_job *j, enum leash_limit l) {
 static bool job_measured_limits(struct writer *w, const struct history_job *j, const int *width) {
         for (size_t i = 0; i < j->n_measured; i++) {
                 const struct history_measured *m = &j->measured[i];
-                enum history_unit u = measured_unit(m);
+                enum history_unit u = history_unit_from_name(m->unit);
                 char v[64], us[64], pct[32], by[96], iv[64];
 
                 markup_value(m->value, u, v, sizeof v);
@@ -687,7 +662,7 @@ static bool job_measured_limits(struct writer *w, const struct history_job *j, c
                 else
                         snprintf(pct, sizeof pct, "—");
                 table_row(w,
-                          (struct cell[]){{.plain = leash_fig_name((enum leash_fig) m->fig), .sort = NAN},
+                          (struct cell[]){{.plain = history_fig_name(m->fig), .sort = NAN},
                                           {.plain = v, .sort = NAN},
                                           {.plain = by, .sort = NAN},
                                           {.plain = us, .sort = NAN},
@@ -712,7 +687,7 @@ static void job_limits(struct writer *w, const struct history_job *j) {
         table_open(w, "Each limit, how it was enforced, and how close the job came to it", head, 6, false, width);
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 const struct history_limit *x = &j->limit[l];
-                enum history_unit u = limit_unit((enum leash_limit) l);
+                enum history_unit u = history_limit_unit((enum leash_limit) l);
                 double used = limit_usage(j, (enum leash_limit) l);
                 char v[64], us[64], pct[32];
                 if (!x->set)
@@ -728,7 +703,7 @@ static void job_limits(struct writer *w, const struct history_job *j) {
                         snprintf(pct, sizeof pct, "—");
                 table_row(
                         w,
-                        (struct cell[]){{.plain = leash_limit_to_string((enum leash_limit) l), .sort = NAN},
+                        (struct cell[]){{.plain = history_limit_name((enum leash_limit) l), .sort = NAN},
                                         {.plain = x->unlimited ? "max" : v, .sort = NAN},
                                         {.text = enforcer_label(j, (enum leash_limit) l, cgroup_file[l]), .sort = NAN},
                                         {.plain = us, .sort = NAN},
@@ -870,8 +845,8 @@ static void limits_short(const struct history_job *j, char *buf, size_t size) {
                 char v[64];
                 if (!x->set)
                         continue;
-                markup_value(x->value, limit_unit(shown[i]), v, sizeof v);
-                n += (size_t) snprintf(buf + n, size - n, "%s%s %s", n ? ", " : "", leash_limit_to_string(shown[i]),
+                markup_value(x->value, history_limit_unit(shown[i]), v, sizeof v);
+                n += (size_t) snprintf(buf + n, size - n, "%s%s %s", n ? ", " : "", history_limit_name(shown[i]),
                                        x->unlimited ? "max" : v);
         }
         if (!n)
@@ -941,7 +916,7 @@ static void summary_row(struct writer *w, const struct ranked *k, const int *wid
         markup_value(j->usage[HU_MEM_PEAK], HUNIT_BYTES, mem, sizeof mem);
         markup_value(j->usage[HU_PIDS_PEAK], HUNIT_COUNT, pids, sizeof pids);
         if (k->near >= 0)
-                snprintf(near, sizeof near, "%s %.0f %%", leash_limit_to_string(k->which), k->near * 100);
+                snprintf(near, sizeof near, "%s %.0f %%", history_limit_name(k->which), k->near * 100);
         else
                 snprintf(near, sizeof near, "—");
         limits_short(j, lim, sizeof lim);
@@ -1080,13 +1055,12 @@ static void distributions(struct writer *w, struct history_job *const *jobs, siz
                 }
                 if (!with)
                         continue;
-                snprintf(id, sizeof id, "near-%s", leash_limit_to_string(lim[l]));
-                snprintf(title, sizeof title, "How close the jobs came to their %s limit",
-                         leash_limit_to_string(lim[l]));
+                snprintf(id, sizeof id, "near-%s", history_limit_name(lim[l]));
+                snprintf(title, sizeof title, "How close the jobs came to their %s limit", history_limit_name(lim[l]));
                 snprintf(desc, sizeof desc,
                          "%zu jobs had a %s limit; %zu ended by it. Bars count the jobs by their usage as a share of "
                          "the limit, in steps of 10 %%; the last bar counts the jobs the limit ended.",
-                         with, leash_limit_to_string(lim[l]), hit);
+                         with, history_limit_name(lim[l]), hit);
                 if (w->fmt == RENDER_TEXT) {
                         heading(w, 3, title);
                         for (size_t b = 0; b < ELEMENTSOF(bins); b++)

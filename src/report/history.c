@@ -2,7 +2,8 @@
 /*
  * Past jobs: the usage figures of a report by JSON path, the CSV series
  * reader (JSON lines and the report itself go through json-c in report.c),
- * and small questions about a job (its name, the limit that ended it).
+ * the names and units of limits as reports write them, and small questions
+ * about a job (its name, the limit that ended it).
  */
 #include "history.h"
 
@@ -201,6 +202,48 @@ int history_series_parse_csv(const char *text, size_t len, struct history_series
         }
         *ret = s;
         return 0;
+}
+
+const char *history_limit_name(enum leash_limit l) {
+        return leash_limit_to_string(l);
+}
+
+const char *history_fig_name(int fig) {
+        return leash_fig_name((enum leash_fig) fig);
+}
+
+enum history_unit history_limit_unit(enum leash_limit l) {
+        switch (l) {
+        case LEASH_LIMIT_CPUS:
+                return HUNIT_CORES;
+        case LEASH_LIMIT_CPU_TIME:
+        case LEASH_LIMIT_WALL_TIME:
+                return HUNIT_SECONDS;
+        case LEASH_LIMIT_PIDS:
+        case LEASH_LIMIT_NOFILE:
+                return HUNIT_COUNT;
+        default:
+                return HUNIT_BYTES;
+        }
+}
+
+/* the units a report writes; HUNIT_PERCENT, last, is none of them */
+static const char *const unit_names[] = {
+        [HUNIT_SECONDS] = "s",
+        [HUNIT_BYTES] = "bytes",
+        [HUNIT_COUNT] = "count",
+        [HUNIT_CORES] = "cores",
+};
+
+const char *history_unit_name(enum history_unit u) {
+        return (size_t) u < ELEMENTSOF(unit_names) ? unit_names[u] : NULL;
+}
+
+enum history_unit history_unit_from_name(const char *name) {
+        for (size_t u = 0; name && u < ELEMENTSOF(unit_names); u++)
+                if (strcmp(name, unit_names[u]) == 0)
+                        return (enum history_unit) u;
+        return HUNIT_COUNT;
 }
 
 char *history_name_from_cgroup(const char *cgroup) {

@@ -126,6 +126,20 @@ static inline double history_series_at(const struct history_series *s, size_t ro
         return col < 0 ? NAN : s->v[row * s->n_cols + (size_t) col];
 }
 
+/* Limit and figure names and units as reports write and read them: the
+ * one vocabulary of the "limits" object, for the writer (report.c) and for
+ * whatever draws pages from reports (src/render, which uses no engine name
+ * itself). A name is the engine's own (one table, in the engine, which
+ * needs it too); NULL for a figure out of range. */
+const char *history_limit_name(enum leash_limit l);
+const char *history_fig_name(int fig);
+/* A limit's unit: HUNIT_CORES, _SECONDS, _COUNT or _BYTES; a unit's name
+ * in a report ("cores", "s", "count", "bytes"; NULL for HUNIT_PERCENT, which
+ * no report writes), and back (a name not known, or NULL: HUNIT_COUNT). */
+enum history_unit history_limit_unit(enum leash_limit l);
+const char *history_unit_name(enum history_unit u);
+enum history_unit history_unit_from_name(const char *name);
+
 /* The job's name from its cgroup ("/x/leash/trial-7@123" -> "trial-7"). */
 char *history_name_from_cgroup(const char *cgroup);
 /* The limit a reason names (memory -> LEASH_LIMIT_MEMORY), or -1. */

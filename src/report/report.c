@@ -67,18 +67,7 @@ static json_object *limit_value(enum leash_limit l, uint64_t v) {
 }
 
 static const char *limit_unit(enum leash_limit l) {
-        switch (l) {
-        case LEASH_LIMIT_CPUS:
-                return "cores";
-        case LEASH_LIMIT_CPU_TIME:
-        case LEASH_LIMIT_WALL_TIME:
-                return "s";
-        case LEASH_LIMIT_PIDS:
-        case LEASH_LIMIT_NOFILE:
-                return "count";
-        default:
-                return "bytes";
-        }
+        return history_unit_name(history_limit_unit(l));
 }
 
 /* Strings from the user or the job (arguments, paths, names) may be any bytes;
@@ -634,7 +623,7 @@ static void text_limit_value(enum leash_limit l, uint64_t v, char *buf, size_t s
                 snprintf(buf, size, "%g cores", (double) v / 1e6);
         else if (l == LEASH_LIMIT_CPU_TIME || l == LEASH_LIMIT_WALL_TIME)
                 format_duration(v, buf, size);
-        else if (strcmp(limit_unit(l), "count") == 0)
+        else if (history_limit_unit(l) == HUNIT_COUNT)
                 snprintf(buf, size, "%llu", (unsigned long long) v);
         else
                 format_size(v, buf, size);

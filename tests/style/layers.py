@@ -29,6 +29,10 @@ FORBIDDEN = {
     "src/report/report": ["src/slurm/slurm"],        # the result writer knows no scheduler
     "src/engine/host": ["src/engine/placement"],     # host discovery is below placement (hostprobe.c uses both)
     "src/sandbox/sandbox": ["src/engine/spawn", "src/engine/spawn-step"],  # an adapter knows no spawner
+    # a page is drawn from reports: limit and figure names and units come
+    # through src/report (history.h), never from the engine (issue 43). A
+    # name ending in "/" is every module in that folder and below it.
+    "src/render/": ["src/engine/"],
 }
 
 
@@ -40,6 +44,11 @@ def upward(a, b):
     """a depends on b, and b's folder is above a's in FOLDERS."""
     fa, fb = folder(a), folder(b)
     return fa in FOLDERS and fb in FOLDERS and FOLDERS.index(fb) > FOLDERS.index(fa)
+
+
+def matches(mod, name):
+    """mod is the module name, or in the folder name ("src/render/") or below it."""
+    return mod.startswith(name) if name.endswith("/") else mod == name
 
 
 def module(path):
@@ -172,8 +181,9 @@ def main():
         for b in bs:
             if (a, b) in known:
                 continue
-            why = edges.get(a, {}).get(b)
-            ok(why is None, "%s does not depend on %s" % (a, b), ["%s -> %s (%s)" % (a, b, why)] if why else [])
+            bad = ["%s -> %s (%s)" % (x, y, why) for x in sorted(edges) if matches(x, a)
+                   for y, why in sorted(edges[x].items()) if matches(y, b)]
+            ok(not bad, "%s does not depend on %s" % (a, b), bad)
     up = [(a, b, why) for a in sorted(edges) for b, why in sorted(edges[a].items()) if upward(a, b)]
     for (a, b) in sorted(UPWARD_TODO):
         if not any(x == a and y == b for x, y, _ in up):
