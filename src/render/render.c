@@ -461,6 +461,22 @@ static void sparkline(struct writer *w, const struct chart *c) {
         }
 }
 
+/* A Markdown document's chart: the file PREFIX-ID.svg beside it, taking svg;
+ * its name, or NULL with w->err. */
+static const char *attach_svg(struct writer *w, const char *id, char **svg) {
+        struct render_file *files = reallocarray(w->out->files, w->out->n_files + 1, sizeof *files);
+        char *name = NULL;
+
+        if (files)
+                w->out->files = files;
+        if (!files || asprintf(&name, "%s-%s.svg", w->prefix ? w->prefix : "chart", id) < 0) {
+                w->err = -ENOMEM;
+                return NULL;
+        }
+        files[w->out->n_files++] = (struct render_file){name, TAKE_PTR(*svg)};
+        return name;
+}
+
 static void emit_chart(struct writer *w, struct chart *c) {
         _cleanup_free_ char *svg = NULL;
         if (w->fmt == RENDER_TEXT) {
@@ -479,16 +495,9 @@ static void emit_chart(struct writer *w, struct chart *c) {
                 data_table(w, c);
                 put(w, "</figure>\n");
         } else {
-                struct render_file *files = reallocarray(w->out->files, w->out->n_files + 1, sizeof *files);
-                char *name = NULL;
-                if (!files || asprintf(&name, "%s-%s.svg", w->prefix ? w->prefix : "chart", c->id) < 0) {
-                        if (files)
-                                w->out->files = files;
-                        w->err = -ENOMEM;
+                const char *name = attach_svg(w, c->id, &svg);
+                if (!name)
                         return;
-                }
-                w->out->files = files;
-                files[w->out->n_files++] = (struct render_file){name, TAKE_PTR(svg)};
                 put(w, "![");
                 esc(w, c->desc);
                 put(w, "](");
@@ -503,26 +512,14 @@ static bool job_oom(const struct history_job *j) {
         return (j->reason && strcmp(j->reason, "memory") == 0) || j->usage[HU_OOM_KILLS] > 0;
 }
 
-static void job_charts(struct writer *w, const struct history_job *j) {
+static void chart_cpu(struct writer *w, const struct history_job *j, int t, struct derived *d) {
         const struct history_series *s = j->series;
-        struct derived d = {{NULL}, 0};
-        int t = history_series_col(s, "t_s");
-        struct chart c;
-        char desc[512], a[64], b[64];
+        struct chart c = {.id = "cpu", .title = "CPU: cores used", .unit = HUNIT_CORES};
+        char desc[512], a[64];
 
-        if (t < 0) {
-                heading(w, 2, "Over time");
-                put(w, w->fmt == RENDER_HTML ? "<p>" : "");
-                put(w, "The series has no t_s column: nothing to draw.");
-                put(w, w->fmt == RENDER_HTML ? "</p>\n" : "\n");
-                return;
-        }
-        heading(w, 2, "Over time");
-
-        c = (struct chart){.id = "cpu", .title = "CPU: cores used", .unit = HUNIT_CORES};
         if (!add_line(&c, s, t, "cores", "cores used", NULL))
                 add_line(&c, s, t, "cpu_total_s", "cores used",
-                         derive_rate(&d, s, t, history_series_col(s, "cpu_total_s"), 1));
+                         derive_rate(d, s, t, history_series_col(s, "cpu_total_s"), 1));
         add_level(&c, j, LEASH_LIMIT_CPUS, "cpu.max", CHART_LEVEL_LIMIT);
         add_marks(&c, j, false);
         markup_value(j->usage[HU_CPU], HUNIT_SECONDS, a, sizeof a);
@@ -530,36 +527,38 @@ static void job_charts(struct writer *w, const struct history_job *j) {
                  c.n_levels ? "; the dashed line is the cpu limit" : "");
         c.desc = desc;
         emit_chart(w, &c);
+}
 
-        c = (struct chart){.id = "memory", .title = "Memory", .unit = HUNIT_BYTES};
-        if (column_has_data(s, "mem_current_bytes") || !column_has_data(s, "mem_pss_bytes")) {
-                add_line(&c, s, t, "mem_current_bytes", "current", NULL);
-                add_line(&c, s, t, "mem_anon_bytes", "anon", NULL);
-        } else {
-                /* no memory controller: the per-process sampling of the tree */
-                add_line(&c, s, t, "mem_pss_bytes", "PSS (sampled)", NULL);
-                add_line(&c, s, t, "mem_rss_bytes", "RSS (sampled)", NULL);
-        }
+static void chart_memory(struct writer *w, const struct history_job *j, int t) {
+        const struct history_series *s = j->series;
+        struct chart c = {.id = "memory", .title = "Memory", .unit = HUNIT_BYTES};
+        /* without a memory controller: the per-process sampling of the tree */
+        bool charged = column_has_data(s, "mem_current_bytes") || !column_has_data(s, "mem_pss_bytes");
+        const struct history_limit *max = &j->limit[LEASH_LIMIT_MEMORY];
+        char desc[512], a[64], b[64];
+
+        add_line(&c, s, t, charged ? "mem_current_bytes" : "mem_pss_bytes", charged ? "current" : "PSS (sampled)",
+                 NULL);
+        add_line(&c, s, t, charged ? "mem_anon_bytes" : "mem_rss_bytes", charged ? "anon" : "RSS (sampled)", NULL);
         add_level(&c, j, LEASH_LIMIT_MEMORY, "memory.max", CHART_LEVEL_LIMIT);
         add_level(&c, j, LEASH_LIMIT_MEMORY_HIGH, "memory.high", CHART_LEVEL_SOFT);
         if (!isnan(j->usage[HU_MEM_PEAK]) && c.n_levels < CHART_MAX_LEVELS)
                 c.level[c.n_levels++] = (struct chart_level){"peak", j->usage[HU_MEM_PEAK], CHART_LEVEL_PEAK};
         add_marks(&c, j, job_oom(j));
         markup_value(j->usage[HU_MEM_PEAK], HUNIT_BYTES, a, sizeof a);
-        markup_value(j->limit[LEASH_LIMIT_MEMORY].set && !j->limit[LEASH_LIMIT_MEMORY].unlimited
-                             ? j->limit[LEASH_LIMIT_MEMORY].value
-                             : NAN,
-                     HUNIT_BYTES, b, sizeof b);
+        markup_value(max->set && !max->unlimited ? max->value : NAN, HUNIT_BYTES, b, sizeof b);
         snprintf(desc, sizeof desc, "Memory %s over time; peak %s, limit %s (%s)%s.",
-                 column_has_data(s, "mem_current_bytes") || !column_has_data(s, "mem_pss_bytes")
-                         ? "charged to the job"
-                         : "of the job's processes, sampled",
-                 a, b, enforcer_label(j, LEASH_LIMIT_MEMORY, "memory.max"),
-                 job_oom(j) ? "; the job was OOM-killed" : "");
+                 charged ? "charged to the job" : "of the job's processes, sampled", a, b,
+                 enforcer_label(j, LEASH_LIMIT_MEMORY, "memory.max"), job_oom(j) ? "; the job was OOM-killed" : "");
         c.desc = desc;
         emit_chart(w, &c);
+}
 
-        c = (struct chart){.id = "pids", .title = "Processes", .unit = HUNIT_COUNT};
+static void chart_pids(struct writer *w, const struct history_job *j, int t) {
+        const struct history_series *s = j->series;
+        struct chart c = {.id = "pids", .title = "Processes", .unit = HUNIT_COUNT};
+        char desc[512], a[64];
+
         add_line(&c, s, t, "pids_current", "tasks (pids.current)", NULL);
         add_line(&c, s, t, "procs", "processes", NULL);
         add_level(&c, j, LEASH_LIMIT_PIDS, "pids.max", CHART_LEVEL_LIMIT);
@@ -568,60 +567,93 @@ static void job_charts(struct writer *w, const struct history_job *j) {
         snprintf(desc, sizeof desc, "Processes and threads in the job over time; peak %s.", a);
         c.desc = desc;
         emit_chart(w, &c);
+}
 
-        /* io.stat where the job had the io controller (the report's usage has its
-         * totals); else /proc/PID/io of the processes alive at each sample */
-        if (isnan(j->usage[HU_IO_READ]) && isnan(j->usage[HU_IO_WRITE])) {
-                c = (struct chart){
-                        .id = "io", .title = "I/O of the live processes (/proc/PID/io)", .unit = HUNIT_BYTES};
-                snprintf(desc, sizeof desc,
-                         "Bytes read and written by the processes alive at each sample (/proc/PID/io, summed): a "
-                         "process that exits takes its count with it, so the line can fall.");
-        } else {
-                c = (struct chart){.id = "io", .title = "I/O (io.stat, cumulative)", .unit = HUNIT_BYTES};
-                snprintf(desc, sizeof desc, "Bytes read and written by the job (io.stat), cumulative.");
-        }
+/* io.stat where the job had the io controller (the report's usage has its
+ * totals); else /proc/PID/io of the processes alive at each sample */
+static void chart_io(struct writer *w, const struct history_job *j, int t) {
+        const struct history_series *s = j->series;
+        struct chart c;
+
+        if (isnan(j->usage[HU_IO_READ]) && isnan(j->usage[HU_IO_WRITE]))
+                c = (struct chart){.id = "io",
+                                   .title = "I/O of the live processes (/proc/PID/io)",
+                                   .desc = "Bytes read and written by the processes alive at each sample "
+                                           "(/proc/PID/io, summed): a process that exits takes its count with it, "
+                                           "so the line can fall.",
+                                   .unit = HUNIT_BYTES};
+        else
+                c = (struct chart){.id = "io",
+                                   .title = "I/O (io.stat, cumulative)",
+                                   .desc = "Bytes read and written by the job (io.stat), cumulative.",
+                                   .unit = HUNIT_BYTES};
         add_line(&c, s, t, "io_read_bytes", "read", NULL);
         add_line(&c, s, t, "io_write_bytes", "written", NULL);
         add_marks(&c, j, false);
-        c.desc = desc;
         emit_chart(w, &c);
+}
 
-        /* GPUs (issue 28): only where a GPU driver answered */
+/* GPUs (issue 28): only where a GPU driver answered */
+static void chart_gpus(struct writer *w, const struct history_job *j, int t) {
+        const struct history_series *s = j->series;
+        struct chart c;
+
         if (column_has_data(s, "gpu_memory_bytes")) {
-                c = (struct chart){.id = "gpu", .title = "GPU memory", .unit = HUNIT_BYTES};
+                c = (struct chart){.id = "gpu",
+                                   .title = "GPU memory",
+                                   .desc = "The job's memory on the GPUs (NVML or DRM fdinfo, attributed by pid): on "
+                                           "all of them, and on the one where it used most.",
+                                   .unit = HUNIT_BYTES};
                 add_line(&c, s, t, "gpu_memory_bytes", "all GPUs", NULL);
                 add_line(&c, s, t, "gpu_memory_max_bytes", "busiest GPU", NULL);
                 add_marks(&c, j, false);
-                snprintf(desc, sizeof desc,
-                         "The job's memory on the GPUs (NVML or DRM fdinfo, attributed by pid): on all of them, and "
-                         "on the one where it used most.");
-                c.desc = desc;
                 emit_chart(w, &c);
         }
         if (column_has_data(s, "gpu_util_pct")) {
-                c = (struct chart){.id = "gpu-util", .title = "GPU utilisation", .unit = HUNIT_PERCENT};
+                c = (struct chart){.id = "gpu-util",
+                                   .title = "GPU utilisation",
+                                   .desc = "The job's GPU utilisation in percent, summed over the GPUs it used.",
+                                   .unit = HUNIT_PERCENT};
                 add_line(&c, s, t, "gpu_util_pct", "summed over GPUs", NULL);
                 add_marks(&c, j, false);
-                snprintf(desc, sizeof desc, "The job's GPU utilisation in percent, summed over the GPUs it used.");
-                c.desc = desc;
                 emit_chart(w, &c);
         }
+}
 
-        c = (struct chart){.id = "pressure", .title = "Pressure: share of time stalled", .unit = HUNIT_PERCENT};
-        add_line(&c, s, t, "psi_cpu_some_us", "CPU some",
-                 derive_rate(&d, s, t, history_series_col(s, "psi_cpu_some_us"), 1e-4));
-        add_line(&c, s, t, "psi_mem_some_us", "memory some",
-                 derive_rate(&d, s, t, history_series_col(s, "psi_mem_some_us"), 1e-4));
-        add_line(&c, s, t, "psi_io_some_us", "I/O some",
-                 derive_rate(&d, s, t, history_series_col(s, "psi_io_some_us"), 1e-4));
+static void chart_pressure(struct writer *w, const struct history_job *j, int t, struct derived *d) {
+        static const char *const col[] = {"psi_cpu_some_us", "psi_mem_some_us", "psi_io_some_us"};
+        static const char *const label[] = {"CPU some", "memory some", "I/O some"};
+        const struct history_series *s = j->series;
+        struct chart c = {.id = "pressure",
+                          .title = "Pressure: share of time stalled",
+                          .desc = "Percentage of each interval in which some of the job's tasks were stalled on CPU, "
+                                  "memory or I/O (the pressure files).",
+                          .unit = HUNIT_PERCENT};
+
+        for (size_t i = 0; i < ELEMENTSOF(col); i++)
+                add_line(&c, s, t, col[i], label[i], derive_rate(d, s, t, history_series_col(s, col[i]), 1e-4));
         add_marks(&c, j, false);
-        snprintf(desc, sizeof desc,
-                 "Percentage of each interval in which some of the job's tasks were stalled on CPU, memory or I/O "
-                 "(the pressure files).");
-        c.desc = desc;
         if (c.n_lines)
                 emit_chart(w, &c);
+}
+
+static void job_charts(struct writer *w, const struct history_job *j) {
+        struct derived d = {{NULL}, 0};
+        int t = history_series_col(j->series, "t_s");
+
+        heading(w, 2, "Over time");
+        if (t < 0) {
+                put(w, w->fmt == RENDER_HTML ? "<p>" : "");
+                put(w, "The series has no t_s column: nothing to draw.");
+                put(w, w->fmt == RENDER_HTML ? "</p>\n" : "\n");
+                return;
+        }
+        chart_cpu(w, j, t, &d);
+        chart_memory(w, j, t);
+        chart_pids(w, j, t);
+        chart_io(w, j, t);
+        chart_gpus(w, j, t);
+        chart_pressure(w, j, t, &d);
         for (size_t i = 0; i < d.n; i++)
                 free(d.v[i]);
 }
@@ -993,123 +1025,134 @@ static void reasons_line(struct writer *w, struct history_job *const *jobs, size
         free(done);
 }
 
-static void distributions(struct writer *w, struct history_job *const *jobs, size_t n) {
+/* Each usage figure across the jobs: how many have it, min, median, p90, max. */
+static void figures_table(struct writer *w, struct history_job *const *jobs, size_t n) {
         static const enum history_usage fig[] = {HU_WALL, HU_CPU, HU_MEM_PEAK, HU_PIDS_PEAK, HU_IO_WRITE};
         static const char *const head[] = {"figure", "jobs", "min", "median", "p90", "max"};
         static const int width[] = {16, 6, 12, 12, 12, 1};
-        static const enum leash_limit lim[] = {LEASH_LIMIT_MEMORY, LEASH_LIMIT_CPU_TIME, LEASH_LIMIT_WALL_TIME,
-                                               LEASH_LIMIT_PIDS};
-        static const char *const bins[] = {"<10%", "10%", "20%", "30%", "40%", "50%",
-                                           "60%",  "70%", "80%", "90%", "hit"};
+        static const double q[] = {0, 0.5, 0.9, 1};
         _cleanup_free_ double *v = calloc(n, sizeof *v), *sorted = calloc(n, sizeof *sorted);
 
         if (!v || !sorted) {
                 w->err = -ENOMEM;
                 return;
         }
-        heading(w, 2, "Distributions");
         table_open(w, "Each figure across the jobs", head, 6, false, width);
         for (size_t f = 0; f < ELEMENTSOF(fig); f++) {
-                char q[4][64], cnt[16];
+                const struct history_usage_info *info = &history_usage_info[fig[f]];
+                char at[4][64], cnt[16];
                 size_t m;
                 for (size_t i = 0; i < n; i++)
                         v[i] = jobs[i]->usage[fig[f]];
                 m = history_sorted(v, n, sorted);
                 if (!m)
                         continue;
-                markup_value(sorted[0], history_usage_info[fig[f]].unit, q[0], sizeof q[0]);
-                markup_value(history_quantile(sorted, m, 0.5), history_usage_info[fig[f]].unit, q[1], sizeof q[1]);
-                markup_value(history_quantile(sorted, m, 0.9), history_usage_info[fig[f]].unit, q[2], sizeof q[2]);
-                markup_value(sorted[m - 1], history_usage_info[fig[f]].unit, q[3], sizeof q[3]);
+                for (size_t k = 0; k < ELEMENTSOF(q);
+                     k++) /* the nearest rank: sorted[0] and sorted[m - 1] at the ends */
+                        markup_value(history_quantile(sorted, m, q[k]), info->unit, at[k], sizeof at[k]);
                 snprintf(cnt, sizeof cnt, "%zu", m);
                 table_row(w,
-                          (struct cell[]){{.plain = history_usage_info[fig[f]].label, .sort = NAN},
+                          (struct cell[]){{.plain = info->label, .sort = NAN},
                                           {.plain = cnt, .sort = NAN},
-                                          {.plain = q[0], .sort = NAN},
-                                          {.plain = q[1], .sort = NAN},
-                                          {.plain = q[2], .sort = NAN},
-                                          {.plain = q[3], .sort = NAN}},
+                                          {.plain = at[0], .sort = NAN},
+                                          {.plain = at[1], .sort = NAN},
+                                          {.plain = at[2], .sort = NAN},
+                                          {.plain = at[3], .sort = NAN}},
                           6, width);
         }
         table_close(w);
+}
 
-        /* how close each job came to each limit: usage / limit in bins of 10 %,
-         * the last bin the jobs that ended by that limit */
-        for (size_t l = 0; l < ELEMENTSOF(lim); l++) {
-                double counts[ELEMENTSOF(bins)] = {0};
-                size_t with = 0, hit = 0;
-                char id[32], title[96], desc[256];
-                for (size_t i = 0; i < n; i++) {
-                        const struct history_limit *x = &jobs[i]->limit[lim[l]];
-                        double used = limit_usage(jobs[i], lim[l]), ratio;
-                        if (!x->set || x->unlimited || !(x->value > 0) || isnan(used))
-                                continue;
-                        with++;
-                        if (history_job_hit(jobs[i], lim[l])) {
-                                counts[ELEMENTSOF(bins) - 1]++;
-                                hit++;
-                                continue;
-                        }
-                        ratio = used / x->value;
-                        counts[ratio >= 1 ? 9 : (size_t) (ratio * 10)]++;
+/* How close each job came to limit l: usage / limit in bins of 10 %, the
+ * last bin the jobs that ended by that limit. *ret_with: the jobs with
+ * that limit and a figure to compare; *ret_hit: those it ended. */
+static const char *const near_bins[] = {"<10%", "10%", "20%", "30%", "40%", "50%", "60%", "70%", "80%", "90%", "hit"};
+#define N_NEAR_BINS ELEMENTSOF(near_bins)
+
+static void near_counts(struct history_job *const *jobs, size_t n, enum leash_limit l, double counts[N_NEAR_BINS],
+                        size_t *ret_with, size_t *ret_hit) {
+        *ret_with = *ret_hit = 0;
+        for (size_t i = 0; i < n; i++) {
+                const struct history_limit *x = &jobs[i]->limit[l];
+                double used = limit_usage(jobs[i], l), ratio;
+                if (!x->set || x->unlimited || !(x->value > 0) || isnan(used))
+                        continue;
+                (*ret_with)++;
+                if (history_job_hit(jobs[i], l)) {
+                        counts[N_NEAR_BINS - 1]++;
+                        (*ret_hit)++;
+                        continue;
                 }
+                ratio = used / x->value;
+                counts[ratio >= 1 ? 9 : (size_t) (ratio * 10)]++;
+        }
+}
+
+/* The bars of near_counts: a row of #s per bin in text, else an SVG
+ * histogram (inline with its data table in HTML, a file beside Markdown). */
+static void near_chart(struct writer *w, const char *id, const char *title, const char *desc,
+                       const double counts[N_NEAR_BINS], size_t with) {
+        _cleanup_free_ char *svg = NULL;
+        struct chart_bars cb = {id,
+                                title,
+                                desc,
+                                "usage as a share of the limit",
+                                w->fmt == RENDER_MARKDOWN,
+                                near_bins,
+                                counts,
+                                N_NEAR_BINS,
+                                N_NEAR_BINS - 1};
+        const char *name;
+
+        if (w->fmt == RENDER_TEXT) {
+                heading(w, 3, title);
+                for (size_t b = 0; b < N_NEAR_BINS; b++)
+                        putf(w, " %-5s %4.0f %.*s\n", near_bins[b], counts[b], (int) (counts[b] * 50 / (double) with),
+                             "##################################################");
+                return;
+        }
+        w->err = chart_bars_svg(&cb, &svg);
+        if (w->err < 0)
+                return;
+        if (w->fmt == RENDER_HTML) {
+                putf(w,
+                     "<h3>%s</h3>\n<figure>\n%s<figcaption>%s</figcaption>\n<details><summary>Data "
+                     "behind this "
+                     "chart</summary><table class=\"data\"><thead><tr><th scope=\"col\">share "
+                     "of the limit</th><th scope=\"col\">jobs</th></tr></thead><tbody>",
+                     title, svg, desc);
+                for (size_t b = 0; b < N_NEAR_BINS; b++)
+                        putf(w, "<tr><th scope=\"row\">%s</th><td>%.0f</td></tr>", near_bins[b], counts[b]);
+                put(w, "</tbody></table></details>\n</figure>\n");
+        } else if ((name = attach_svg(w, id, &svg))) {
+                putf(w, "![%s](", desc);
+                put_url(w, name);
+                put(w, ")\n\n");
+        }
+}
+
+static void distributions(struct writer *w, struct history_job *const *jobs, size_t n) {
+        static const enum leash_limit lim[] = {LEASH_LIMIT_MEMORY, LEASH_LIMIT_CPU_TIME, LEASH_LIMIT_WALL_TIME,
+                                               LEASH_LIMIT_PIDS};
+
+        heading(w, 2, "Distributions");
+        figures_table(w, jobs, n);
+        for (size_t l = 0; l < ELEMENTSOF(lim) && w->err >= 0; l++) {
+                const char *name = history_limit_name(lim[l]);
+                double counts[N_NEAR_BINS] = {0};
+                size_t with, hit;
+                char id[32], title[96], desc[256];
+
+                near_counts(jobs, n, lim[l], counts, &with, &hit);
                 if (!with)
                         continue;
-                snprintf(id, sizeof id, "near-%s", history_limit_name(lim[l]));
-                snprintf(title, sizeof title, "How close the jobs came to their %s limit", history_limit_name(lim[l]));
+                snprintf(id, sizeof id, "near-%s", name);
+                snprintf(title, sizeof title, "How close the jobs came to their %s limit", name);
                 snprintf(desc, sizeof desc,
                          "%zu jobs had a %s limit; %zu ended by it. Bars count the jobs by their usage as a share of "
                          "the limit, in steps of 10 %%; the last bar counts the jobs the limit ended.",
-                         with, history_limit_name(lim[l]), hit);
-                if (w->fmt == RENDER_TEXT) {
-                        heading(w, 3, title);
-                        for (size_t b = 0; b < ELEMENTSOF(bins); b++)
-                                putf(w, " %-5s %4.0f %.*s\n", bins[b], counts[b],
-                                     (int) (counts[b] * 50 / (double) with),
-                                     "##################################################");
-                        continue;
-                }
-                {
-                        _cleanup_free_ char *svg = NULL;
-                        struct chart_bars cb = {id,
-                                                title,
-                                                desc,
-                                                "usage as a share of the limit",
-                                                w->fmt == RENDER_MARKDOWN,
-                                                bins,
-                                                counts,
-                                                ELEMENTSOF(bins),
-                                                ELEMENTSOF(bins) - 1};
-                        w->err = chart_bars_svg(&cb, &svg);
-                        if (w->err < 0)
-                                return;
-                        if (w->fmt == RENDER_HTML) {
-                                putf(w,
-                                     "<h3>%s</h3>\n<figure>\n%s<figcaption>%s</figcaption>\n<details><summary>Data "
-                                     "behind this "
-                                     "chart</summary><table class=\"data\"><thead><tr><th scope=\"col\">share "
-                                     "of the limit</th><th scope=\"col\">jobs</th></tr></thead><tbody>",
-                                     title, svg, desc);
-                                for (size_t b = 0; b < ELEMENTSOF(bins); b++)
-                                        putf(w, "<tr><th scope=\"row\">%s</th><td>%.0f</td></tr>", bins[b], counts[b]);
-                                put(w, "</tbody></table></details>\n</figure>\n");
-                        } else {
-                                struct render_file *files =
-                                        reallocarray(w->out->files, w->out->n_files + 1, sizeof *files);
-                                char *name = NULL;
-                                if (!files || asprintf(&name, "%s-%s.svg", w->prefix ? w->prefix : "chart", id) < 0) {
-                                        if (files)
-                                                w->out->files = files;
-                                        w->err = -ENOMEM;
-                                        return;
-                                }
-                                w->out->files = files;
-                                files[w->out->n_files++] = (struct render_file){name, TAKE_PTR(svg)};
-                                putf(w, "![%s](", desc);
-                                put_url(w, name);
-                                put(w, ")\n\n");
-                        }
-                }
+                         with, name, hit);
+                near_chart(w, id, title, desc, counts, with);
         }
 }
 
