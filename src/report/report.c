@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The report. JSON is built with json-c (this is the one file that includes
- * it); kv flattens the same tree into isolate-style "key:value" lines with
- * dotted keys, so the two can never disagree; text is a short human summary.
+ * it, for reports written and read back); kv flattens the same tree into
+ * isolate-style "key:value" lines with dotted keys, so the two can never
+ * disagree; the text a person reads (the text report, isolate's meta file,
+ * the summary line) is report-text.c's, which knows no JSON.
  * Figures the kernel did not give are null (omitted in kv), never invented.
  * Schema 1 is documented in leash(1), REPORT FORMAT. json-c is linked
  * statically into the leash binary (HACKING.md), so it costs a run nothing
@@ -25,6 +27,7 @@
 #include "../engine/leash.h"
 #include "../engine/placement.h"
 #include "report.h"
+#include "report-text.h"
 #include "../engine/monitor.h"
 #include "../engine/sample.h"
 
@@ -106,10 +109,6 @@ static json_object *base64(const char *s) {
         }
         out[o] = '\0';
         return json_object_new_string(out);
-}
-
-static const char *escape_end_name(enum leash_escape_end e) {
-        return e == LEASH_ESCAPE_KILLED ? "killed" : e == LEASH_ESCAPE_ENDED ? "ended" : "running";
 }
 
 static json_object *signal_json(int sig) {
@@ -244,22 +243,6 @@ static void measured_limits_json(const struct leash_spec *c, const struct leash_
         }
 }
 
-/* How far the device program holds against the job itself (tests/integration/devices.sh). */
-static const char *devices_note(const struct leash_spec *c, const struct leash_result *r) {
-        const struct leash_sandbox *s = &c->sandbox;
-        bool admin = s->caps_mode == LEASH_CAPS_KEEP ||
-                     (s->caps_mode == LEASH_CAPS_LIST && (s->caps_keep & (1ULL << 21))); /* CAP_SYS_ADMIN */
-
-        if (!r->devices_insns)
-                return "no device program needed: nothing is restricted";
-        if (admin)
-                return "weakened: the job keeps CAP_SYS_ADMIN and can detach the device program (BPF_PROG_DETACH)";
-        if (r->isolation && strncmp(r->isolation, "none", 4) == 0)
-                return "weakened: the job shares leash's uid and can move itself out of the job cgroup, leaving the "
-                       "device program (--isolate or --user prevents that); its sub-cgroups stay under it";
-        return "opening or making any other device node fails with EPERM, in the job's sub-cgroups too";
-}
-
 /* --gpus/--devices: in "limits" as "devices", with what enforced them */
 static void devices_limit_json(const struct leash_spec *c, const struct leash_result *r, json_object *o) {
         char what[1400];
@@ -273,7 +256,7 @@ static void devices_limit_json(const struct leash_spec *c, const struct leash_re
         json_object_object_add(m, "enforced_by", json_object_new_string(r->devices_by));
         if (r->devices_insns)
                 json_object_object_add(m, "instructions", json_object_new_int((int) r->devices_insns));
-        json_object_object_add(m, "note", json_object_new_string(devices_note(c, r)));
+        json_object_object_add(m, "note", json_object_new_string(report_text_devices_note(c, r)));
         json_object_object_add(o, "devices", m);
 }
 
@@ -368,18 +351,6 @@ static json_object *sampling_json(const struct leash_result *r) {
 
 /* Where the job cgroup came from: {kind, path (its parent; null without a
  * cgroup), why}. */
-/* The job's name: --name, else its command's base name, as leash run names
- * the cgroup; "job" for neither. A report without a cgroup (placement none)
- * has no other place for it. */
-static const char *job_name(const struct leash_spec *c) {
-        const char *name = c->name, *slash;
-        if ((!name || !*name) && c->argv && c->argv[0]) {
-                slash = strrchr(c->argv[0], '/');
-                name = slash && slash[1] ? slash + 1 : c->argv[0];
-        }
-        return name && *name ? name : "job";
-}
-
 static json_object *placement_json(const struct leash_result *r) {
         json_object *o = json_object_new_object();
         const char *slash = strrchr(r->cgroup, '/');
@@ -408,8 +379,6 @@ static json_object *warnings_json(const struct leash_spec *c, const struct leash
         return a;
 }
 
-static bool summary_likely_cause(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size);
-
 /* "likely_cause": why a job that failed by itself may have failed, where a
  * limit leash set is the likely cause and the exit does not say so (an
  * allocation RLIMIT_AS refused, a shell's 153 under --fsize): the line
@@ -419,42 +388,31 @@ static json_object *likely_cause_json(const struct leash_spec *c, const struct l
 
         if (r->reason != LEASH_REASON_EXIT && r->reason != LEASH_REASON_SIGNAL)
                 return NULL;
-        return summary_likely_cause(c, r, buf, sizeof buf) ? json_object_new_string(buf) : NULL;
+        return report_text_likely_cause(c, r, buf, sizeof buf) ? json_object_new_string(buf) : NULL;
 }
 
-static json_object *build(const struct leash_spec *c, const struct leash_result *r) {
-        json_object *root = json_object_new_object(), *o, *a, *u, *p, *m;
-        const struct leash_usage *x = &r->usage;
-        char buf[64];
-        uint64_t cpu_total = LEASH_NULL;
+/* "command", and "command_base64" only where an argument is not UTF-8:
+ * the exact bytes. */
+static void command_json(const struct leash_spec *c, json_object *root) {
+        json_object *a = json_object_new_array();
         bool raw = false;
 
-        json_object_object_add(root, "schema", json_object_new_int(1));
-        json_object_object_add(root, "leash_version", json_object_new_string(leash_version()));
-        a = json_object_new_array();
         for (char *const *arg = c->argv; arg && *arg; arg++) {
                 json_object_array_add(a, jstr(*arg));
                 raw = raw || !utf8_is_valid(*arg);
         }
         json_object_object_add(root, "command", a);
-        if (raw) { /* only when an argument is not UTF-8: the exact bytes */
+        if (raw) {
                 a = json_object_new_array();
                 for (char *const *arg = c->argv; *arg; arg++)
                         json_object_array_add(a, base64(*arg));
                 json_object_object_add(root, "command_base64", a);
         }
-        json_object_object_add(root, "name", jstr(job_name(c)));
-        json_object_object_add(root, "cgroup", jstr(r->cgroup));
-        json_object_object_add(root, "placement", placement_json(r));
-        json_object_object_add(root, "profile", jstr(c->profile));
-        json_object_object_add(root, "profile_source", jstr(c->profile_source));
-        format_iso8601(r->started_realtime_ns, buf, sizeof buf);
-        json_object_object_add(root, "started", r->started_realtime_ns ? json_object_new_string(buf) : NULL);
-        json_object_object_add(root, "pid", r->pid > 0 ? json_object_new_int(r->pid) : NULL);
-        json_object_object_add(root, "isolation", jstr(r->isolation));
-        json_object_object_add(root, "reason", json_object_new_string(leash_result_reason(r)));
+}
 
-        o = json_object_new_object();
+static json_object *exit_json(const struct leash_result *r) {
+        json_object *o = json_object_new_object();
+
         json_object_object_add(o, "code", json_object_new_int(r->exit_code));
         json_object_object_add(o, "status", r->status_code >= 0 ? json_object_new_int(r->status_code) : NULL);
         json_object_object_add(o, "signal", signal_json(r->term_signal));
@@ -464,10 +422,14 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
                 json_object_object_add(o, "error", json_object_new_string(strerror(r->exec_errno)));
                 json_object_object_add(o, "step", jstr(r->exec_step));
         }
-        json_object_object_add(root, "exit", o);
-        json_object_object_add(root, "likely_cause", likely_cause_json(c, r));
+        return o;
+}
 
-        o = json_object_new_object();
+/* "limits": each limit asked for with its unit and what enforced it, the
+ * --limit figures, the devices. */
+static json_object *limits_json(const struct leash_spec *c, const struct leash_result *r) {
+        json_object *o = json_object_new_object(), *m;
+
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 if (!leash_spec_has(c, (enum leash_limit) l))
                         continue;
@@ -482,17 +444,50 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         }
         measured_limits_json(c, r, o);
         devices_limit_json(c, r, o);
-        json_object_object_add(root, "limits", o);
-        json_object_object_add(root, "warnings", warnings_json(c, r));
+        return o;
+}
 
-        o = json_object_new_object();
+static json_object *policy_json(const struct leash_spec *c) {
+        json_object *o = json_object_new_object();
+
         json_object_object_add(o, "soft_signal", signal_json(c->soft_signal));
         json_object_object_add(o, "grace_s", decimal((double) c->grace_ns / 1e9));
         json_object_object_add(o, "strict", json_object_new_boolean(c->strict));
-        json_object_object_add(root, "policy", o);
-        json_object_object_add(root, "sandbox", sandbox_json(c, r));
+        return o;
+}
 
-        u = json_object_new_object();
+/* usage.pressure: the stall totals of the pressure files */
+static json_object *pressure_json(const struct leash_usage *x) {
+        json_object *p = json_object_new_object();
+
+        json_object_object_add(p, "cpu_some_s", seconds(x->psi_cpu_some, USEC_PER_SEC));
+        json_object_object_add(p, "cpu_full_s", seconds(x->psi_cpu_full, USEC_PER_SEC));
+        json_object_object_add(p, "memory_some_s", seconds(x->psi_mem_some, USEC_PER_SEC));
+        json_object_object_add(p, "memory_full_s", seconds(x->psi_mem_full, USEC_PER_SEC));
+        json_object_object_add(p, "io_some_s", seconds(x->psi_io_some, USEC_PER_SEC));
+        json_object_object_add(p, "io_full_s", seconds(x->psi_io_full, USEC_PER_SEC));
+        return p;
+}
+
+/* usage.main_process: wait4's rusage of the main process */
+static json_object *main_process_json(const struct leash_usage *x) {
+        json_object *m = json_object_new_object();
+
+        json_object_object_add(m, "maxrss_bytes", u64_or_null(x->main_maxrss_bytes));
+        json_object_object_add(m, "user_s", seconds(x->main_utime_us, USEC_PER_SEC));
+        json_object_object_add(m, "system_s", seconds(x->main_stime_us, USEC_PER_SEC));
+        json_object_object_add(m, "minor_faults", u64_or_null(x->main_minflt));
+        json_object_object_add(m, "major_faults", u64_or_null(x->main_majflt));
+        json_object_object_add(m, "voluntary_switches", u64_or_null(x->main_nvcsw));
+        json_object_object_add(m, "involuntary_switches", u64_or_null(x->main_nivcsw));
+        return m;
+}
+
+static json_object *usage_json(const struct leash_result *r) {
+        const struct leash_usage *x = &r->usage;
+        json_object *u = json_object_new_object();
+        uint64_t cpu_total = LEASH_NULL;
+
         if (x->cpu_user_us != LEASH_NULL && x->cpu_system_us != LEASH_NULL)
                 cpu_total = x->cpu_usage_us != LEASH_NULL ? x->cpu_usage_us : x->cpu_user_us + x->cpu_system_us;
         json_object_object_add(u, "wall_time_s", seconds(x->wall_ns, NSEC_PER_SEC));
@@ -521,58 +516,52 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         json_object_object_add(u, "throttled_s", seconds(x->cpu_throttled_us, USEC_PER_SEC));
         json_object_object_add(u, "cpu_periods", u64_or_null(x->cpu_nr_periods));
         json_object_object_add(u, "cpu_throttled_periods", u64_or_null(x->cpu_nr_throttled));
-        p = json_object_new_object();
-        json_object_object_add(p, "cpu_some_s", seconds(x->psi_cpu_some, USEC_PER_SEC));
-        json_object_object_add(p, "cpu_full_s", seconds(x->psi_cpu_full, USEC_PER_SEC));
-        json_object_object_add(p, "memory_some_s", seconds(x->psi_mem_some, USEC_PER_SEC));
-        json_object_object_add(p, "memory_full_s", seconds(x->psi_mem_full, USEC_PER_SEC));
-        json_object_object_add(p, "io_some_s", seconds(x->psi_io_some, USEC_PER_SEC));
-        json_object_object_add(p, "io_full_s", seconds(x->psi_io_full, USEC_PER_SEC));
-        json_object_object_add(u, "pressure", p);
-        m = json_object_new_object();
-        json_object_object_add(m, "maxrss_bytes", u64_or_null(x->main_maxrss_bytes));
-        json_object_object_add(m, "user_s", seconds(x->main_utime_us, USEC_PER_SEC));
-        json_object_object_add(m, "system_s", seconds(x->main_stime_us, USEC_PER_SEC));
-        json_object_object_add(m, "minor_faults", u64_or_null(x->main_minflt));
-        json_object_object_add(m, "major_faults", u64_or_null(x->main_majflt));
-        json_object_object_add(m, "voluntary_switches", u64_or_null(x->main_nvcsw));
-        json_object_object_add(m, "involuntary_switches", u64_or_null(x->main_nivcsw));
-        json_object_object_add(u, "main_process", m);
+        json_object_object_add(u, "pressure", pressure_json(x));
+        json_object_object_add(u, "main_process", main_process_json(x));
         json_object_object_add(u, "leftovers_killed", json_object_new_int((int) r->leftovers_killed));
         gpus_json(r, u);
-        json_object_object_add(root, "usage", u);
+        return u;
+}
 
-        a = json_object_new_array();
+static json_object *signals_json(const struct leash_result *r) {
+        json_object *a = json_object_new_array();
+
         for (unsigned i = 0; i < r->n_signals; i++) {
-                m = json_object_new_object();
+                json_object *m = json_object_new_object();
                 json_object_object_add(m, "signal", signal_json(r->signals[i].signal));
                 json_object_object_add(m, "at_s", decimal((double) r->signals[i].at_ns / 1e9));
                 json_object_object_add(m, "why", json_object_new_string(r->signals[i].why));
                 json_object_array_add(a, m);
         }
-        json_object_object_add(root, "signals", a);
-        if (r->sampling.interval_ns)
-                json_object_object_add(root, "sampling", sampling_json(r));
+        return a;
+}
 
-        /* issue 9.4: who left the job cgroup; never counted as killed there */
-        a = json_object_new_array();
+/* issue 9.4: who left the job cgroup; never counted as killed there.
+ * escaped_incomplete: the tree walk could not say it found every process
+ * (issue 22.10). */
+static void escaped_json(const struct leash_result *r, json_object *root) {
+        json_object *a = json_object_new_array();
+
         for (unsigned i = 0; i < r->n_escaped; i++) {
-                m = json_object_new_object();
+                json_object *m = json_object_new_object();
                 json_object_object_add(m, "pid", json_object_new_int((int) r->escaped[i].pid));
                 json_object_object_add(m, "comm", jstr(r->escaped[i].comm));
                 json_object_object_add(m, "cgroup", jstr(r->escaped[i].cgroup));
-                json_object_object_add(m, "end", json_object_new_string(escape_end_name(r->escaped[i].end)));
+                json_object_object_add(m, "end", json_object_new_string(report_text_escape_end(r->escaped[i].end)));
                 json_object_array_add(a, m);
         }
         json_object_object_add(root, "escaped", a);
         json_object_object_add(root, "escaped_unnamed", json_object_new_int((int) r->escaped_unnamed));
-        /* the tree walk could not say it found every process (issue 22.10) */
         json_object_object_add(root, "escaped_incomplete", json_object_new_boolean(r->escaped_incomplete));
-        /* leash (or its watchdog) found inside the job cgroup, and moved back out */
-        a = json_object_new_array();
+}
+
+/* leash (or its watchdog) found inside the job cgroup, and moved back out */
+static void moved_json(const struct leash_result *r, json_object *root) {
+        json_object *a = json_object_new_array();
+
         for (unsigned i = 0; i < r->n_moved; i++) {
                 const struct leash_moved *v = &r->moved[i];
-                m = json_object_new_object();
+                json_object *m = json_object_new_object();
                 json_object_object_add(m, "who", json_object_new_string(v->watchdog ? "watchdog" : "leash"));
                 json_object_object_add(m, "cgroup", jstr(v->cgroup));
                 json_object_object_add(m, "at_s", decimal((double) v->at_ns / 1e9));
@@ -583,6 +572,38 @@ static json_object *build(const struct leash_spec *c, const struct leash_result 
         json_object_object_add(root, "supervisor_moved", a);
         if (r->moved_unnamed)
                 json_object_object_add(root, "supervisor_moved_more", json_object_new_int((int) r->moved_unnamed));
+}
+
+/* The report's tree, its keys in schema 1's order (leash(1), REPORT FORMAT). */
+static json_object *build(const struct leash_spec *c, const struct leash_result *r) {
+        json_object *root = json_object_new_object();
+        char buf[64];
+
+        json_object_object_add(root, "schema", json_object_new_int(1));
+        json_object_object_add(root, "leash_version", json_object_new_string(leash_version()));
+        command_json(c, root);
+        json_object_object_add(root, "name", jstr(report_text_job_name(c)));
+        json_object_object_add(root, "cgroup", jstr(r->cgroup));
+        json_object_object_add(root, "placement", placement_json(r));
+        json_object_object_add(root, "profile", jstr(c->profile));
+        json_object_object_add(root, "profile_source", jstr(c->profile_source));
+        format_iso8601(r->started_realtime_ns, buf, sizeof buf);
+        json_object_object_add(root, "started", r->started_realtime_ns ? json_object_new_string(buf) : NULL);
+        json_object_object_add(root, "pid", r->pid > 0 ? json_object_new_int(r->pid) : NULL);
+        json_object_object_add(root, "isolation", jstr(r->isolation));
+        json_object_object_add(root, "reason", json_object_new_string(leash_result_reason(r)));
+        json_object_object_add(root, "exit", exit_json(r));
+        json_object_object_add(root, "likely_cause", likely_cause_json(c, r));
+        json_object_object_add(root, "limits", limits_json(c, r));
+        json_object_object_add(root, "warnings", warnings_json(c, r));
+        json_object_object_add(root, "policy", policy_json(c));
+        json_object_object_add(root, "sandbox", sandbox_json(c, r));
+        json_object_object_add(root, "usage", usage_json(r));
+        json_object_object_add(root, "signals", signals_json(r));
+        if (r->sampling.interval_ns)
+                json_object_object_add(root, "sampling", sampling_json(r));
+        escaped_json(r, root);
+        moved_json(r, root);
         return root;
 }
 
@@ -613,207 +634,6 @@ static int kv_walk(json_object *o, const char *prefix, FILE *f) {
                 fputc('\n', f);
         }
         return 0;
-}
-
-/* A limit's value as a user writes it: 512M, 1.5s, 2 cores, 100. */
-static void text_limit_value(enum leash_limit l, uint64_t v, char *buf, size_t size) {
-        if (v == LEASH_MAX)
-                snprintf(buf, size, "max");
-        else if (l == LEASH_LIMIT_CPUS)
-                snprintf(buf, size, "%g cores", (double) v / 1e6);
-        else if (l == LEASH_LIMIT_CPU_TIME || l == LEASH_LIMIT_WALL_TIME)
-                format_duration(v, buf, size);
-        else if (history_limit_unit(l) == HUNIT_COUNT)
-                snprintf(buf, size, "%llu", (unsigned long long) v);
-        else
-                format_size(v, buf, size);
-}
-
-/* The title every report a person reads has (leash report's pages too). */
-static void text_title(const struct leash_spec *c, FILE *f) {
-        fputs("leash report: ", f);
-        utf8_fputs_escaped(job_name(c), f);
-        fputs("\n", f);
-}
-
-static void text_report(const struct leash_spec *c, const struct leash_result *r, FILE *f) {
-        const struct leash_usage *x = &r->usage;
-        char buf[64];
-        size_t argc = 0;
-
-        text_title(c, f);
-        while (c->argv && c->argv[argc])
-                argc++;
-        fprintf(f, "command:   ");
-        utf8_fputs_command(f, c->argv, argc, NULL); /* pasted into a shell, runs the same */
-        fputc('\n', f);
-        fprintf(f, "reason:    %s (exit %d", leash_result_reason(r), r->exit_code);
-        if (r->term_signal)
-                fprintf(f, ", killed by SIG%s", signal_name(r->term_signal));
-        fprintf(f, ")\n");
-        fprintf(f, "placement: %s", placement_kind_to_string(r->placement));
-        if (r->placement == PLACEMENT_NONE) /* the kind only: the JSON report says why */
-                fputs(" (no cgroup: the job ran as its process tree)", f);
-        fputc('\n', f);
-        fprintf(f, "wall time: %.3f s\n", (double) x->wall_ns / 1e9);
-        if (x->cpu_usage_us != LEASH_NULL)
-                fprintf(f, "cpu time:  %.3f s (user %.3f s, system %.3f s)\n", (double) x->cpu_usage_us / 1e6,
-                        (double) x->cpu_user_us / 1e6, (double) x->cpu_system_us / 1e6);
-        if (x->memory_peak != LEASH_NULL) {
-                format_size(x->memory_peak, buf, sizeof buf);
-                fprintf(f, "memory:    peak %.1f MiB (%s)\n", (double) x->memory_peak / 1048576.0,
-                        x->memory_peak_basis);
-        }
-        if (x->pids_peak != LEASH_NULL)
-                fprintf(f, "pids:      peak %llu\n", (unsigned long long) x->pids_peak);
-        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
-                if (!leash_spec_has(c, (enum leash_limit) l))
-                        continue;
-                text_limit_value((enum leash_limit) l, c->limit[l], buf, sizeof buf);
-                fprintf(f, "limit:     %s %s by %s%s%s\n", leash_limit_to_string((enum leash_limit) l), buf,
-                        leash_enforcer_to_string(r->enforced[l]), r->enforce_note[l] ? ": " : "",
-                        r->enforce_note[l] ? r->enforce_note[l] : "");
-        }
-        if (r->devices_by) {
-                char what[1400];
-                devices_describe(&c->devices, what, sizeof what);
-                fprintf(f, "limit:     devices (%s) by %s: %s\n", what, r->devices_by, devices_note(c, r));
-        }
-        for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
-                char line[512];
-                if (leash_limit_weakness(c, r->enforced, r->enforce_note, (enum leash_limit) l, false, line,
-                                         sizeof line) > 0)
-                        fprintf(f, "warning:   %s\n", line);
-        }
-        if (r->sandbox.applied) {
-                char caps[1024];
-                caps_format_mask(r->sandbox.cap_effective, caps, sizeof caps);
-                fprintf(f, "identity:  uid %u gid %u%s\n", (unsigned) r->sandbox.uid, (unsigned) r->sandbox.gid,
-                        r->sandbox.identity_switched ? " (switched)" : "");
-                fprintf(f, "caps:      %s%s\n", caps[0] ? caps : "none",
-                        r->sandbox.no_new_privs ? ", no_new_privs" : "");
-                for (unsigned i = 0; i < LEASH_FILTER_COUNT; i++)
-                        if (r->sandbox.seccomp & (1U << i))
-                                fprintf(f, "seccomp:   %s (%s)\n", leash_filter_to_string(1U << i),
-                                        leash_seccomp_action_to_string(c->sandbox.seccomp_action));
-        }
-        if (r->sampling.interval_ns) {
-                format_duration(r->sampling.interval_ns, buf, sizeof buf);
-                fprintf(f, "sampling:  %llu samples every %s", (unsigned long long) r->sampling.samples, buf);
-                if (r->sampling.peak[LEASH_FIG_CORES] != LEASH_NULL)
-                        fprintf(f, ", peak %.2f cores", (double) r->sampling.peak[LEASH_FIG_CORES] / 1e6);
-                if (r->sampling.peak[LEASH_FIG_PROCS] != LEASH_NULL)
-                        fprintf(f, ", peak %llu processes", (unsigned long long) r->sampling.peak[LEASH_FIG_PROCS]);
-                fputc('\n', f);
-        }
-        for (unsigned i = 0; i < r->n_signals; i++)
-                fprintf(f, "signal:    SIG%s at %.3f s (%s)\n", signal_name(r->signals[i].signal),
-                        (double) r->signals[i].at_ns / 1e9, r->signals[i].why);
-        for (unsigned i = 0; i < r->n_escaped; i++) { /* comm and cgroup are the job's words */
-                fprintf(f, "escaped:   pid %d (", (int) r->escaped[i].pid);
-                utf8_fputs_escaped(r->escaped[i].comm, f);
-                fprintf(f, ") to ");
-                utf8_fputs_escaped(r->escaped[i].cgroup, f);
-                fprintf(f, ": %s\n", escape_end_name(r->escaped[i].end));
-        }
-        if (r->escaped_unnamed)
-                fprintf(f, "escaped:   %u more\n", r->escaped_unnamed);
-        if (r->escaped_incomplete)
-                fprintf(f, "escaped:   the list may be incomplete: processes that left the job cgroup may still run\n");
-        for (unsigned i = 0; i < r->n_moved; i++) {
-                fprintf(f, "moved:     %s into ", r->moved[i].watchdog ? "the watchdog" : "leash");
-                utf8_fputs_escaped(r->moved[i].cgroup, f);
-                fprintf(f, " by the job at %.3f s: ", (double) r->moved[i].at_ns / 1e9);
-                if (r->moved[i].back_to[0]) {
-                        fprintf(f, "moved back to ");
-                        utf8_fputs_escaped(r->moved[i].back_to, f);
-                        fputc('\n', f);
-                } else
-                        fprintf(f, "could not leave (%s)\n", strerror(r->moved[i].error));
-        }
-}
-
-/* ---- isolate(1)'s meta file ----
- * "key:value" lines with isolate's keys and meanings (its META-FILES
- * section), so that a judge that reads isolate's meta reads leash's: time
- * (CPU, user + system, of the whole job), time-wall, max-rss (KiB, the
- * largest process: wait4's ru_maxrss), csw-voluntary, csw-forced, cg-mem
- * (KiB, the cgroup's memory.peak) and cg-oom-killed where the job had a
- * memory controller, exitcode or exitsig as the job ended, status (RE
- * nonzero exit, SG a fatal signal, TO a time limit, XX leash could not run
- * it) with a one-line message, killed:1 when leash ended the job. Where
- * memory is only a per-process RLIMIT_AS (no controller), a crash or a
- * failure may be a refused allocation: the message says so, as it says
- * which sampled limit (--limit) ended a job. */
-static void summary_rlimit_hint(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size);
-
-static void isolate_status(const struct leash_spec *c, const struct leash_result *r, FILE *f) {
-        const char *st = NULL;
-        char msg[512] = "", hint[320] = "";
-        bool rlimit_mem = r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY);
-
-        if (r->reason == LEASH_REASON_WALL_TIME || r->reason == LEASH_REASON_CPU_TIME) {
-                st = "TO";
-                snprintf(msg, sizeof msg, "Time limit exceeded%s",
-                         r->reason == LEASH_REASON_WALL_TIME ? " (wall clock)" : "");
-        } else if (r->reason == LEASH_REASON_SETUP_ERROR || r->reason == LEASH_REASON_EXEC_ERROR) {
-                st = "XX";
-                snprintf(msg, sizeof msg, "%s%s%s", r->exec_step ? r->exec_step : "setup", r->exec_errno ? ": " : "",
-                         r->exec_errno ? strerror(r->exec_errno) : "");
-        } else if (r->term_signal) {
-                st = "SG";
-                snprintf(msg, sizeof msg, "Caught fatal signal %d", r->term_signal);
-        } else if (r->status_code > 0) {
-                st = "RE";
-                snprintf(msg, sizeof msg, "Exited with error status %d", r->status_code);
-        }
-        if (r->reason == LEASH_REASON_MEMORY)
-                snprintf(hint, sizeof hint, "memory limit reached: OOM-killed");
-        else if (r->reason == LEASH_REASON_MEASURED && r->sampling.limit_reached >= 0)
-                snprintf(hint, sizeof hint, "the sampled %s limit (--limit) passed: leash ended it",
-                         leash_fig_name((enum leash_fig) r->sampling.limit_reached));
-        else if (st && strcmp(st, "TO") != 0 && strcmp(st, "XX") != 0 && rlimit_mem)
-                summary_rlimit_hint(c, r, hint, sizeof hint);
-        if (!st)
-                return;
-        fprintf(f, "status:%s\nmessage:", st);
-        utf8_fputs_escaped(msg, f);
-        if (hint[0]) {
-                fputs(" (", f);
-                utf8_fputs_escaped(hint, f);
-                fputc(')', f);
-        }
-        fputc('\n', f);
-}
-
-static void isolate_report(const struct leash_spec *c, const struct leash_result *r, FILE *f) {
-        const struct leash_usage *x = &r->usage;
-        uint64_t cpu_ms = x->cpu_usage_us == LEASH_NULL ? 0 : x->cpu_usage_us / 1000, wall_ms = x->wall_ns / 1000000;
-        bool ended = r->reason != LEASH_REASON_SETUP_ERROR && r->reason != LEASH_REASON_EXEC_ERROR;
-
-        fprintf(f, "time:%llu.%03llu\ntime-wall:%llu.%03llu\n", (unsigned long long) (cpu_ms / 1000),
-                (unsigned long long) (cpu_ms % 1000), (unsigned long long) (wall_ms / 1000),
-                (unsigned long long) (wall_ms % 1000));
-        if (x->main_maxrss_bytes != LEASH_NULL)
-                fprintf(f, "max-rss:%llu\n", (unsigned long long) (x->main_maxrss_bytes / 1024));
-        if (x->main_nvcsw != LEASH_NULL && x->main_nivcsw != LEASH_NULL)
-                fprintf(f, "csw-voluntary:%llu\ncsw-forced:%llu\n", (unsigned long long) x->main_nvcsw,
-                        (unsigned long long) x->main_nivcsw);
-        if (x->memory_peak != LEASH_NULL && x->memory_peak_basis && strcmp(x->memory_peak_basis, "memory.peak") == 0)
-                fprintf(f, "cg-mem:%llu\n", (unsigned long long) (x->memory_peak / 1024));
-        if (r->reason == LEASH_REASON_MEMORY || (x->mem_ev_oom_kill != LEASH_NULL && x->mem_ev_oom_kill > 0))
-                fputs("cg-oom-killed:1\n", f);
-        /* a job leash ended on a time limit is "killed", with neither (isolate) */
-        if (ended && r->reason != LEASH_REASON_WALL_TIME && r->reason != LEASH_REASON_CPU_TIME) {
-                if (r->term_signal)
-                        fprintf(f, "exitsig:%d\n", r->term_signal);
-                else if (r->status_code >= 0)
-                        fprintf(f, "exitcode:%d\n", r->status_code);
-        }
-        isolate_status(c, r, f);
-        if (r->reason == LEASH_REASON_WALL_TIME || r->reason == LEASH_REASON_CPU_TIME ||
-            r->reason == LEASH_REASON_MEASURED || r->reason == LEASH_REASON_KILLED)
-                fputs("killed:1\n", f);
 }
 
 /* ---- a report a layer above adds keys to ----
@@ -963,154 +783,15 @@ int leash_report_format(const struct leash_spec *c, const struct leash_result *r
                 root = build(c, r);
                 kv_walk(root, "", f);
         } else if (format == LEASH_FORMAT_ISOLATE)
-                isolate_report(c, r, f);
+                report_text_isolate(c, r, f);
         else
-                text_report(c, r, f);
+                report_text_write(c, r, f);
         if (fclose(f) != 0) {
                 free(text);
                 return -ENOMEM;
         }
         *ret_text = text;
         return 0;
-}
-
-/* How the job ended after leash's signals: which signal did it, or that it
- * exited by itself ("killed by SIGKILL after the 5s grace", "it died of the
- * soft signal SIGXCPU", "it exited with status 3 within the grace"). */
-static void summary_ending(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
-        char grace[32];
-        bool grace_kill = false;
-
-        format_duration(c->grace_ns, grace, sizeof grace);
-        for (unsigned i = 0; i < r->n_signals; i++)
-                if (r->signals[i].signal == SIGKILL && r->signals[i].why && strcmp(r->signals[i].why, "grace") == 0)
-                        grace_kill = true;
-        if (r->term_signal == SIGKILL && grace_kill)
-                snprintf(buf, size, "it outlived the %s grace and was killed by SIGKILL", grace);
-        else if (r->term_signal == SIGKILL)
-                snprintf(buf, size, "killed by SIGKILL");
-        else if (r->term_signal)
-                snprintf(buf, size, "it died of SIG%s", signal_name(r->term_signal));
-        else if (r->status_code >= 0)
-                snprintf(buf, size, "it exited with status %d%s", r->status_code,
-                         grace_kill ? " (leftover processes killed after the grace)" : "");
-        else
-                snprintf(buf, size, "it ended");
-}
-
-/* A crash or a failure where memory is only a per-process RLIMIT_AS: the
- * refused allocation may be why, and the job's own exit says nothing of it. */
-static void summary_rlimit_hint(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
-        char v[32];
-
-        format_bytes_human(c->limit[LEASH_LIMIT_MEMORY], v, sizeof v);
-        if (r->term_signal)
-                snprintf(buf, size,
-                         "the job died of SIG%s; memory is limited per process by RLIMIT_AS (%s) here: an "
-                         "allocation it refused may be why",
-                         signal_name(r->term_signal), v);
-        else
-                snprintf(buf, size,
-                         "the job exited with status %d; memory is limited per process by RLIMIT_AS (%s) here: an "
-                         "allocation it refused may be why",
-                         r->status_code, v);
-}
-
-/* Status 153 (128 + SIGXFSZ) under --fsize: what a shell returns when its
- * command died of SIGXFSZ. leash did not see that death (the shell reaped
- * it), so the reason stays exit and this says only what the status suggests. */
-static bool summary_fsize_hint(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
-        char v[32];
-
-        if (r->term_signal || r->status_code != 128 + SIGXFSZ || r->enforced[LEASH_LIMIT_FSIZE] != LEASH_BY_RLIMIT)
-                return false;
-        format_bytes_human(c->limit[LEASH_LIMIT_FSIZE], v, sizeof v);
-        snprintf(buf, size,
-                 "the job exited with status %d, a shell's status for a command that died of SIGXFSZ: a write past "
-                 "the fsize limit %s (RLIMIT_FSIZE) may be why",
-                 r->status_code, v);
-        return true;
-}
-
-static bool summary_likely_cause(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
-        if (summary_fsize_hint(c, r, buf, size))
-                return true;
-        if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY)) {
-                summary_rlimit_hint(c, r, buf, size);
-                return true;
-        }
-        return false;
-}
-
-int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text) {
-        char lim[32] = "", end[128];
-        char tail[320] = "";
-        int n;
-
-        summary_ending(c, r, end, sizeof end);
-        switch (r->reason) {
-        case LEASH_REASON_WALL_TIME:
-        case LEASH_REASON_CPU_TIME:
-                format_duration(
-                        c->limit[r->reason == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME],
-                        lim, sizeof lim);
-                snprintf(tail, sizeof tail, "%s limit %s reached: sent SIG%s; %s", leash_reason_to_string(r->reason),
-                         lim, signal_name(c->soft_signal), end);
-                break;
-        case LEASH_REASON_MEMORY:
-                snprintf(tail, sizeof tail, "memory limit reached: OOM-killed");
-                break;
-        case LEASH_REASON_PIDS:
-                snprintf(tail, sizeof tail, "pids limit reached: a fork was refused");
-                break;
-        case LEASH_REASON_INTERRUPTED:
-                snprintf(tail, sizeof tail, "interrupted by SIG%s, passed to the job; %s",
-                         signal_name(r->interrupt_signal), end);
-                break;
-        case LEASH_REASON_SECCOMP:
-                snprintf(tail, sizeof tail, "a syscall denied by the seccomp filter killed the job (SIGSYS)");
-                break;
-        case LEASH_REASON_MEASURED: {
-                enum leash_fig f = (enum leash_fig) r->sampling.limit_reached;
-                bool bytes = strcmp(leash_fig_unit(f), "bytes") == 0;
-                char seen[32], iv[32], late[32];
-                if (r->sampling.limit_reached < 0)
-                        break;
-                if (bytes) {
-                        format_bytes_human(c->sampling.limit[f], lim, sizeof lim);
-                        format_bytes_human(r->sampling.limit_value_at, seen, sizeof seen);
-                } else {
-                        sample_fig_format(f, c->sampling.limit[f], lim, sizeof lim);
-                        sample_fig_format(f, r->sampling.limit_value_at, seen, sizeof seen);
-                }
-                format_duration(r->sampling.interval_ns, iv, sizeof iv);
-                snprintf(late, sizeof late, "%.3f s",
-                         (double) (r->sampling.limit_seen_ns - r->sampling.limit_below_ns) / 1e9);
-                snprintf(tail, sizeof tail,
-                         "%s limit %s passed (%s, sampled every %s, seen at most %s after it was): sent SIG%s; %s",
-                         leash_fig_name(f), lim, seen, iv, late, signal_name(c->soft_signal), end);
-                break;
-        }
-        case LEASH_REASON_FSIZE:
-                format_bytes_human(c->limit[LEASH_LIMIT_FSIZE], lim, sizeof lim);
-                snprintf(tail, sizeof tail,
-                         "fsize limit %s reached: a write past it (RLIMIT_FSIZE) was refused with SIGXFSZ; %s", lim,
-                         end);
-                break;
-        case LEASH_REASON_SIGNAL:
-        case LEASH_REASON_EXIT:
-                if (summary_likely_cause(c, r, tail, sizeof tail))
-                        break;
-                *ret_text = NULL;
-                return 0;
-        default:
-                *ret_text = NULL;
-                return 0;
-        }
-        n = asprintf(ret_text, "%s (exit %d, wall %.3f s, cpu %.3f s)", tail, r->exit_code,
-                     (double) r->usage.wall_ns / 1e9,
-                     r->usage.cpu_usage_us == LEASH_NULL ? 0.0 : (double) r->usage.cpu_usage_us / 1e6);
-        return n < 0 ? -ENOMEM : 0;
 }
 
 /* --- Reading reports back (leash report, leash suggest) ----------------------
@@ -1346,6 +1027,64 @@ int report_parse_job(const char *text, size_t len, struct history_job **ret) {
         return 0;
 }
 
+/* A column first seen after n_rows rows: the rows read so far widened with
+ * a NAN cell. *cap, the rows s->v has room for, is at least 1 after. */
+static int series_add_column(struct history_series *s, const char *key, size_t *cap) {
+        char **c = reallocarray(s->cols, s->n_cols + 1, sizeof *c);
+        double *v;
+
+        if (!c)
+                return -ENOMEM;
+        s->cols = c;
+        if (!(c[s->n_cols] = strdup(key)))
+                return -ENOMEM;
+        v = calloc((*cap ? *cap : 1) * (s->n_cols + 1), sizeof *v);
+        if (!v) {
+                free(c[s->n_cols]);
+                return -ENOMEM;
+        }
+        for (size_t row = 0; row < s->n_rows; row++) {
+                memcpy(v + row * (s->n_cols + 1), s->v + row * s->n_cols, s->n_cols * sizeof *v);
+                v[row * (s->n_cols + 1) + s->n_cols] = NAN;
+        }
+        free(s->v);
+        s->v = v;
+        s->n_cols++;
+        if (!*cap)
+                *cap = 1;
+        return 0;
+}
+
+/* One line's object as the next row: its new keys as columns first, a
+ * key it lacks (or a null) as NAN. -EBADMSG: a string where a figure
+ * belongs. */
+static int series_add_row(struct history_series *s, json_object *o, size_t *cap) {
+        int r;
+
+        for (struct lh_entry *e = lh_table_head(json_object_get_object(o)); e; e = lh_entry_next(e))
+                if (history_series_col(s, lh_entry_k(e)) < 0 && (r = series_add_column(s, lh_entry_k(e), cap)) < 0)
+                        return r;
+        if (s->n_rows == *cap) {
+                double *v = reallocarray(s->v, *cap * 2 * s->n_cols, sizeof *v);
+                if (!v)
+                        return -ENOMEM;
+                s->v = v;
+                *cap *= 2;
+        }
+        for (size_t c = 0; c < s->n_cols; c++) {
+                json_object *x = jr_path(o, s->cols[c]);
+                double d = NAN;
+                if (x && json_object_get_type(x) != json_type_null) {
+                        d = jr_number(o, s->cols[c]);
+                        if (isnan(d))
+                                return -EBADMSG;
+                }
+                s->v[s->n_rows * s->n_cols + c] = d;
+        }
+        s->n_rows++;
+        return 0;
+}
+
 /* JSON lines: one flat object per line, the keys of the CSV header; the
  * columns are the keys of the first line, in order, plus any later ones. */
 int report_parse_series_jsonl(const char *text, size_t len, struct history_series **ret) {
@@ -1365,70 +1104,8 @@ int report_parse_series_jsonl(const char *text, size_t len, struct history_serie
                 if (strspn(line, " \t\r") >= n)
                         continue;
                 r = jr_parse(line, n, &o);
-                if (r < 0)
-                        break;
-                if (json_object_get_type(o) != json_type_object) {
-                        r = -EBADMSG;
-                        break;
-                }
-                for (struct lh_entry *e = lh_table_head(json_object_get_object(o)); e; e = lh_entry_next(e)) {
-                        const char *k = lh_entry_k(e);
-                        char **c;
-                        double *v;
-                        if (history_series_col(s, k) >= 0)
-                                continue;
-                        /* a column first seen late: widen the rows read so far */
-                        c = reallocarray(s->cols, s->n_cols + 1, sizeof *c);
-                        if (!c) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        s->cols = c;
-                        if (!(c[s->n_cols] = strdup(k))) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        v = calloc((cap ? cap : 1) * (s->n_cols + 1), sizeof *v);
-                        if (!v) {
-                                free(c[s->n_cols]);
-                                r = -ENOMEM;
-                                break;
-                        }
-                        for (size_t row = 0; row < s->n_rows; row++) {
-                                memcpy(v + row * (s->n_cols + 1), s->v + row * s->n_cols, s->n_cols * sizeof *v);
-                                v[row * (s->n_cols + 1) + s->n_cols] = NAN;
-                        }
-                        free(s->v);
-                        s->v = v;
-                        s->n_cols++;
-                        if (!cap)
-                                cap = 1;
-                }
-                if (r < 0)
-                        break;
-                if (s->n_rows == cap) {
-                        double *v = reallocarray(s->v, cap * 2 * s->n_cols, sizeof *v);
-                        if (!v) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        s->v = v;
-                        cap *= 2;
-                }
-                for (size_t c = 0; c < s->n_cols; c++) {
-                        json_object *x = jr_path(o, s->cols[c]);
-                        double d = NAN;
-                        if (x && json_object_get_type(x) != json_type_null) {
-                                d = jr_number(o, s->cols[c]);
-                                if (isnan(d)) {
-                                        r = -EBADMSG; /* a string where a figure belongs */
-                                        break;
-                                }
-                        }
-                        s->v[s->n_rows * s->n_cols + c] = d;
-                }
                 if (r == 0)
-                        s->n_rows++;
+                        r = json_object_get_type(o) == json_type_object ? series_add_row(s, o, &cap) : -EBADMSG;
         }
         if (r == 0 && s->n_cols == 0)
                 r = -EBADMSG;

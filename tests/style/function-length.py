@@ -12,7 +12,6 @@ import os, re, sys
 LIMIT = 80
 src = os.environ.get("LEASH_SRCDIR") or "."
 LONG = {  # (file name, function): the settings, report, render layers and the CLI
-    ("report.c", "build"), ("report.c", "text_report"), ("report.c", "report_parse_series_jsonl"),
     ("slurm.c", "epilog"), ("slurm.c", "prolog"), ("run.c", "cmd_run"), ("report-dest.c", "resolve"),
     ("check.c", "cmd_check"), ("ps.c", "cmd_top"),
 }
