@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Theory: every document is written through a small "writer" that knows its
- * target (HTML, Markdown, text) and escapes every string that came from a
- * report. The content is decided once (the verdict, the tables, the charts)
+ * Theory: every document is written through a small "writer" (writer.c)
+ * that knows its target (HTML, Markdown, text) and escapes every string
+ * that came from a report. This file draws one job's page and the document
+ * around either page; summary.c draws the page about many jobs. The content is decided once (the verdict, the tables, the charts)
  * and only its dress differs between targets. HTML inlines its SVG charts and
  * one short script that makes the summary table sortable (the table reads
  * the same without it); Markdown links SVG files written beside it; text
@@ -12,7 +13,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,127 +20,8 @@
 #include "../basic/macro.h"
 #include "chart.h"
 #include "markup.h"
-
-struct writer {
-        FILE *f;
-        enum render_format fmt;
-        const char *prefix;
-        struct render_output *out;
-        int err;
-};
-
-static void esc(struct writer *w, const char *s) {
-        if (w->fmt == RENDER_HTML)
-                markup_html(w->f, s);
-        else if (w->fmt == RENDER_MARKDOWN)
-                markup_md(w->f, s);
-        else
-                markup_text(w->f, s);
-}
-
-/* A link to a file beside the document: percent-encoded. */
-static void put_url(struct writer *w, const char *s) {
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                    strchr("._-", *p))
-                        fputc(*p, w->f);
-                else
-                        fprintf(w->f, "%%%02X", *p);
-}
-
-static void put(struct writer *w, const char *s) {
-        fputs(s, w->f);
-}
-
-_printf_(2, 3) static void putf(struct writer *w, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        vfprintf(w->f, fmt, ap);
-        va_end(ap);
-}
-
-static void heading(struct writer *w, int level, const char *text) {
-        if (w->fmt == RENDER_HTML)
-                putf(w, "<h%d>%s</h%d>\n", level, text, level);
-        else if (w->fmt == RENDER_MARKDOWN)
-                putf(w, "\n%.*s %s\n\n", level, "####", text);
-        else
-                putf(w, "\n%s\n%.*s\n", text, (int) strlen(text), "------------------------------------------------");
-}
-
-/* --- tables: a header row, then rows of cells with an optional sort key --- */
-
-struct cell {
-        const char *text;  /* from a report: escaped */
-        const char *plain; /* ours: written as is */
-        double sort;       /* NAN: sort by text */
-};
-
-static void table_open(struct writer *w, const char *caption, const char *const *head, size_t n, bool sortable,
-                       const int *width) {
-        if (w->fmt == RENDER_HTML) {
-                putf(w, "<div class=\"scroll\"><table%s>\n<caption>%s</caption>\n<thead><tr>",
-                     sortable ? " class=\"sortable\"" : "", caption);
-                for (size_t i = 0; i < n; i++)
-                        putf(w, "<th scope=\"col\">%s</th>", head[i]);
-                put(w, "</tr></thead>\n<tbody>\n");
-        } else if (w->fmt == RENDER_MARKDOWN) {
-                putf(w, "%s\n\n|", caption);
-                for (size_t i = 0; i < n; i++)
-                        putf(w, " %s |", head[i]);
-                put(w, "\n|");
-                for (size_t i = 0; i < n; i++)
-                        put(w, i ? " ---: |" : " --- |");
-                put(w, "\n");
-        } else {
-                putf(w, "%s\n", caption);
-                put(w, " ");
-                for (size_t i = 0; i < n; i++)
-                        putf(w, " %-*s", i + 1 < n ? width[i] : 0, head[i]);
-                put(w, "\n");
-        }
-}
-
-static void table_row(struct writer *w, const struct cell *c, size_t n, const int *width) {
-        if (w->fmt == RENDER_HTML)
-                put(w, "<tr>");
-        else if (w->fmt == RENDER_MARKDOWN)
-                put(w, "|");
-        else
-                put(w, " ");
-        for (size_t i = 0; i < n; i++) {
-                const char *s = c[i].text ? c[i].text : c[i].plain ? c[i].plain : "";
-                if (w->fmt == RENDER_HTML) {
-                        put(w, i == 0 ? "<th scope=\"row\"" : isnan(c[i].sort) ? "<td class=\"t\"" : "<td");
-                        if (!isnan(c[i].sort))
-                                putf(w, " data-v=\"%.17g\"", c[i].sort);
-                        else {
-                                put(w, " data-v=\"");
-                                esc(w, s);
-                                put(w, "\"");
-                        }
-                        put(w, ">");
-                } else
-                        put(w, " ");
-                if (c[i].text)
-                        esc(w, s);
-                else
-                        put(w, s);
-                if (w->fmt == RENDER_HTML)
-                        put(w, i == 0 ? "</th>" : "</td>");
-                else if (w->fmt == RENDER_MARKDOWN)
-                        put(w, " |");
-                else {
-                        int pad = width ? width[i] - (int) strlen(s) : 1;
-                        putf(w, "%*s", pad > 1 ? pad : 1, "");
-                }
-        }
-        put(w, w->fmt == RENDER_HTML ? "</tr>\n" : "\n");
-}
-
-static void table_close(struct writer *w) {
-        put(w, w->fmt == RENDER_HTML ? "</tbody></table></div>\n" : "\n");
-}
+#include "summary.h"
+#include "writer.h"
 
 /* --- the verdict ----------------------------------------------------------- */
 
@@ -397,26 +278,28 @@ static void data_table(struct writer *w, const struct chart *c) {
         size_t n = c->n_lines ? c->line[0].n : 0, step = n > 60 ? (n + 59) / 60 : 1;
         if (w->fmt != RENDER_HTML || !n)
                 return;
-        put(w, "<details><summary>Data behind this chart</summary><div class=\"scroll\"><table class=\"data\"><thead>"
-               "<tr><th scope=\"col\">t</th>");
+        writer_put(
+                w,
+                "<details><summary>Data behind this chart</summary><div class=\"scroll\"><table class=\"data\"><thead>"
+                "<tr><th scope=\"col\">t</th>");
         for (size_t i = 0; i < c->n_lines; i++) {
-                put(w, "<th scope=\"col\">");
-                esc(w, c->line[i].label);
-                put(w, "</th>");
+                writer_put(w, "<th scope=\"col\">");
+                writer_esc(w, c->line[i].label);
+                writer_put(w, "</th>");
         }
-        put(w, "</tr></thead><tbody>\n");
+        writer_put(w, "</tr></thead><tbody>\n");
         for (size_t k = 0; k < n; k += step) {
                 char buf[64];
-                putf(w, "<tr><th scope=\"row\">%.3f s</th>", c->line[0].x[k * c->line[0].xstride]);
+                writer_putf(w, "<tr><th scope=\"row\">%.3f s</th>", c->line[0].x[k * c->line[0].xstride]);
                 for (size_t i = 0; i < c->n_lines; i++) {
                         markup_value(c->line[i].y[k * c->line[i].ystride], c->unit, buf, sizeof buf);
-                        putf(w, "<td>%s</td>", buf);
+                        writer_putf(w, "<td>%s</td>", buf);
                 }
-                put(w, "</tr>\n");
+                writer_put(w, "</tr>\n");
                 if (k + step >= n && k != n - 1)
                         k = n - 1 - step; /* always show the last row */
         }
-        put(w, "</tbody></table></div></details>\n");
+        writer_put(w, "</tbody></table></div></details>\n");
 }
 
 static const char spark[] = "_.:-=+*#%@";
@@ -450,37 +333,21 @@ static void sparkline(struct writer *w, const struct chart *c) {
                         if (cells[k] == ' ' && cells[k - 1] != ' ')
                                 cells[k] = cells[k - 1];
                 markup_value(max, c->unit, buf, sizeof buf);
-                putf(w, " %-22s |%s| max %s", l->label, cells, buf);
+                writer_putf(w, " %-22s |%s| max %s", l->label, cells, buf);
                 markup_value(last, c->unit, buf, sizeof buf);
-                putf(w, ", last %s\n", buf);
+                writer_putf(w, ", last %s\n", buf);
         }
         for (size_t i = 0; i < c->n_levels; i++) {
                 char buf[64];
                 markup_value(c->level[i].y, c->unit, buf, sizeof buf);
-                putf(w, " %-22s %s\n", c->level[i].label, buf);
+                writer_putf(w, " %-22s %s\n", c->level[i].label, buf);
         }
-}
-
-/* A Markdown document's chart: the file PREFIX-ID.svg beside it, taking svg;
- * its name, or NULL with w->err. */
-static const char *attach_svg(struct writer *w, const char *id, char **svg) {
-        struct render_file *files = reallocarray(w->out->files, w->out->n_files + 1, sizeof *files);
-        char *name = NULL;
-
-        if (files)
-                w->out->files = files;
-        if (!files || asprintf(&name, "%s-%s.svg", w->prefix ? w->prefix : "chart", id) < 0) {
-                w->err = -ENOMEM;
-                return NULL;
-        }
-        files[w->out->n_files++] = (struct render_file){name, TAKE_PTR(*svg)};
-        return name;
 }
 
 static void emit_chart(struct writer *w, struct chart *c) {
         _cleanup_free_ char *svg = NULL;
         if (w->fmt == RENDER_TEXT) {
-                heading(w, 3, c->title);
+                writer_heading(w, 3, c->title);
                 sparkline(w, c);
                 return;
         }
@@ -489,20 +356,20 @@ static void emit_chart(struct writer *w, struct chart *c) {
         if (w->err < 0)
                 return;
         if (w->fmt == RENDER_HTML) {
-                putf(w, "<h3>%s</h3>\n<figure>\n%s<figcaption>", c->title, svg);
-                esc(w, c->desc);
-                put(w, "</figcaption>\n");
+                writer_putf(w, "<h3>%s</h3>\n<figure>\n%s<figcaption>", c->title, svg);
+                writer_esc(w, c->desc);
+                writer_put(w, "</figcaption>\n");
                 data_table(w, c);
-                put(w, "</figure>\n");
+                writer_put(w, "</figure>\n");
         } else {
-                const char *name = attach_svg(w, c->id, &svg);
+                const char *name = writer_attach_svg(w, c->id, &svg);
                 if (!name)
                         return;
-                put(w, "![");
-                esc(w, c->desc);
-                put(w, "](");
-                put_url(w, name);
-                put(w, ")\n\n");
+                writer_put(w, "![");
+                writer_esc(w, c->desc);
+                writer_put(w, "](");
+                writer_put_url(w, name);
+                writer_put(w, ")\n\n");
         }
 }
 
@@ -641,11 +508,11 @@ static void job_charts(struct writer *w, const struct history_job *j) {
         struct derived d = {{NULL}, 0};
         int t = history_series_col(j->series, "t_s");
 
-        heading(w, 2, "Over time");
+        writer_heading(w, 2, "Over time");
         if (t < 0) {
-                put(w, w->fmt == RENDER_HTML ? "<p>" : "");
-                put(w, "The series has no t_s column: nothing to draw.");
-                put(w, w->fmt == RENDER_HTML ? "</p>\n" : "\n");
+                writer_put(w, w->fmt == RENDER_HTML ? "<p>" : "");
+                writer_put(w, "The series has no t_s column: nothing to draw.");
+                writer_put(w, w->fmt == RENDER_HTML ? "</p>\n" : "\n");
                 return;
         }
         chart_cpu(w, j, t, &d);
@@ -656,26 +523,6 @@ static void job_charts(struct writer *w, const struct history_job *j) {
         chart_pressure(w, j, t, &d);
         for (size_t i = 0; i < d.n; i++)
                 free(d.v[i]);
-}
-
-static double limit_usage(const struct history_job *j, enum leash_limit l) {
-        switch (l) {
-        case LEASH_LIMIT_MEMORY:
-        case LEASH_LIMIT_MEMORY_HIGH:
-                return j->usage[HU_MEM_PEAK];
-        case LEASH_LIMIT_SWAP:
-                return j->usage[HU_SWAP_PEAK];
-        case LEASH_LIMIT_PIDS:
-                return j->usage[HU_PIDS_PEAK];
-        case LEASH_LIMIT_CPU_TIME:
-                return j->usage[HU_CPU];
-        case LEASH_LIMIT_WALL_TIME:
-                return j->usage[HU_WALL];
-        case LEASH_LIMIT_CPUS:
-                return j->usage[HU_WALL] > 0 ? j->usage[HU_CPU] / j->usage[HU_WALL] : NAN;
-        default:
-                return NAN;
-        }
 }
 
 /* The --limit FIGURE=VALUE rows: checked by leash at each sample. */
@@ -693,14 +540,14 @@ static bool job_measured_limits(struct writer *w, const struct history_job *j, c
                         snprintf(pct, sizeof pct, "%.0f %%", m->peak / m->value * 100);
                 else
                         snprintf(pct, sizeof pct, "—");
-                table_row(w,
-                          (struct cell[]){{.plain = history_fig_name(m->fig), .sort = NAN},
-                                          {.plain = v, .sort = NAN},
-                                          {.plain = by, .sort = NAN},
-                                          {.plain = us, .sort = NAN},
-                                          {.plain = pct, .sort = NAN},
-                                          {.text = m->note ? m->note : "", .sort = NAN}},
-                          6, width);
+                writer_table_row(w,
+                                 (struct cell[]){{.plain = history_fig_name(m->fig), .sort = NAN},
+                                                 {.plain = v, .sort = NAN},
+                                                 {.plain = by, .sort = NAN},
+                                                 {.plain = us, .sort = NAN},
+                                                 {.plain = pct, .sort = NAN},
+                                                 {.text = m->note ? m->note : "", .sort = NAN}},
+                                 6, width);
         }
         return j->n_measured > 0;
 }
@@ -715,12 +562,13 @@ static void job_limits(struct writer *w, const struct history_job *j) {
                 [LEASH_LIMIT_SWAP] = "memory.swap.max", [LEASH_LIMIT_PIDS] = "pids.max",
                 [LEASH_LIMIT_CPUS] = "cpu.max",
         };
-        heading(w, 2, "Limits");
-        table_open(w, "Each limit, how it was enforced, and how close the job came to it", head, 6, false, width);
+        writer_heading(w, 2, "Limits");
+        writer_table_open(w, "Each limit, how it was enforced, and how close the job came to it", head, 6, false,
+                          width);
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
                 const struct history_limit *x = &j->limit[l];
                 enum history_unit u = history_limit_unit((enum leash_limit) l);
-                double used = limit_usage(j, (enum leash_limit) l);
+                double used = history_limit_used(j, (enum leash_limit) l);
                 char v[64], us[64], pct[32];
                 if (!x->set)
                         continue;
@@ -733,7 +581,7 @@ static void job_limits(struct writer *w, const struct history_job *j) {
                         snprintf(pct, sizeof pct, "%.0f %%", used / x->value * 100);
                 else
                         snprintf(pct, sizeof pct, "—");
-                table_row(
+                writer_table_row(
                         w,
                         (struct cell[]){{.plain = history_limit_name((enum leash_limit) l), .sort = NAN},
                                         {.plain = x->unlimited ? "max" : v, .sort = NAN},
@@ -745,46 +593,47 @@ static void job_limits(struct writer *w, const struct history_job *j) {
         }
         any = job_measured_limits(w, j, width) || any;
         if (!any)
-                table_row(w, (struct cell[]){{.plain = "(none asked for)", .sort = NAN}}, 1, width);
-        table_close(w);
+                writer_table_row(w, (struct cell[]){{.plain = "(none asked for)", .sort = NAN}}, 1, width);
+        writer_table_close(w);
 }
 
 static void job_usage(struct writer *w, const struct history_job *j) {
         static const char *const head[] = {"figure", "value"};
         static const int width[] = {24, 1};
-        heading(w, 2, "Usage");
-        table_open(w, "What the job used, from the kernel's accounting", head, 2, false, width);
+        writer_heading(w, 2, "Usage");
+        writer_table_open(w, "What the job used, from the kernel's accounting", head, 2, false, width);
         for (int u = 0; u < _HU_MAX; u++) {
                 char v[64];
                 if (isnan(j->usage[u]))
                         continue;
                 markup_value(j->usage[u], history_usage_info[u].unit, v, sizeof v);
-                table_row(
+                writer_table_row(
                         w,
                         (struct cell[]){{.plain = history_usage_info[u].label, .sort = NAN}, {.plain = v, .sort = NAN}},
                         2, width);
                 if (u == HU_MEM_PEAK && j->memory_peak_basis)
-                        table_row(w,
-                                  (struct cell[]){{.plain = "memory peak basis", .sort = NAN},
-                                                  {.text = j->memory_peak_basis, .sort = NAN}},
-                                  2, width);
+                        writer_table_row(w,
+                                         (struct cell[]){{.plain = "memory peak basis", .sort = NAN},
+                                                         {.text = j->memory_peak_basis, .sort = NAN}},
+                                         2, width);
         }
-        table_close(w);
+        writer_table_close(w);
         if (j->n_signals) {
                 static const char *const shead[] = {"at", "signal", "why"};
                 static const int swidth[] = {10, 8, 1};
-                heading(w, 2, "Signals leash sent");
-                table_open(w, "Every signal leash sent, in order", shead, 3, false, swidth);
+                writer_heading(w, 2, "Signals leash sent");
+                writer_table_open(w, "Every signal leash sent, in order", shead, 3, false, swidth);
                 for (size_t i = 0; i < j->n_signals; i++) {
                         char at[32];
                         snprintf(at, sizeof at, "%.3f s", j->signals[i].at_s);
-                        table_row(w,
-                                  (struct cell[]){{.plain = at, .sort = NAN},
-                                                  {.text = j->signals[i].signal, .sort = NAN},
-                                                  {.text = j->signals[i].why ? j->signals[i].why : "", .sort = NAN}},
-                                  3, swidth);
+                        writer_table_row(
+                                w,
+                                (struct cell[]){{.plain = at, .sort = NAN},
+                                                {.text = j->signals[i].signal, .sort = NAN},
+                                                {.text = j->signals[i].why ? j->signals[i].why : "", .sort = NAN}},
+                                3, swidth);
                 }
-                table_close(w);
+                writer_table_close(w);
         }
 }
 
@@ -796,28 +645,28 @@ static void job_about(struct writer *w, const struct history_job *j) {
                     {"started", j->started},
                     {"report", j->path},
                     {"series", j->series ? j->series->path : NULL}};
-        heading(w, 2, "Job");
+        writer_heading(w, 2, "Job");
         if (w->fmt == RENDER_HTML)
-                put(w, "<dl>\n<dt>command</dt><dd><code>");
+                writer_put(w, "<dl>\n<dt>command</dt><dd><code>");
         else
-                put(w, w->fmt == RENDER_MARKDOWN ? "- command: " : " command: ");
+                writer_put(w, w->fmt == RENDER_MARKDOWN ? "- command: " : " command: ");
         markup_command(w->f, j->command, j->n_command,
                        w->fmt == RENDER_HTML       ? markup_html
                        : w->fmt == RENDER_MARKDOWN ? markup_md
                                                    : markup_text);
-        put(w, w->fmt == RENDER_HTML ? "</code></dd>\n" : "\n");
+        writer_put(w, w->fmt == RENDER_HTML ? "</code></dd>\n" : "\n");
         for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
                 if (!rows[i].v)
                         continue;
                 if (w->fmt == RENDER_HTML)
-                        putf(w, "<dt>%s</dt><dd>", rows[i].k);
+                        writer_putf(w, "<dt>%s</dt><dd>", rows[i].k);
                 else
-                        putf(w, w->fmt == RENDER_MARKDOWN ? "- %s: " : " %s: ", rows[i].k);
-                esc(w, rows[i].v);
-                put(w, w->fmt == RENDER_HTML ? "</dd>\n" : "\n");
+                        writer_putf(w, w->fmt == RENDER_MARKDOWN ? "- %s: " : " %s: ", rows[i].k);
+                writer_esc(w, rows[i].v);
+                writer_put(w, w->fmt == RENDER_HTML ? "</dd>\n" : "\n");
         }
         if (w->fmt == RENDER_HTML)
-                put(w, "</dl>\n");
+                writer_put(w, "</dl>\n");
 }
 
 static void job_page(struct writer *w, const struct history_job *j) {
@@ -828,344 +677,42 @@ static void job_page(struct writer *w, const struct history_job *j) {
                 return;
         }
         if (w->fmt == RENDER_HTML) {
-                put(w, "<h1>leash report: ");
-                esc(w, j->name ? j->name : "job");
-                putf(w, "</h1>\n<p class=\"verdict %s\" id=\"verdict\"><strong>",
-                     strcmp(j->reason, "ok") == 0 ? "good" : "bad");
-                esc(w, j->reason);
-                put(w, ".</strong> ");
-                esc(w, verdict);
-                put(w, "</p>\n");
+                writer_put(w, "<h1>leash report: ");
+                writer_esc(w, j->name ? j->name : "job");
+                writer_putf(w, "</h1>\n<p class=\"verdict %s\" id=\"verdict\"><strong>",
+                            strcmp(j->reason, "ok") == 0 ? "good" : "bad");
+                writer_esc(w, j->reason);
+                writer_put(w, ".</strong> ");
+                writer_esc(w, verdict);
+                writer_put(w, "</p>\n");
         } else if (w->fmt == RENDER_MARKDOWN) {
-                put(w, "# leash report: ");
-                esc(w, j->name ? j->name : "job");
-                put(w, "\n\n**");
-                esc(w, j->reason);
-                put(w, ".** ");
-                esc(w, verdict);
-                put(w, "\n");
+                writer_put(w, "# leash report: ");
+                writer_esc(w, j->name ? j->name : "job");
+                writer_put(w, "\n\n**");
+                writer_esc(w, j->reason);
+                writer_put(w, ".** ");
+                writer_esc(w, verdict);
+                writer_put(w, "\n");
         } else {
-                put(w, "leash report: ");
-                esc(w, j->name ? j->name : "job");
-                put(w, "\n\nverdict: ");
-                esc(w, j->reason);
-                put(w, ". ");
-                esc(w, verdict);
-                put(w, "\n");
+                writer_put(w, "leash report: ");
+                writer_esc(w, j->name ? j->name : "job");
+                writer_put(w, "\n\nverdict: ");
+                writer_esc(w, j->reason);
+                writer_put(w, ". ");
+                writer_esc(w, verdict);
+                writer_put(w, "\n");
         }
         job_limits(w, j);
         job_usage(w, j);
         if (j->series)
                 job_charts(w, j);
         else if (w->fmt != RENDER_TEXT)
-                put(w, w->fmt == RENDER_HTML ? "<p class=\"note\">No time series: run the job with <code>leash run "
-                                               "--sample 100ms --series FILE</code> for charts over time.</p>\n"
-                                             : "\nNo time series: run the job with `leash run --sample 100ms --series "
-                                               "FILE` for charts over time.\n");
+                writer_put(w, w->fmt == RENDER_HTML
+                                      ? "<p class=\"note\">No time series: run the job with <code>leash run "
+                                        "--sample 100ms --series FILE</code> for charts over time.</p>\n"
+                                      : "\nNo time series: run the job with `leash run --sample 100ms --series "
+                                        "FILE` for charts over time.\n");
         job_about(w, j);
-}
-
-/* --- many jobs ------------------------------------------------------------- */
-
-static void limits_short(const struct history_job *j, char *buf, size_t size) {
-        static const enum leash_limit shown[] = {LEASH_LIMIT_MEMORY, LEASH_LIMIT_CPUS, LEASH_LIMIT_CPU_TIME,
-                                                 LEASH_LIMIT_WALL_TIME, LEASH_LIMIT_PIDS};
-        size_t n = 0;
-        buf[0] = '\0';
-        for (size_t i = 0; i < ELEMENTSOF(shown) && n < size; i++) {
-                const struct history_limit *x = &j->limit[shown[i]];
-                char v[64];
-                if (!x->set)
-                        continue;
-                markup_value(x->value, history_limit_unit(shown[i]), v, sizeof v);
-                n += (size_t) snprintf(buf + n, size - n, "%s%s %s", n ? ", " : "", history_limit_name(shown[i]),
-                                       x->unlimited ? "max" : v);
-        }
-        if (!n)
-                snprintf(buf, size, "none");
-}
-
-/* In a summary, the job cgroup's own name (NAME@PID) tells runs of one name apart. */
-static const char *job_label(const struct history_job *j) {
-        const char *b = j->cgroup ? strrchr(j->cgroup, '/') : NULL;
-        return b && b[1] ? b + 1 : j->name ? j->name : j->path;
-}
-
-/* How bad a job's end was, for the summary's order: ended by a limit or an
- * OOM kill (0),
- * ended otherwise than ok or exited non-zero (1), ok (2). */
-static int job_class(const struct history_job *j) {
-        if (history_reason_limit(j->reason) >= 0 || strcmp(j->reason, "measured_limit") == 0 ||
-            j->usage[HU_OOM_KILLS] > 0)
-                return 0;
-        return strcmp(j->reason, "ok") != 0 || j->exit_code != 0 ? 1 : 2;
-}
-
-/* The limit the job came nearest to, as usage / limit (a limit that ended it
- * counts as 1 at least); -1 with no limit to compare with. */
-static double job_nearest(const struct history_job *j, enum leash_limit *which) {
-        static const enum leash_limit lim[] = {LEASH_LIMIT_MEMORY, LEASH_LIMIT_CPU_TIME, LEASH_LIMIT_WALL_TIME,
-                                               LEASH_LIMIT_PIDS};
-        double best = -1;
-        for (size_t l = 0; l < ELEMENTSOF(lim); l++) {
-                const struct history_limit *x = &j->limit[lim[l]];
-                double used = limit_usage(j, lim[l]), r;
-                if (!x->set || x->unlimited || !(x->value > 0))
-                        continue;
-                r = isnan(used) ? 0 : used / x->value;
-                if (history_job_hit(j, lim[l]) && r < 1)
-                        r = 1;
-                if (r > best) {
-                        best = r;
-                        *which = lim[l];
-                }
-        }
-        return best;
-}
-
-struct ranked {
-        const struct history_job *j;
-        int cls;
-        double near;
-        enum leash_limit which;
-};
-
-static int cmp_ranked(const void *a, const void *b) {
-        const struct ranked *x = a, *y = b;
-        if (x->cls != y->cls)
-                return x->cls - y->cls;
-        if (x->near != y->near)
-                return x->near < y->near ? 1 : -1;
-        return strcmp(job_label(x->j), job_label(y->j));
-}
-
-static void summary_row(struct writer *w, const struct ranked *k, const int *width) {
-        const struct history_job *j = k->j;
-        char ex[16], wall[64], cpu[64], mem[64], pids[64], near[64], lim[256];
-        snprintf(ex, sizeof ex, "%d", j->exit_code);
-        markup_value(j->usage[HU_WALL], HUNIT_SECONDS, wall, sizeof wall);
-        markup_value(j->usage[HU_CPU], HUNIT_SECONDS, cpu, sizeof cpu);
-        markup_value(j->usage[HU_MEM_PEAK], HUNIT_BYTES, mem, sizeof mem);
-        markup_value(j->usage[HU_PIDS_PEAK], HUNIT_COUNT, pids, sizeof pids);
-        if (k->near >= 0)
-                snprintf(near, sizeof near, "%s %.0f %%", history_limit_name(k->which), k->near * 100);
-        else
-                snprintf(near, sizeof near, "—");
-        limits_short(j, lim, sizeof lim);
-        table_row(w,
-                  (struct cell[]){{.text = job_label(j), .sort = NAN},
-                                  {.text = j->reason, .sort = NAN},
-                                  {.plain = ex, .sort = j->exit_code},
-                                  {.plain = wall, .sort = j->usage[HU_WALL]},
-                                  {.plain = cpu, .sort = j->usage[HU_CPU]},
-                                  {.plain = mem, .sort = j->usage[HU_MEM_PEAK]},
-                                  {.plain = pids, .sort = j->usage[HU_PIDS_PEAK]},
-                                  {.plain = near, .sort = k->near},
-                                  {.plain = lim, .sort = NAN}},
-                  9, width);
-}
-
-/* The RENDER_WORST worst jobs, not a row per job: 10,000 rows are not read.
- * Worst: ended by a limit, then otherwise failed, then ok; within each, the
- * nearest to a limit first. The distributions above count every job. */
-static void summary_table(struct writer *w, struct history_job *const *jobs, size_t n) {
-        static const char *const head[] = {"job",         "reason",    "exit",          "wall",  "CPU",
-                                           "memory peak", "processes", "nearest limit", "limits"};
-        static const int width[] = {20, 12, 5, 10, 10, 12, 10, 16, 1};
-        _cleanup_free_ struct ranked *k = calloc(n, sizeof *k);
-        size_t shown = n < RENDER_WORST ? n : RENDER_WORST;
-        char caption[256];
-
-        if (!k) {
-                w->err = -ENOMEM;
-                return;
-        }
-        for (size_t i = 0; i < n; i++) {
-                k[i] = (struct ranked){jobs[i], job_class(jobs[i]), -1, LEASH_LIMIT_MEMORY};
-                k[i].near = job_nearest(jobs[i], &k[i].which);
-        }
-        qsort(k, n, sizeof *k, cmp_ranked);
-        heading(w, 2, shown < n ? "The worst jobs" : "Jobs");
-        if (shown < n)
-                snprintf(caption, sizeof caption,
-                         "The %zu worst of %zu jobs (ended by a limit, then failed, then nearest a limit); %zu not "
-                         "shown, counted in the distributions above%s",
-                         shown, n, n - shown, w->fmt == RENDER_HTML ? " (select a column heading to sort)" : "");
-        else
-                snprintf(caption, sizeof caption, "Every job, the worst first%s",
-                         w->fmt == RENDER_HTML ? " (select a column heading to sort; the table reads the same "
-                                                 "without scripts)"
-                                               : "");
-        table_open(w, caption, head, 9, true, width);
-        for (size_t i = 0; i < shown; i++)
-                summary_row(w, &k[i], width);
-        table_close(w);
-}
-
-static void reasons_line(struct writer *w, struct history_job *const *jobs, size_t n) {
-        bool *done = calloc(n, sizeof *done);
-        if (!done) {
-                w->err = -ENOMEM;
-                return;
-        }
-        put(w, w->fmt == RENDER_HTML ? "<p id=\"reasons\">" : "\n");
-        putf(w, "%zu jobs: ", n);
-        for (size_t i = 0, first = 1; i < n; i++) {
-                size_t k = 0;
-                if (done[i])
-                        continue;
-                for (size_t m = i; m < n; m++)
-                        if (!done[m] && strcmp(jobs[m]->reason, jobs[i]->reason) == 0)
-                                done[m] = true, k++;
-                putf(w, "%s%zu ", first ? "" : ", ", k);
-                esc(w, jobs[i]->reason);
-                first = 0;
-        }
-        put(w, w->fmt == RENDER_HTML ? ".</p>\n" : ".\n");
-        free(done);
-}
-
-/* Each usage figure across the jobs: how many have it, min, median, p90, max. */
-static void figures_table(struct writer *w, struct history_job *const *jobs, size_t n) {
-        static const enum history_usage fig[] = {HU_WALL, HU_CPU, HU_MEM_PEAK, HU_PIDS_PEAK, HU_IO_WRITE};
-        static const char *const head[] = {"figure", "jobs", "min", "median", "p90", "max"};
-        static const int width[] = {16, 6, 12, 12, 12, 1};
-        static const double q[] = {0, 0.5, 0.9, 1};
-        _cleanup_free_ double *v = calloc(n, sizeof *v), *sorted = calloc(n, sizeof *sorted);
-
-        if (!v || !sorted) {
-                w->err = -ENOMEM;
-                return;
-        }
-        table_open(w, "Each figure across the jobs", head, 6, false, width);
-        for (size_t f = 0; f < ELEMENTSOF(fig); f++) {
-                const struct history_usage_info *info = &history_usage_info[fig[f]];
-                char at[4][64], cnt[16];
-                size_t m;
-                for (size_t i = 0; i < n; i++)
-                        v[i] = jobs[i]->usage[fig[f]];
-                m = history_sorted(v, n, sorted);
-                if (!m)
-                        continue;
-                for (size_t k = 0; k < ELEMENTSOF(q);
-                     k++) /* the nearest rank: sorted[0] and sorted[m - 1] at the ends */
-                        markup_value(history_quantile(sorted, m, q[k]), info->unit, at[k], sizeof at[k]);
-                snprintf(cnt, sizeof cnt, "%zu", m);
-                table_row(w,
-                          (struct cell[]){{.plain = info->label, .sort = NAN},
-                                          {.plain = cnt, .sort = NAN},
-                                          {.plain = at[0], .sort = NAN},
-                                          {.plain = at[1], .sort = NAN},
-                                          {.plain = at[2], .sort = NAN},
-                                          {.plain = at[3], .sort = NAN}},
-                          6, width);
-        }
-        table_close(w);
-}
-
-/* How close each job came to limit l: usage / limit in bins of 10 %, the
- * last bin the jobs that ended by that limit. *ret_with: the jobs with
- * that limit and a figure to compare; *ret_hit: those it ended. */
-static const char *const near_bins[] = {"<10%", "10%", "20%", "30%", "40%", "50%", "60%", "70%", "80%", "90%", "hit"};
-#define N_NEAR_BINS ELEMENTSOF(near_bins)
-
-static void near_counts(struct history_job *const *jobs, size_t n, enum leash_limit l, double counts[N_NEAR_BINS],
-                        size_t *ret_with, size_t *ret_hit) {
-        *ret_with = *ret_hit = 0;
-        for (size_t i = 0; i < n; i++) {
-                const struct history_limit *x = &jobs[i]->limit[l];
-                double used = limit_usage(jobs[i], l), ratio;
-                if (!x->set || x->unlimited || !(x->value > 0) || isnan(used))
-                        continue;
-                (*ret_with)++;
-                if (history_job_hit(jobs[i], l)) {
-                        counts[N_NEAR_BINS - 1]++;
-                        (*ret_hit)++;
-                        continue;
-                }
-                ratio = used / x->value;
-                counts[ratio >= 1 ? 9 : (size_t) (ratio * 10)]++;
-        }
-}
-
-/* The bars of near_counts: a row of #s per bin in text, else an SVG
- * histogram (inline with its data table in HTML, a file beside Markdown). */
-static void near_chart(struct writer *w, const char *id, const char *title, const char *desc,
-                       const double counts[N_NEAR_BINS], size_t with) {
-        _cleanup_free_ char *svg = NULL;
-        struct chart_bars cb = {id,
-                                title,
-                                desc,
-                                "usage as a share of the limit",
-                                w->fmt == RENDER_MARKDOWN,
-                                near_bins,
-                                counts,
-                                N_NEAR_BINS,
-                                N_NEAR_BINS - 1};
-        const char *name;
-
-        if (w->fmt == RENDER_TEXT) {
-                heading(w, 3, title);
-                for (size_t b = 0; b < N_NEAR_BINS; b++)
-                        putf(w, " %-5s %4.0f %.*s\n", near_bins[b], counts[b], (int) (counts[b] * 50 / (double) with),
-                             "##################################################");
-                return;
-        }
-        w->err = chart_bars_svg(&cb, &svg);
-        if (w->err < 0)
-                return;
-        if (w->fmt == RENDER_HTML) {
-                putf(w,
-                     "<h3>%s</h3>\n<figure>\n%s<figcaption>%s</figcaption>\n<details><summary>Data "
-                     "behind this "
-                     "chart</summary><table class=\"data\"><thead><tr><th scope=\"col\">share "
-                     "of the limit</th><th scope=\"col\">jobs</th></tr></thead><tbody>",
-                     title, svg, desc);
-                for (size_t b = 0; b < N_NEAR_BINS; b++)
-                        putf(w, "<tr><th scope=\"row\">%s</th><td>%.0f</td></tr>", near_bins[b], counts[b]);
-                put(w, "</tbody></table></details>\n</figure>\n");
-        } else if ((name = attach_svg(w, id, &svg))) {
-                putf(w, "![%s](", desc);
-                put_url(w, name);
-                put(w, ")\n\n");
-        }
-}
-
-static void distributions(struct writer *w, struct history_job *const *jobs, size_t n) {
-        static const enum leash_limit lim[] = {LEASH_LIMIT_MEMORY, LEASH_LIMIT_CPU_TIME, LEASH_LIMIT_WALL_TIME,
-                                               LEASH_LIMIT_PIDS};
-
-        heading(w, 2, "Distributions");
-        figures_table(w, jobs, n);
-        for (size_t l = 0; l < ELEMENTSOF(lim) && w->err >= 0; l++) {
-                const char *name = history_limit_name(lim[l]);
-                double counts[N_NEAR_BINS] = {0};
-                size_t with, hit;
-                char id[32], title[96], desc[256];
-
-                near_counts(jobs, n, lim[l], counts, &with, &hit);
-                if (!with)
-                        continue;
-                snprintf(id, sizeof id, "near-%s", name);
-                snprintf(title, sizeof title, "How close the jobs came to their %s limit", name);
-                snprintf(desc, sizeof desc,
-                         "%zu jobs had a %s limit; %zu ended by it. Bars count the jobs by their usage as a share of "
-                         "the limit, in steps of 10 %%; the last bar counts the jobs the limit ended.",
-                         with, name, hit);
-                near_chart(w, id, title, desc, counts, with);
-        }
-}
-
-static void many_page(struct writer *w, struct history_job *const *jobs, size_t n) {
-        if (w->fmt == RENDER_HTML)
-                putf(w, "<h1>leash report: %zu jobs</h1>\n", n);
-        else if (w->fmt == RENDER_MARKDOWN)
-                putf(w, "# leash report: %zu jobs\n", n);
-        else
-                putf(w, "leash report: %zu jobs\n", n);
-        reasons_line(w, jobs, n);
-        distributions(w, jobs, n);
-        summary_table(w, jobs, n);
 }
 
 /* --- the document ---------------------------------------------------------- */
@@ -1233,24 +780,24 @@ int render_jobs(struct history_job *const *jobs, size_t n, enum render_format fm
         if (!w.f)
                 return -ENOMEM;
         if (fmt == RENDER_HTML) {
-                put(&w, html_head);
-                put(&w, "leash report: ");
+                writer_put(&w, html_head);
+                writer_put(&w, "leash report: ");
                 if (n == 1)
-                        esc(&w, jobs[0]->name ? jobs[0]->name : "job");
+                        writer_esc(&w, jobs[0]->name ? jobs[0]->name : "job");
                 else
-                        putf(&w, "%zu jobs", n);
-                put(&w, html_style);
+                        writer_putf(&w, "%zu jobs", n);
+                writer_put(&w, html_style);
         }
         if (n == 1)
                 job_page(&w, jobs[0]);
         else
-                many_page(&w, jobs, n);
+                summary_page(&w, jobs, n);
         if (fmt == RENDER_HTML) {
-                put(&w, "<footer class=\"note\"><p>Drawn by leash from its reports; every figure comes from the "
-                        "kernel's accounting or the time series.</p></footer>\n");
+                writer_put(&w, "<footer class=\"note\"><p>Drawn by leash from its reports; every figure comes from the "
+                               "kernel's accounting or the time series.</p></footer>\n");
                 if (n > 1)
-                        put(&w, html_script);
-                put(&w, "</body>\n</html>\n");
+                        writer_put(&w, html_script);
+                writer_put(&w, "</body>\n</html>\n");
         }
         if (fclose(w.f) != 0 && w.err == 0)
                 w.err = -ENOMEM;

@@ -10,23 +10,7 @@
 #include <stddef.h>
 
 #include "../report/history.h"
-
-enum render_format { RENDER_HTML, RENDER_MARKDOWN, RENDER_TEXT };
-
-struct render_file {
-        char *name; /* relative to the document: "<prefix>-memory.svg" */
-        char *text;
-};
-
-struct render_output {
-        char *text; /* the document */
-        struct render_file *files;
-        size_t n_files;
-};
-
-/* The summary of several jobs lists this many, the worst first, and says
- * how many it leaves out (its distributions count every job). */
-#define RENDER_WORST 20
+#include "writer.h"
 
 /* prefix names the chart files of a Markdown document (its stem); NULL for
  * HTML and text. jobs[] must have at least one entry; one job gets the job

@@ -280,6 +280,26 @@ bool history_job_hit(const struct history_job *j, enum leash_limit l) {
         return l == LEASH_LIMIT_MEMORY && j->usage[HU_OOM_KILLS] > 0;
 }
 
+double history_limit_used(const struct history_job *j, enum leash_limit l) {
+        switch (l) {
+        case LEASH_LIMIT_MEMORY:
+        case LEASH_LIMIT_MEMORY_HIGH:
+                return j->usage[HU_MEM_PEAK];
+        case LEASH_LIMIT_SWAP:
+                return j->usage[HU_SWAP_PEAK];
+        case LEASH_LIMIT_PIDS:
+                return j->usage[HU_PIDS_PEAK];
+        case LEASH_LIMIT_CPU_TIME:
+                return j->usage[HU_CPU];
+        case LEASH_LIMIT_WALL_TIME:
+                return j->usage[HU_WALL];
+        case LEASH_LIMIT_CPUS:
+                return j->usage[HU_WALL] > 0 ? j->usage[HU_CPU] / j->usage[HU_WALL] : NAN;
+        default:
+                return NAN;
+        }
+}
+
 double history_quantile(const double *sorted, size_t n, double q) {
         size_t k;
         if (n == 0)

@@ -147,6 +147,11 @@ int history_reason_limit(const char *reason);
 /* Whether the job ended because it reached limit l. */
 bool history_job_hit(const struct history_job *j, enum leash_limit l);
 
+/* What the job used of what limit l limits (memory peak for memory and
+ * memory_high, CPU time / wall time for cpus, ...), NAN when the report
+ * has no figure or l has no usage figure (nofile, fsize, core). */
+double history_limit_used(const struct history_job *j, enum leash_limit l);
+
 /* Nearest rank: the smallest of sorted[0..n) with at least a share q of the
  * values at or below it (q = 0.5: the median; q = 1: the maximum). */
 double history_quantile(const double *sorted, size_t n, double q);
