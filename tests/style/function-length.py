@@ -14,7 +14,7 @@ src = os.environ.get("LEASH_SRCDIR") or "."
 LONG = {  # (file name, function): the settings, report, render layers and the CLI
     ("report.c", "build"), ("report.c", "text_report"), ("report.c", "report_parse_series_jsonl"),
     ("render.c", "job_charts"), ("render.c", "distributions"),
-    ("run.c", "cmd_run"), ("report-dest.c", "resolve"),
+    ("run.c", "cmd_run"),
     ("check.c", "cmd_check"), ("ps.c", "cmd_top"),
 }
 
