@@ -15,7 +15,7 @@ LONG = {  # (file name, function): the settings, report, render layers and the C
     ("report.c", "build"), ("report.c", "text_report"), ("report.c", "report_parse_series_jsonl"),
     ("render.c", "job_charts"), ("render.c", "distributions"),
     ("run.c", "cmd_run"),
-    ("check.c", "cmd_check"), ("ps.c", "cmd_top"),
+    ("ps.c", "cmd_top"),
 }
 
 
