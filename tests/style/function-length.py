@@ -15,7 +15,6 @@ LONG = {  # (file name, function): the settings, report, render layers and the C
     ("report.c", "build"), ("report.c", "text_report"), ("report.c", "report_parse_series_jsonl"),
     ("render.c", "job_charts"), ("render.c", "distributions"),
     ("run.c", "cmd_run"),
-    ("ps.c", "cmd_top"),
 }
 
 
