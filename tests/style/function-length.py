@@ -11,10 +11,9 @@ import os, re, sys
 
 LIMIT = 80
 src = os.environ.get("LEASH_SRCDIR") or "."
-LONG = {  # (file name, function): the settings, report, render layers and the CLI
+LONG = {  # (file name, function): the report and render layers
     ("report.c", "build"), ("report.c", "text_report"), ("report.c", "report_parse_series_jsonl"),
     ("render.c", "job_charts"), ("render.c", "distributions"),
-    ("run.c", "cmd_run"),
 }
 
 
