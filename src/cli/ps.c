@@ -691,15 +691,95 @@ static bool top_key(struct top *t, char k, bool *quit) {
         return false;
 }
 
+/* What poll found on the terminal (p[0]) and the signalfd sfd (p[1]): keys,
+ * SIGWINCH (*redraw) or a signal to end on (*quit); false when the terminal
+ * is gone. */
+static bool top_events(struct top *t, const struct pollfd *p, int sfd, bool *redraw, bool *quit) {
+        if (p[0].revents & (POLLHUP | POLLERR))
+                return false; /* the terminal went away (ssh dropped) */
+        if (p[0].revents & POLLIN) {
+                char k[32];
+                ssize_t got = read(STDIN_FILENO, k, sizeof k);
+                if (got <= 0)
+                        return false;
+                for (ssize_t i = 0; i < got; i++)
+                        *redraw |= top_key(t, k[i], quit);
+        }
+        if (p[1].revents & POLLIN) {
+                struct signalfd_siginfo si;
+                if (read(sfd, &si, sizeof si) == (ssize_t) sizeof si) {
+                        if (si.ssi_signo == SIGWINCH)
+                                *redraw = true;
+                        else
+                                *quit = true;
+                }
+        }
+        return true;
+}
+
+/* The jobs listed and drawn every interval, and redrawn on a key or
+ * SIGWINCH, until q, a signal, the terminal's end or o->iterations: the exit
+ * code. */
+static int top_loop(struct top *t, const struct ps_opts *o, int parent_fd, const char *parent, int proc_fd, int sfd) {
+        uint64_t next = now_ns(CLOCK_MONOTONIC), count = 0;
+        bool quit = false;
+        int r;
+
+        while (!quit) {
+                struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+                uint64_t now = now_ns(CLOCK_MONOTONIC);
+                bool redraw = false;
+
+                if (now >= next) {
+                        r = top_refresh(t, parent_fd, parent, proc_fd);
+                        if (r < 0) {
+                                top_restore(t);
+                                log_error("top: cannot list %s: %s", parent, strerror(-r));
+                                return EXIT_LEASH_FAILED;
+                        }
+                        top_draw(t, parent);
+                        if (o->iterations && ++count >= o->iterations)
+                                break;
+                        next += o->interval_ns;
+                        if (next <= now)
+                                next = now + o->interval_ns;
+                        continue;
+                }
+                if (poll(p, 2, (int) ((next - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0)
+                        continue; /* EINTR: nothing is delivered by handler here */
+                if (!top_events(t, p, sfd, &redraw, &quit))
+                        break;
+                if (redraw && !quit)
+                        top_draw(t, parent);
+        }
+        return 0;
+}
+
+/* The signals that end top or redraw it (SIGWINCH) blocked, the mask before
+ * in *old, and read from a signalfd: its fd, or -errno. */
+static int top_signalfd(sigset_t *old) {
+        sigset_t mask;
+        int fd;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGWINCH);
+        sigaddset(&mask, SIGQUIT);
+        if (sigprocmask(SIG_BLOCK, &mask, old) < 0)
+                return negative_errno();
+        fd = signalfd(-1, &mask, SFD_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
+}
+
 int cmd_top(int argc, char **argv) {
         struct ps_opts o = {.interval_ns = NSEC_PER_SEC};
         _cleanup_close_ int parent_fd = -1, proc_fd = -1, sfd = -1;
         struct top t = {.sort = SORT_CORES};
         char parent[4096];
-        sigset_t mask, old;
-        uint64_t next, count = 0;
-        bool quit = false;
-        int r, rc = 0;
+        sigset_t old;
+        int r, rc;
 
         r = parse_opts("top", argc, argv, &o, top_usage);
         if (r != 0)
@@ -711,15 +791,9 @@ int cmd_top(int argc, char **argv) {
         if (open_parent("top", &o, &parent_fd, parent, sizeof parent, &placement) != 0)
                 return EXIT_LEASH_FAILED;
         proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGWINCH);
-        sigaddset(&mask, SIGQUIT);
-        if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 || (sfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0) {
-                log_error("top: cannot set up signals: %m");
+        sfd = top_signalfd(&old);
+        if (sfd < 0) {
+                log_error("top: cannot set up signals: %s", strerror(-sfd));
                 return EXIT_LEASH_FAILED;
         }
         r = top_raw(&t);
@@ -728,52 +802,7 @@ int cmd_top(int argc, char **argv) {
                 (void) sigprocmask(SIG_SETMASK, &old, NULL);
                 return EXIT_LEASH_FAILED;
         }
-        next = now_ns(CLOCK_MONOTONIC);
-        while (!quit) {
-                struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-                uint64_t now = now_ns(CLOCK_MONOTONIC);
-                bool redraw = false;
-
-                if (now >= next) {
-                        r = top_refresh(&t, parent_fd, parent, proc_fd);
-                        if (r < 0) {
-                                top_restore(&t);
-                                log_error("top: cannot list %s: %s", parent, strerror(-r));
-                                rc = EXIT_LEASH_FAILED;
-                                break;
-                        }
-                        top_draw(&t, parent);
-                        if (o.iterations && ++count >= o.iterations)
-                                break;
-                        next += o.interval_ns;
-                        if (next <= now)
-                                next = now + o.interval_ns;
-                        continue;
-                }
-                if (poll(p, 2, (int) ((next - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0)
-                        continue; /* EINTR: nothing is delivered by handler here */
-                if (p[0].revents & (POLLHUP | POLLERR))
-                        break; /* the terminal went away (ssh dropped) */
-                if (p[0].revents & POLLIN) {
-                        char k[32];
-                        ssize_t got = read(STDIN_FILENO, k, sizeof k);
-                        if (got <= 0)
-                                break;
-                        for (ssize_t i = 0; i < got; i++)
-                                redraw |= top_key(&t, k[i], &quit);
-                }
-                if (p[1].revents & POLLIN) {
-                        struct signalfd_siginfo si;
-                        if (read(sfd, &si, sizeof si) == (ssize_t) sizeof si) {
-                                if (si.ssi_signo == SIGWINCH)
-                                        redraw = true;
-                                else
-                                        quit = true;
-                        }
-                }
-                if (redraw && !quit)
-                        top_draw(&t, parent);
-        }
+        rc = top_loop(&t, &o, parent_fd, parent, proc_fd, sfd);
         top_restore(&t);
         monitor_jobs_free(t.jobs, t.n);
         (void) sigprocmask(SIG_SETMASK, &old, NULL);

@@ -63,6 +63,7 @@
 
 #define MAX_SYMLINKS 40
 #define PATH_BUF 8192
+#define COMP_MAX 256 /* a component's bytes, its NUL included */
 
 /* path without empty and "." components: "/dev//./stdout" -> "/dev/stdout" */
 static void normalize(const char *path, char *out, size_t size) {
@@ -125,15 +126,160 @@ static int random_name(char *buf, size_t size) {
         return 0;
 }
 
+/* A walk of a report path (resolve), one component at a time. */
+struct walk {
+        char *rest, *target; /* PATH_BUF each: the path being walked, a symlink's target */
+        char *p;             /* in rest: what is left to walk */
+        int cur;             /* O_PATH descriptor of the directory reached */
+        unsigned hops;       /* symlinks followed */
+        bool as_root;
+        char *why;
+        size_t whysize;
+};
+
+/* The next component into comp, and whether it is the last one. */
+static int walk_next(struct walk *w, char comp[static COMP_MAX], bool *ret_last) {
+        const char *e;
+        size_t l;
+
+        while (*w->p == '/')
+                w->p++;
+        e = strchrnul(w->p, '/');
+        l = (size_t) (e - w->p);
+        if (l >= COMP_MAX) {
+                snprintf(w->why, w->whysize, "a component is too long");
+                return -ENAMETOOLONG;
+        }
+        memcpy(comp, w->p, l);
+        comp[l] = '\0';
+        w->p += l;
+        while (*w->p == '/')
+                w->p++;
+        *ret_last = !*w->p;
+        return 0;
+}
+
+/* An empty, "." or ".." component: the walk stays, or climbs to the parent;
+ * the last component names a file, never one of these. */
+static int walk_dot(struct walk *w, const char *comp, bool last) {
+        int up;
+
+        if (last) {
+                snprintf(w->why, w->whysize, "it names a directory: expected a file");
+                return -EISDIR;
+        }
+        if (strcmp(comp, "..") != 0)
+                return 0;
+        up = openat(w->cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (up < 0)
+                return -errno;
+        close(w->cur);
+        w->cur = up;
+        return 0;
+}
+
+/* The symlink fd (comp, st its stat) spliced into what is left of the walk:
+ * its target read through fd itself, never through a name looked up again;
+ * as root, only a symlink root owns is followed. */
+static int walk_symlink(struct walk *w, int fd, const struct stat *st, const char *comp) {
+        ssize_t n;
+
+        if (w->as_root && st->st_uid != 0) {
+                snprintf(w->why, w->whysize,
+                         "'%s' is a symlink owned by uid %u: as root, leash follows only "
+                         "symlinks root owns in a report path",
+                         comp, (unsigned) st->st_uid);
+                return -EPERM;
+        }
+        if (++w->hops > MAX_SYMLINKS) {
+                snprintf(w->why, w->whysize, "too many levels of symbolic links");
+                return -ELOOP;
+        }
+        n = readlinkat(fd, "", w->target, PATH_BUF - 1);
+        if (n <= 0) {
+                snprintf(w->why, w->whysize, "cannot read the symlink '%s'", comp);
+                return n < 0 ? -errno : -EINVAL;
+        }
+        w->target[n] = '\0';
+        if ((size_t) n + 2 + strlen(w->p) >= PATH_BUF) {
+                snprintf(w->why, w->whysize, "the path is too long");
+                return -ENAMETOOLONG;
+        }
+        if (*w->p)
+                strcat(strcat(w->target, "/"), w->p);
+        strcpy(w->rest, w->target);
+        w->p = w->rest;
+        if (w->rest[0] == '/') {
+                int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (root < 0)
+                        return -errno;
+                close(w->cur);
+                w->cur = root;
+        }
+        return 0;
+}
+
+/* The walk's end: the directory reached and the last component's name. */
+static int walk_found(struct walk *w, const char *comp, int *ret_dirfd, char **ret_name) {
+        *ret_name = strdup(comp);
+        if (!*ret_name)
+                return -ENOMEM;
+        *ret_dirfd = TAKE_FD(w->cur);
+        return 0;
+}
+
+/* Walks what is left of w, component by component, each opened O_PATH |
+ * O_NOFOLLOW relative to the directory reached. */
+static int walk(struct walk *w, int *ret_dirfd, char **ret_name) {
+        for (;;) {
+                _cleanup_close_ int fd = -1;
+                struct stat st;
+                char comp[COMP_MAX];
+                bool last;
+                int r;
+
+                r = walk_next(w, comp, &last);
+                if (r < 0)
+                        return r;
+                if (comp[0] == '\0' || strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
+                        r = walk_dot(w, comp, last);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                fd = openat(w->cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 && errno == ENOENT && last)
+                        return walk_found(w, comp, ret_dirfd, ret_name);
+                if (fd < 0 || fstat(fd, &st) < 0) {
+                        r = -errno;
+                        snprintf(w->why, w->whysize, "cannot open '%s': %s", comp, strerror(errno));
+                        return r;
+                }
+                if (S_ISLNK(st.st_mode)) {
+                        r = walk_symlink(w, fd, &st, comp);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (last)
+                        return walk_found(w, comp, ret_dirfd, ret_name);
+                if (!S_ISDIR(st.st_mode)) {
+                        snprintf(w->why, w->whysize, "'%s' is not a directory", comp);
+                        return -ENOTDIR;
+                }
+                close(w->cur);
+                w->cur = TAKE_FD(fd);
+        }
+}
+
 /* Walks path from / or the working directory. On success *ret_dirfd is an
  * O_PATH descriptor of the directory that holds the final component, and
  * *ret_name that component (which may not exist). why gets the reason of a
  * failure (with errno set for %m-less callers). */
 static int resolve(const char *path, bool as_root, int *ret_dirfd, char **ret_name, char *why, size_t whysize) {
         _cleanup_free_ char *rest = malloc(PATH_BUF), *target = malloc(PATH_BUF);
-        _cleanup_close_ int cur = -1;
-        unsigned hops = 0;
-        char *p;
+        struct walk w = {.rest = rest, .target = target, .cur = -1, .as_root = as_root, .why = why, .whysize = whysize};
+        int r;
 
         if (!rest || !target)
                 return -ENOMEM;
@@ -142,113 +288,17 @@ static int resolve(const char *path, bool as_root, int *ret_dirfd, char **ret_na
                 return -ENAMETOOLONG;
         }
         strcpy(rest, path);
-        cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (cur < 0) {
+        w.p = rest;
+        w.cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (w.cur < 0) {
                 snprintf(why, whysize, "cannot open %s: %s", path[0] == '/' ? "/" : "the working directory",
                          strerror(errno));
                 return -errno;
         }
-        p = rest;
-        for (;;) {
-                _cleanup_close_ int fd = -1;
-                struct stat st;
-                char comp[256];
-                const char *e;
-                size_t l;
-                bool last;
-                ssize_t n;
-
-                while (*p == '/')
-                        p++;
-                e = strchrnul(p, '/');
-                l = (size_t) (e - p);
-                if (l >= sizeof comp) {
-                        snprintf(why, whysize, "a component is too long");
-                        return -ENAMETOOLONG;
-                }
-                memcpy(comp, p, l);
-                comp[l] = '\0';
-                p += l;
-                while (*p == '/')
-                        p++;
-                last = !*p;
-                if (l == 0 || strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
-                        if (last) {
-                                snprintf(why, whysize, "it names a directory: expected a file");
-                                return -EISDIR;
-                        }
-                        if (strcmp(comp, "..") == 0) {
-                                int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (up < 0)
-                                        return -errno;
-                                close(cur);
-                                cur = up;
-                        }
-                        continue;
-                }
-                fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0 && errno == ENOENT && last) {
-                        *ret_name = strdup(comp);
-                        if (!*ret_name)
-                                return -ENOMEM;
-                        *ret_dirfd = TAKE_FD(cur);
-                        return 0;
-                }
-                if (fd < 0 || fstat(fd, &st) < 0) {
-                        int r = -errno;
-                        snprintf(why, whysize, "cannot open '%s': %s", comp, strerror(errno));
-                        return r;
-                }
-                if (S_ISLNK(st.st_mode)) {
-                        if (as_root && st.st_uid != 0) {
-                                snprintf(why, whysize,
-                                         "'%s' is a symlink owned by uid %u: as root, leash follows only "
-                                         "symlinks root owns in a report path",
-                                         comp, (unsigned) st.st_uid);
-                                return -EPERM;
-                        }
-                        if (++hops > MAX_SYMLINKS) {
-                                snprintf(why, whysize, "too many levels of symbolic links");
-                                return -ELOOP;
-                        }
-                        /* the target of this very symlink, not of a name looked up again */
-                        n = readlinkat(fd, "", target, PATH_BUF - 1);
-                        if (n <= 0) {
-                                snprintf(why, whysize, "cannot read the symlink '%s'", comp);
-                                return n < 0 ? -errno : -EINVAL;
-                        }
-                        target[n] = '\0';
-                        if ((size_t) n + 2 + strlen(p) >= PATH_BUF) {
-                                snprintf(why, whysize, "the path is too long");
-                                return -ENAMETOOLONG;
-                        }
-                        if (*p)
-                                strcat(strcat(target, "/"), p);
-                        strcpy(rest, target);
-                        p = rest;
-                        if (rest[0] == '/') {
-                                int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (root < 0)
-                                        return -errno;
-                                close(cur);
-                                cur = root;
-                        }
-                        continue;
-                }
-                if (last) {
-                        *ret_name = strdup(comp);
-                        if (!*ret_name)
-                                return -ENOMEM;
-                        *ret_dirfd = TAKE_FD(cur);
-                        return 0;
-                }
-                if (!S_ISDIR(st.st_mode)) {
-                        snprintf(why, whysize, "'%s' is not a directory", comp);
-                        return -ENOTDIR;
-                }
-                close(cur);
-                cur = TAKE_FD(fd);
-        }
+        r = walk(&w, ret_dirfd, ret_name);
+        if (w.cur >= 0)
+                close(w.cur);
+        return r;
 }
 
 /* st is the file or FIFO the job reads as its standard input */

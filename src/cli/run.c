@@ -365,25 +365,21 @@ static void log_strict_remedy(const char *cgroup_parent) {
                 log_error("remedy: %s", p->remedy);
 }
 
-int cmd_run(int argc, char **argv) {
-        struct leash_settings s, cli;
-        const struct leash_result *res;
-        struct leash_job *job = NULL;
-        struct leash_error err = {0};
-        int sig_fd = -1, interrupt;
-        sigset_t old_mask;
-        struct report_dest dest = {.fd = -1};
-        _cleanup_free_ char *text = NULL, *summary = NULL;
+/* The settings of this run in precedence order, the command line applied
+ * last (it is read first, to learn --profile), validated before any file or
+ * cgroup is made. *ret_go: true with s and *ret_profiles to free; else the
+ * exit code is returned (--help, a usage error), nothing to free. */
+static int run_settings(int argc, char **argv, struct leash_settings *s, struct leash_profiles **ret_profiles,
+                        bool *ret_go) {
         _cleanup_free_ struct cli_arg *args = calloc((size_t) argc + 1, sizeof *args);
-        struct leash_profiles *profiles = NULL;
+        struct leash_settings cli;
+        struct leash_error verr = {0};
         size_t n_args = 0;
-        int r, first, code;
-        struct report_dest series = {.fd = -1, .dirfd = -1};
+        int r, first;
 
+        *ret_go = false;
         if (!args)
                 return usage_error("out of memory");
-        /* the command line first, to learn --profile; then the settings are
-         * built in precedence order with the command line applied last */
         leash_settings_init(&cli);
         r = parse_run_options(argc, argv, &cli, args, &n_args, &first);
         if (r != 0 || first < 0) {
@@ -394,68 +390,140 @@ int cmd_run(int argc, char **argv) {
                 leash_settings_done(&cli);
                 return usage_error("no command given: expected leash run [OPTIONS] [--] COMMAND [ARG...]");
         }
-        r = cli_settings_build(&cli, args, n_args, &s, &profiles);
+        r = cli_settings_build(&cli, args, n_args, s, ret_profiles);
         leash_settings_done(&cli);
         if (r != 0)
                 return r;
-        s.config.argv = argv + first;
-        {
-                struct leash_error verr = {0};
-                if (leash_spec_validate(&s.config, &verr) < 0) { /* before any file or cgroup is made */
-                        r = usage_error("%s: %s", verr.step, verr.detail[0] ? verr.detail : strerror(verr.error));
-                        leash_settings_done(&s);
-                        leash_profiles_free(profiles);
+        s->config.argv = argv + first;
+        if (leash_spec_validate(&s->config, &verr) < 0)
+                r = usage_error("%s: %s", verr.step, verr.detail[0] ? verr.detail : strerror(verr.error));
+        else if (!s->report_path && s->report_dir && report_dir_path(s) < 0)
+                r = usage_error("out of memory");
+        else {
+                log_set_level(s->quiet ? LOG_LEVEL_QUIET : s->verbose ? LOG_LEVEL_VERBOSE : LOG_LEVEL_NORMAL);
+                if (s->series_path)
+                        r = series_format_from_name(s, args, n_args);
+        }
+        if (r != 0) {
+                leash_settings_done(s);
+                leash_profiles_free(*ret_profiles);
+                return r;
+        }
+        *ret_go = true;
+        return 0;
+}
+
+/* The series (--series) and the report (--report) opened before the job
+ * starts, by the report's opener and rules: 0, or the exit code with both
+ * closed and nothing left behind. */
+static int run_outputs(struct leash_settings *s, struct report_dest *dest, struct report_dest *series) {
+        int r;
+
+        if (s->series_path) {
+                /* the report's opener and rules, but written row by row under its final name */
+                r = s->config.sampling.interval_ns ? report_prepare("--series", s->series_path, true, series)
+                                                   : usage_error("--series: needs --sample INTERVAL");
+                if (r != 0) {
+                        report_close(series);
+                        return r;
+                }
+                s->config.sampling.series_fd = series->fd;
+        }
+        if (s->report_path) {
+                r = report_prepare("--report", s->report_path, false, dest);
+                if (r != 0) {
+                        report_discard(series);
+                        report_close(series);
+                        report_close(dest);
                         return r;
                 }
         }
-        if (!s.report_path && s.report_dir && report_dir_path(&s) < 0) {
-                leash_settings_done(&s);
-                leash_profiles_free(profiles);
-                return usage_error("out of memory");
+        return 0;
+}
+
+/* Why the job did not run, in one line, and what would give --strict a
+ * cgroup. */
+static void say_run_failed(const struct leash_spec *c, const struct leash_error *err) {
+        if (err->error == EOPNOTSUPP && c->strict && err->step && strstr(err->step, "(--strict)"))
+                say_strict_refusal(c, err);
+        else if (err->step && strncmp(err->step, "--", 2) == 0)
+                log_error("%s: %s", err->step, err->detail); /* an option's value, said in full */
+        else if (err->detail[0])
+                log_error("%s: %s: %s", err->step, err->detail, strerror(err->error));
+        else
+                log_error("%s: %s", err->step ? err->step : "run the job", strerror(err->error));
+        if (err->step && strcmp(err->step, PLACEMENT_STRICT_STEP) == 0)
+                log_strict_remedy(c->cgroup_parent);
+}
+
+/* The report of a job that ran: into --report's file, or on stderr for -f
+ * text without one; then the one-line summary and the leftovers. -errno
+ * when the report could not be written. */
+static int run_report(const struct leash_settings *s, const struct leash_job *job, const struct leash_result *res,
+                      struct report_dest *dest) {
+        _cleanup_free_ char *text = NULL, *summary = NULL;
+        int r = 0;
+
+        if (s->report_path) {
+                r = leash_job_report(job, s->format, &text);
+                if (r >= 0)
+                        r = report_commit(dest, text);
+                if (r < 0) {
+                        errno = -r;
+                        log_error("write the report to %s: %m", s->report_path);
+                }
+                report_close(dest);
+        } else if (s->format == LEASH_FORMAT_TEXT && !s->quiet && leash_job_report(job, s->format, &text) >= 0) {
+                /* -f text without -o: the report is for the person watching, on stderr */
+                fflush(stdout);
+                fputs(text, stderr);
         }
-        log_set_level(s.quiet ? LOG_LEVEL_QUIET : s.verbose ? LOG_LEVEL_VERBOSE : LOG_LEVEL_NORMAL);
-        if (s.series_path && (r = series_format_from_name(&s, args, n_args)) != 0) {
+        /* the one line, with or without -o (not twice: the text report on stderr says it) */
+        if (!s->quiet && (s->report_path || s->format != LEASH_FORMAT_TEXT) && leash_job_summary(job, &summary) >= 0 &&
+            summary)
+                log_notice("%s", summary);
+        if (res->leftovers_killed && !s->quiet)
+                log_notice("killed %u process%s the job left running when its main process ended",
+                           res->leftovers_killed, res->leftovers_killed == 1 ? "" : "es");
+        return r < 0 ? r : 0;
+}
+
+/* Dies of the signal that interrupted leash: the caller must see leash was
+ * interrupted. */
+static void reraise(int sig) {
+        sigset_t set;
+
+        fflush(NULL);
+        signal(sig, SIG_DFL);
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+}
+
+int cmd_run(int argc, char **argv) {
+        struct leash_settings s;
+        struct leash_profiles *profiles = NULL;
+        struct report_dest dest = {.fd = -1}, series = {.fd = -1, .dirfd = -1};
+        const struct leash_result *res;
+        struct leash_job *job = NULL;
+        struct leash_error err = {0};
+        int sig_fd = -1, interrupt, r, code;
+        sigset_t old_mask;
+        bool go;
+
+        r = run_settings(argc, argv, &s, &profiles, &go);
+        if (!go)
+                return r;
+        r = run_outputs(&s, &dest, &series);
+        if (r != 0) {
                 leash_settings_done(&s);
                 leash_profiles_free(profiles);
                 return r;
         }
-        if (s.series_path) {
-                /* the report's opener and rules, but written row by row under its final name */
-                r = s.config.sampling.interval_ns ? report_prepare("--series", s.series_path, true, &series)
-                                                  : usage_error("--series: needs --sample INTERVAL");
-                if (r != 0) {
-                        report_close(&series);
-                        leash_settings_done(&s);
-                        leash_profiles_free(profiles);
-                        return r;
-                }
-                s.config.sampling.series_fd = series.fd;
-        }
-
-        if (s.report_path) {
-                r = report_prepare("--report", s.report_path, false, &dest);
-                if (r != 0) {
-                        report_discard(&series);
-                        report_close(&series);
-                        report_close(&dest);
-                        leash_settings_done(&s);
-                        leash_profiles_free(profiles);
-                        return r;
-                }
-        }
-
         r = run_job(&s.config, &job, &err, &sig_fd, &old_mask);
         if (r < 0) {
-                if (err.error == EOPNOTSUPP && s.config.strict && err.step && strstr(err.step, "(--strict)"))
-                        say_strict_refusal(&s.config, &err);
-                else if (err.step && strncmp(err.step, "--", 2) == 0)
-                        log_error("%s: %s", err.step, err.detail); /* an option's value, said in full */
-                else if (err.detail[0])
-                        log_error("%s: %s: %s", err.step, err.detail, strerror(err.error));
-                else
-                        log_error("%s: %s", err.step ? err.step : "run the job", strerror(err.error));
-                if (err.step && strcmp(err.step, PLACEMENT_STRICT_STEP) == 0)
-                        log_strict_remedy(s.config.cgroup_parent);
+                say_run_failed(&s.config, &err);
                 leash_job_free(job);
                 unguard_signals(sig_fd, &old_mask);
                 report_close(&dest);
@@ -470,47 +538,17 @@ int cmd_run(int argc, char **argv) {
                 const struct leash_error *se = leash_job_start_error(job);
                 log_error("%s: %s: %s", se->step, se->detail, strerror(se->error));
         }
-
         code = res->exit_code;
         interrupt = res->interrupt_signal;
         narrate_end(res);
-        if (s.report_path) {
-                r = leash_job_report(job, s.format, &text);
-                if (r >= 0)
-                        r = report_commit(&dest, text);
-                if (r < 0) {
-                        errno = -r;
-                        log_error("write the report to %s: %m", s.report_path);
-                        code = EXIT_LEASH_FAILED;
-                }
-                report_close(&dest);
-        } else if (s.format == LEASH_FORMAT_TEXT && !s.quiet && leash_job_report(job, s.format, &text) >= 0) {
-                /* -f text without -o: the report is for the person watching, on stderr */
-                fflush(stdout);
-                fputs(text, stderr);
-        }
-        /* the one line, with or without -o (not twice: the text report on stderr says it) */
-        if (!s.quiet && (s.report_path || s.format != LEASH_FORMAT_TEXT) && leash_job_summary(job, &summary) >= 0 &&
-            summary)
-                log_notice("%s", summary);
-        if (res->leftovers_killed && !s.quiet)
-                log_notice("killed %u process%s the job left running when its main process ended",
-                           res->leftovers_killed, res->leftovers_killed == 1 ? "" : "es");
+        if (run_report(&s, job, res, &dest) < 0)
+                code = EXIT_LEASH_FAILED;
         leash_job_free(job);
         report_close(&series);
         leash_settings_done(&s);
         leash_profiles_free(profiles);
-
-        if (interrupt) {
-                /* die of the same signal: the caller must see leash was interrupted */
-                sigset_t set;
-                fflush(NULL);
-                signal(interrupt, SIG_DFL);
-                sigemptyset(&set);
-                sigaddset(&set, interrupt);
-                sigprocmask(SIG_UNBLOCK, &set, NULL);
-                raise(interrupt);
-        }
+        if (interrupt)
+                reraise(interrupt);
         unguard_signals(sig_fd, &old_mask);
         return code;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The per-job supervisor (slurm-supervise.c) as `leash slurm` (slurm.c) uses
- * it: slurm.c depends on it, never the reverse. */
+/* The per-job supervisor (slurm-supervise.c) as `leash slurm` uses it: the
+ * Prolog, Epilog and TaskProlog (slurm-prolog.c, slurm-epilog.c,
+ * slurm-task-prolog.c) depend on it, never the reverse. */
 #pragma once
 
 #include <stdbool.h>

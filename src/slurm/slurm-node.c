@@ -12,9 +12,14 @@
 #include "slurm-node.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "../basic/fileio.h"
+#include "../basic/macro.h"
 
 static void copy_value(char *dst, size_t size, const char *v, size_t n) {
         while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
@@ -156,5 +161,33 @@ int slurm_node_judge(const struct slurm_node *n, enum slurm_mode mode, char *why
                          mode == SLURM_MODE_NEST ? "nest: Slurm's cgroup plugin places the tasks, "
                                                    "leash adopts its job and step cgroups read-only"
                                                  : "own: leash places the tasks in its own layout");
+        return 0;
+}
+
+/* plugstack.conf: PlugStackConfig=, else slurmd's default beside slurm.conf. */
+static void node_plugstack_path(const struct slurm_node *n, const char *conf, char *buf, size_t size) {
+        const char *slash = strrchr(conf, '/');
+        if (n->plugstack[0])
+                snprintf(buf, size, "%s", n->plugstack);
+        else
+                snprintf(buf, size, "%.*splugstack.conf", slash ? (int) (slash - conf + 1) : 0, conf);
+}
+
+int slurm_node_read(const char *path, struct slurm_node *n, char *stack_path, size_t size) {
+        _cleanup_free_ char *text = NULL, *stack = NULL;
+        size_t len;
+        int r;
+
+        if (!path)
+                path = getenv("SLURM_CONF");
+        if (!path || !*path)
+                path = "/etc/slurm/slurm.conf";
+        r = read_file_at_alloc(AT_FDCWD, path, &text, &len);
+        if (r < 0)
+                return r;
+        (void) slurm_node_parse_conf(text, len, n);
+        node_plugstack_path(n, path, stack_path, size);
+        if (read_file_at_alloc(AT_FDCWD, stack_path, &stack, &len) == 0)
+                slurm_node_parse_plugstack(stack, len, n);
         return 0;
 }

@@ -41,6 +41,10 @@ struct slurm_node {
 int slurm_node_parse_conf(const char *text, size_t size, struct slurm_node *ret);
 /* plugstack.conf's text: sets node->leash_spank. */
 void slurm_node_parse_plugstack(const char *text, size_t size, struct slurm_node *node);
+/* slurm.conf (path; NULL: $SLURM_CONF, else /etc/slurm/slurm.conf) and the
+ * plugstack.conf it names (its path into stack_path) into n; -errno when
+ * slurm.conf cannot be read. */
+int slurm_node_read(const char *path, struct slurm_node *n, char *stack_path, size_t size);
 const char *slurm_mode_to_string(enum slurm_mode m);
 int slurm_mode_from_string(const char *s, enum slurm_mode *ret);
 /* 0 with what the node does in why; -EEXIST when leash (mode own, with a
