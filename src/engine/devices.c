@@ -33,7 +33,7 @@
 #include "../basic/dirread.h"
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
-#include "nvml.h"
+#include "hardware/nvml.h"
 
 #define NVIDIA_MAJOR 195
 #define NVIDIA_CTL_MINOR 255

@@ -17,8 +17,8 @@
 #include <leash/leash.h>
 
 #include "../sandbox/sandbox-spec.h"
-#include "devfilter.h"
-#include "gpu.h"
+#include "hardware/devfilter.h"
+#include "hardware/gpu.h"
 
 #define LEASH_MAX UINT64_MAX /* "max": explicitly unlimited */
 

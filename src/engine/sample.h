@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gpu.h"
+#include "hardware/gpu.h"
 #include "leash.h"
 
 struct leash_sample {

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/devfilter.h"
+#include "engine/hardware/devfilter.h"
 #include "engine/devices.h"
 #include "tap.h"
 

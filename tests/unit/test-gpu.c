@@ -10,7 +10,7 @@
 
 #include "basic/dlsafe.h"
 #include "basic/drmfdinfo.h"
-#include "engine/gpu.h"
+#include "engine/hardware/gpu.h"
 #include "engine/sample.h"
 #include "tap.h"
 

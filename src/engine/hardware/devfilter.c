@@ -32,7 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../basic/macro.h"
+#include "../../basic/macro.h"
 
 /* registers: r1 the context; r3 type, r4 access, r5 major, r6 minor; r7 scratch */
 enum { R0, R1, R2, R3, R4, R5, R6, R7 };

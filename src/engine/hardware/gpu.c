@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../basic/drmfdinfo.h"
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
+#include "../../basic/drmfdinfo.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
 #include "nvml.h"
 
 static int cmp_pid(const void *a, const void *b) {

@@ -12,9 +12,9 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "../basic/dlsafe.h"
-#include "../basic/macro.h"
-#include "../basic/trust.h"
+#include "../../basic/dlsafe.h"
+#include "../../basic/macro.h"
+#include "../../basic/trust.h"
 
 /* The subset of nvml.h leash uses, with the layouts of the _v2/_v3 calls
  * (driver 510 and later). */
