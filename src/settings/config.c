@@ -14,7 +14,7 @@
  * configuration, leash.ini and three profiles, cost a job 0.15 ms).
  */
 #include "config.h"
-#include "../engine/job.h"
+#include "../engine/job/job.h"
 #include "../engine/placement.h"
 
 #include <errno.h>

@@ -23,7 +23,7 @@
  * state: no signal mask or disposition, no environment variable, no static
  * buffer; every process made has exit signal 0 and a pidfd.
  */
-#include "job-object.h"
+#include "../job-object.h"
 #include "job.h"
 
 #include <errno.h>
@@ -39,23 +39,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "../basic/time-util.h"
-#include "account.h"
-#include "cgroupfs.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../../basic/time-util.h"
+#include "../account.h"
+#include "../cgroupfs.h"
 #include "escape.h"
-#include "heldfd.h"
-#include "host.h"
+#include "../heldfd.h"
+#include "../host.h"
 #include "job-devices.h"
-#include "jobstate.h"
-#include "placement.h"
-#include "sample.h"
-#include "spawn.h"
+#include "../jobstate.h"
+#include "../placement.h"
+#include "../sample.h"
+#include "../spawn.h"
 #include "supervise.h"
-#include "sweep.h"
-#include "tree.h"
-#include "undumpable.h"
+#include "../sweep.h"
+#include "../tree.h"
+#include "../undumpable.h"
 
 /* basename of the command, made safe for a cgroup name */
 static void default_name(const char *argv0, char *buf, size_t size) {

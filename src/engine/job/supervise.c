@@ -40,14 +40,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../basic/macro.h"
-#include "../basic/time-util.h"
-#include "account.h"
-#include "cgroupfs.h"
+#include "../../basic/macro.h"
+#include "../../basic/time-util.h"
+#include "../account.h"
+#include "../cgroupfs.h"
 #include "escape.h"
-#include "heldfd.h"
-#include "sample.h"
-#include "tree.h"
+#include "../heldfd.h"
+#include "../sample.h"
+#include "../tree.h"
 
 #define CPU_CHECK_MIN_NS (250 * NSEC_PER_USEC)
 

@@ -49,15 +49,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "../basic/procstat.h"
-#include "../basic/time-util.h"
-#include "heldfd.h"
-#include "host.h"
-#include "job-object.h"
-#include "placement.h"
-#include "proctree.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../../basic/procstat.h"
+#include "../../basic/time-util.h"
+#include "../heldfd.h"
+#include "../host.h"
+#include "../job-object.h"
+#include "../placement.h"
+#include "../proctree.h"
 
 #define WALK_MAX (1u << 18)             /* entries one walk may hold: far above a tree the job can keep alive */
 #define FINISH_NS (5ULL * NSEC_PER_SEC) /* walks that kill, at the end: for this long at most */

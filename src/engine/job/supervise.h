@@ -6,8 +6,8 @@
  */
 #pragma once
 
-#include "job-object.h"
-#include "spawn.h"
+#include "../job-object.h"
+#include "../spawn.h"
 
 /* From the start of the job (start, fork or adopt). */
 int supervise_begin(struct leash_job *j);

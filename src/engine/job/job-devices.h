@@ -7,8 +7,8 @@
  */
 #pragma once
 
-#include "job-object.h"
-#include "leash.h"
+#include "../job-object.h"
+#include "../leash.h"
 
 int job_devices_prepare(struct leash_job *j, struct leash_error *err);
 int job_devices_attach(struct leash_job *j, struct leash_error *err);

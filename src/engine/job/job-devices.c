@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../basic/macro.h"
-#include "devices.h"
+#include "../../basic/macro.h"
+#include "../devices.h"
 #include "job-devices.h"
 
 #define DEVICES_STEP "restrict the job's device nodes"

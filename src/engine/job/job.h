@@ -7,7 +7,7 @@
  */
 #pragma once
 
-#include "leash.h"
+#include "../leash.h"
 
 struct placement_cache;
 struct watchdog_pool;
