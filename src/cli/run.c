@@ -25,7 +25,7 @@
 #include "../engine/leash.h"
 #include "../settings/options.h"
 #include "../settings/profile.h"
-#include "../engine/placement.h"
+#include "../engine/placement/placement.h"
 #include "cli.h"
 #include "report-dest.h"
 

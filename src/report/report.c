@@ -23,9 +23,9 @@
 #include "../engine/devices.h"
 #include "history.h"
 #include "../engine/leash.h"
-#include "../engine/placement.h"
+#include "../engine/placement/placement.h"
 #include "report.h"
-#include "../engine/monitor.h"
+#include "../engine/placement/monitor.h"
 #include "../engine/sample.h"
 
 static void json_object_putp(json_object **o) {

@@ -15,7 +15,7 @@
  */
 #include "config.h"
 #include "../engine/job/job.h"
-#include "../engine/placement.h"
+#include "../engine/placement/placement.h"
 
 #include <errno.h>
 #include <pthread.h>

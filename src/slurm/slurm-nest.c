@@ -26,7 +26,7 @@
 #include "../basic/macro.h"
 #include "../engine/account.h"
 #include "../engine/cgroupfs.h"
-#include "../engine/host.h"
+#include "../engine/placement/host.h"
 #include "slurm.h"
 
 int slurm_nest_job_path(const char *cgroup_text, uint32_t job_id, const char *step, char *ret, size_t size) {

@@ -22,7 +22,7 @@
 #include "../basic/macro.h"
 #include "../basic/parse.h"
 #include "../engine/cgroupfs.h"
-#include "../engine/host.h"
+#include "../engine/placement/host.h"
 #include "../settings/options.h"
 #include "../settings/profile.h"
 #include "../report/report.h"

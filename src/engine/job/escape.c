@@ -54,9 +54,9 @@
 #include "../../basic/procstat.h"
 #include "../../basic/time-util.h"
 #include "../heldfd.h"
-#include "../host.h"
+#include "../placement/host.h"
 #include "../job-object.h"
-#include "../placement.h"
+#include "../placement/placement.h"
 #include "../proctree.h"
 
 #define WALK_MAX (1u << 18)             /* entries one walk may hold: far above a tree the job can keep alive */

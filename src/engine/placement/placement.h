@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "leash.h"
+#include "../leash.h"
 
 /* enum placement_kind and struct placement are in leash.h (the CLI's check reads them). */
 

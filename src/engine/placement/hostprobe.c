@@ -21,9 +21,9 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "cgroupfs.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../cgroupfs.h"
 #include "placement.h"
 
 /* libcgroup adapter: where each controller is mounted, whatever the version.

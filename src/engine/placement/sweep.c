@@ -37,10 +37,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "../basic/dirread.h"
-#include "../basic/macro.h"
-#include "../basic/parse.h"
-#include "cgroupfs.h"
+#include "../../basic/dirread.h"
+#include "../../basic/macro.h"
+#include "../../basic/parse.h"
+#include "../cgroupfs.h"
 #include "jobstate.h"
 
 /* "123" -> 123; no sign, no leading zero, no overflow */

@@ -13,11 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "../basic/parse.h"
-#include "../basic/procstat.h"
-#include "../basic/time-util.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../../basic/parse.h"
+#include "../../basic/procstat.h"
+#include "../../basic/time-util.h"
 #include "host.h"
 #include "sweep.h"
 

@@ -17,8 +17,8 @@
 #include <sys/types.h>
 
 #include "jobstate.h"
-#include "leash.h"
-#include "sample.h"
+#include "../leash.h"
+#include "../sample.h"
 
 struct monitor_job {
         char dirname[256];

@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "leash.h"
+#include "../leash.h"
 
 #define JOBSTATE_XATTR_TRUSTED "trusted.leash"
 #define JOBSTATE_XATTR_USER "user.leash"

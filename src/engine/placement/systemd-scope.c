@@ -37,8 +37,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
 #include "host.h"
 #include "systemd.h"
 

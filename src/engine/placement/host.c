@@ -20,9 +20,9 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "cgroupfs.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../cgroupfs.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape_octal(char *s) {

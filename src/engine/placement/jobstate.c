@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../basic/macro.h"
-#include "../basic/parse.h"
-#include "../basic/procstat.h"
-#include "../basic/time-util.h"
+#include "../../basic/macro.h"
+#include "../../basic/parse.h"
+#include "../../basic/procstat.h"
+#include "../../basic/time-util.h"
 
 int jobstate_own_pidns(unsigned long long *ret) {
         return proc_self_ns_inode("pid", ret);

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cgroupfs.h"
-#include "leash.h"
+#include "../cgroupfs.h"
+#include "../leash.h"
 
 /* From /proc/self/mountinfo text: the first cgroup2 mount point, and how many
  * v1 cgroup hierarchies with controllers are mounted. */

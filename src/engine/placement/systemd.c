@@ -37,9 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../basic/dlsafe.h"
-#include "../basic/macro.h"
-#include "../basic/time-util.h"
+#include "../../basic/dlsafe.h"
+#include "../../basic/macro.h"
+#include "../../basic/time-util.h"
 
 /* The manager's sockets, private first: ret[0], ret[1] as "unix:path=...". */
 static int manager_addresses(bool user, char ret[2][4200]) {

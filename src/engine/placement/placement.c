@@ -63,9 +63,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "../basic/procstat.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../../basic/procstat.h"
 #include "host.h"
 #include "jobstate.h"
 #include "sweep.h"
