@@ -20,7 +20,7 @@
 #include "../basic/time-util.h"
 #include "../basic/utf8.h"
 #include "../sandbox/caps.h"
-#include "../engine/devices.h"
+#include "../engine/spec/devices.h"
 #include "history.h"
 #include "../engine/leash.h"
 #include "../engine/placement/placement.h"

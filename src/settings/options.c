@@ -10,7 +10,7 @@
 #include "../basic/macro.h"
 #include "../basic/parse.h"
 #include "../sandbox/caps.h"
-#include "../engine/devices.h"
+#include "../engine/spec/devices.h"
 #include "../sandbox/filter.h"
 #include "../engine/sample.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "engine/hardware/devfilter.h"
-#include "engine/devices.h"
+#include "engine/spec/devices.h"
 #include "tap.h"
 
 #define C DEVFILTER_CHAR

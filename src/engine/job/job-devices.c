@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "../../basic/macro.h"
-#include "../devices.h"
+#include "../spec/devices.h"
 #include "job-devices.h"
 
 #define DEVICES_STEP "restrict the job's device nodes"

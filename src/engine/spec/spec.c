@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../basic/macro.h"
-#include "../basic/parse.h"
-#include "../basic/time-util.h"
-#include "leash.h"
+#include "../../basic/macro.h"
+#include "../../basic/parse.h"
+#include "../../basic/time-util.h"
+#include "../leash.h"
 
 void leash_spec_init(struct leash_spec *c) {
         memset(c, 0, sizeof *c);

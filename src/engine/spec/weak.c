@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../basic/parse.h"
-#include "leash.h"
+#include "../../basic/parse.h"
+#include "../leash.h"
 
 static void limit_value_text(const struct leash_spec *c, enum leash_limit l, char *buf, size_t size) {
         uint64_t v = c->limit[l];

@@ -30,10 +30,10 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "../basic/dirread.h"
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "hardware/nvml.h"
+#include "../../basic/dirread.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../hardware/nvml.h"
 
 #define NVIDIA_MAJOR 195
 #define NVIDIA_CTL_MINOR 255

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "leash.h"
+#include "../leash.h"
 
 /* --gpus: none, all, or indices and ranges "0,2-3". On failure -EINVAL or
  * -ERANGE and the offending part in bad. */
