@@ -70,7 +70,7 @@
 
 #include "../src/engine/account.h"
 #include "../src/engine/leash.h"
-#include "../src/engine/sample.h"
+#include "../src/engine/sample/sample.h"
 
 extern char **environ;
 

@@ -22,7 +22,7 @@
 
 #define LEASH_MAX UINT64_MAX /* "max": explicitly unlimited */
 
-/* Sampling (src/engine/sample.c): what to sample, and what it measured. */
+/* Sampling (src/engine/sample/sample.c): what to sample, and what it measured. */
 enum leash_series_format { LEASH_SERIES_CSV, LEASH_SERIES_JSONL };
 
 /* What to sample: part of struct leash_config. interval_ns 0 = no sampling

@@ -26,7 +26,7 @@
 #include "../engine/placement/placement.h"
 #include "report.h"
 #include "../engine/placement/monitor.h"
-#include "../engine/sample.h"
+#include "../engine/sample/sample.h"
 
 static void json_object_putp(json_object **o) {
         if (*o)

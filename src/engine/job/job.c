@@ -50,7 +50,7 @@
 #include "job-devices.h"
 #include "../placement/jobstate.h"
 #include "../placement/placement.h"
-#include "../sample.h"
+#include "../sample/sample.h"
 #include "../spawn.h"
 #include "supervise.h"
 #include "../placement/sweep.h"

@@ -46,7 +46,7 @@
 #include "../cgroupfs.h"
 #include "escape.h"
 #include "../heldfd.h"
-#include "../sample.h"
+#include "../sample/sample.h"
 #include "../tree.h"
 
 #define CPU_CHECK_MIN_NS (250 * NSEC_PER_USEC)

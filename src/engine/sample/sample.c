@@ -22,7 +22,7 @@
  * neither redirect nor stall it for long.
  */
 #include "sample.h"
-#include "tree.h"
+#include "../tree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,13 +35,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "../basic/parse.h"
-#include "../basic/procstat.h"
-#include "../basic/time-util.h"
-#include "account.h"
-#include "heldfd.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../../basic/parse.h"
+#include "../../basic/procstat.h"
+#include "../../basic/time-util.h"
+#include "../account.h"
+#include "../heldfd.h"
 
 enum fig_unit { U_US, U_UCORES, U_BYTES, U_COUNT };
 

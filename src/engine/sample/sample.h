@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "hardware/gpu.h"
-#include "leash.h"
+#include "../hardware/gpu.h"
+#include "../leash.h"
 
 struct leash_sample {
         uint64_t v[_LEASH_FIG_MAX];
