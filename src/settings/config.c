@@ -28,7 +28,7 @@
 #include "../basic/macro.h"
 #include "options.h"
 #include "profile.h"
-#include "../engine/watchdog.h"
+#include "../engine/process/watchdog.h"
 
 #ifndef LEASH_SYSCONFDIR
 #define LEASH_SYSCONFDIR "/etc"

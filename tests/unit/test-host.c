@@ -4,7 +4,7 @@
 
 #include "engine/placement/host.h"
 #include "engine/placement/placement.h"
-#include "engine/proctree.h"
+#include "engine/process/proctree.h"
 #include "engine/placement/systemd-scope.h"
 #include "tap.h"
 

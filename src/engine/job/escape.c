@@ -55,9 +55,9 @@
 #include "../../basic/time-util.h"
 #include "../heldfd.h"
 #include "../placement/host.h"
-#include "../job-object.h"
+#include "../process/job-object.h"
 #include "../placement/placement.h"
-#include "../proctree.h"
+#include "../process/proctree.h"
 
 #define WALK_MAX (1u << 18)             /* entries one walk may hold: far above a tree the job can keep alive */
 #define FINISH_NS (5ULL * NSEC_PER_SEC) /* walks that kill, at the end: for this long at most */

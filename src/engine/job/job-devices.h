@@ -7,7 +7,7 @@
  */
 #pragma once
 
-#include "../job-object.h"
+#include "../process/job-object.h"
 #include "../leash.h"
 
 int job_devices_prepare(struct leash_job *j, struct leash_error *err);

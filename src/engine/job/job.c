@@ -23,7 +23,7 @@
  * state: no signal mask or disposition, no environment variable, no static
  * buffer; every process made has exit signal 0 and a pidfd.
  */
-#include "../job-object.h"
+#include "../process/job-object.h"
 #include "job.h"
 
 #include <errno.h>
@@ -51,11 +51,11 @@
 #include "../placement/jobstate.h"
 #include "../placement/placement.h"
 #include "../sample/sample.h"
-#include "../spawn.h"
+#include "../process/spawn.h"
 #include "supervise.h"
 #include "../placement/sweep.h"
-#include "../tree.h"
-#include "../undumpable.h"
+#include "../process/tree.h"
+#include "../process/undumpable.h"
 
 /* basename of the command, made safe for a cgroup name */
 static void default_name(const char *argv0, char *buf, size_t size) {

@@ -47,7 +47,7 @@
 #include "escape.h"
 #include "../heldfd.h"
 #include "../sample/sample.h"
-#include "../tree.h"
+#include "../process/tree.h"
 
 #define CPU_CHECK_MIN_NS (250 * NSEC_PER_USEC)
 

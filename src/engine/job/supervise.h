@@ -6,8 +6,8 @@
  */
 #pragma once
 
-#include "../job-object.h"
-#include "../spawn.h"
+#include "../process/job-object.h"
+#include "../process/spawn.h"
 
 /* From the start of the job (start, fork or adopt). */
 int supervise_begin(struct leash_job *j);

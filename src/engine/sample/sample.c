@@ -22,7 +22,7 @@
  * neither redirect nor stall it for long.
  */
 #include "sample.h"
-#include "../tree.h"
+#include "../process/tree.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -19,10 +19,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../basic/dirread.h"
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "../basic/time-util.h"
+#include "../../basic/dirread.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../../basic/time-util.h"
 
 /* Calls fn for each child of every thread of pid (0: the caller), until fn
  * says stop. Each children file is read whole, however long (a job that

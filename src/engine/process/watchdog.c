@@ -63,8 +63,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../basic/macro.h"
-#include "heldfd.h"
+#include "../../basic/macro.h"
+#include "../heldfd.h"
 
 enum { WD_FREE, WD_FILLING, WD_ACTIVE };
 enum { WD_RUN_IDLE, WD_RUN_STARTING, WD_RUN_RUNNING };

@@ -60,8 +60,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../basic/dirread.h"
-#include "../basic/macro.h"
+#include "../../basic/dirread.h"
+#include "../../basic/macro.h"
 
 #define STATUS_MAGIC 0x4c534831u /* "LSH1" */
 

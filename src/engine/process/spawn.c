@@ -50,11 +50,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../basic/macro.h"
-#include "heldfd.h"
+#include "../../basic/macro.h"
+#include "../heldfd.h"
 #include "isolate.h"
 #include "undumpable.h"
-#include "../sandbox/sandbox.h"
+#include "../../sandbox/sandbox.h"
 
 const char *spawn_step_to_string(enum spawn_step s) {
         switch (s) {

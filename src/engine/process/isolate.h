@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "leash.h"
+#include "../leash.h"
 
 struct isolate_plan {
         bool on;

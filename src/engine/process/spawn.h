@@ -7,7 +7,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "../sandbox/sandbox.h"
+#include "../../sandbox/sandbox.h"
 
 #define SPAWN_RLIMITS_MAX 4
 

@@ -12,11 +12,11 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
-#include "account.h"
+#include "../account.h"
 #include "holder.h"
 #include "isolate.h"
-#include "leash.h"
-#include "../sandbox/sandbox.h"
+#include "../leash.h"
+#include "../../sandbox/sandbox.h"
 #include "watchdog.h"
 
 enum job_state {

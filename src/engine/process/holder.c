@@ -24,7 +24,7 @@
  * in between.
  */
 #include "holder.h"
-#include "heldfd.h"
+#include "../heldfd.h"
 
 #include <errno.h>
 #include <linux/sched.h>
@@ -38,7 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../basic/macro.h"
+#include "../../basic/macro.h"
 
 static void reap_pidfd(int pidfd, struct rusage *ret_ru) {
         siginfo_t si;

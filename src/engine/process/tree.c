@@ -44,9 +44,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../basic/macro.h"
-#include "../basic/procstat.h"
-#include "../basic/time-util.h"
+#include "../../basic/macro.h"
+#include "../../basic/procstat.h"
+#include "../../basic/time-util.h"
 #include "job-object.h"
 #include "proctree.h"
 
