@@ -24,8 +24,8 @@
 
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
-#include "../engine/account.h"
-#include "../engine/cgroupfs.h"
+#include "../engine/cgroup/account.h"
+#include "../engine/cgroup/cgroupfs.h"
 #include "../engine/placement/host.h"
 #include "slurm.h"
 

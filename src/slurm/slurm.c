@@ -21,7 +21,7 @@
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
 #include "../basic/parse.h"
-#include "../engine/cgroupfs.h"
+#include "../engine/cgroup/cgroupfs.h"
 #include "../engine/placement/host.h"
 #include "../settings/options.h"
 #include "../settings/profile.h"

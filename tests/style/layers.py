@@ -15,7 +15,7 @@ build = os.environ.get("LEASH_BUILDDIR") or (os.path.dirname(os.path.dirname(os.
 # The folders from the bottom up (ARCHITECTURE.md, "Module map"): a module
 # may depend on its own folder's and on the folders below it, never above.
 FOLDERS = ["src/basic", "src/sandbox",
-           "src/engine/hardware", "src/engine", "src/engine/process", "src/engine/sample", "src/engine/spec", "src/engine/placement", "src/engine/job",
+           "src/engine/hardware", "src/engine", "src/engine/cgroup", "src/engine/process", "src/engine/sample", "src/engine/spec", "src/engine/placement", "src/engine/job",
            "src/settings", "src/report", "src/render", "src/slurm", "src/cli"]
 # module -> modules it must never depend on (the arrows issue 27 cut)
 # Arrows still to cut, each a TAP TODO (reported, not failing the suite) and

@@ -42,8 +42,8 @@
 
 #include "../../basic/macro.h"
 #include "../../basic/time-util.h"
-#include "../account.h"
-#include "../cgroupfs.h"
+#include "../cgroup/account.h"
+#include "../cgroup/cgroupfs.h"
 #include "escape.h"
 #include "../heldfd.h"
 #include "../sample/sample.h"

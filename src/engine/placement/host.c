@@ -22,7 +22,7 @@
 
 #include "../../basic/fileio.h"
 #include "../../basic/macro.h"
-#include "../cgroupfs.h"
+#include "../cgroup/cgroupfs.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape_octal(char *s) {

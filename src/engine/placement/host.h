@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../cgroupfs.h"
+#include "../cgroup/cgroupfs.h"
 #include "../leash.h"
 
 /* From /proc/self/mountinfo text: the first cgroup2 mount point, and how many

@@ -23,7 +23,7 @@
 
 #include "../../basic/fileio.h"
 #include "../../basic/macro.h"
-#include "../cgroupfs.h"
+#include "../cgroup/cgroupfs.h"
 #include "placement.h"
 
 /* libcgroup adapter: where each controller is mounted, whatever the version.

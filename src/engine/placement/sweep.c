@@ -40,7 +40,7 @@
 #include "../../basic/dirread.h"
 #include "../../basic/macro.h"
 #include "../../basic/parse.h"
-#include "../cgroupfs.h"
+#include "../cgroup/cgroupfs.h"
 #include "jobstate.h"
 
 /* "123" -> 123; no sign, no leading zero, no overflow */

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
-#include "../account.h"
+#include "../cgroup/account.h"
 #include "holder.h"
 #include "isolate.h"
 #include "../leash.h"

@@ -40,7 +40,7 @@
 #include "../../basic/parse.h"
 #include "../../basic/procstat.h"
 #include "../../basic/time-util.h"
-#include "../account.h"
+#include "../cgroup/account.h"
 #include "../heldfd.h"
 
 enum fig_unit { U_US, U_UCORES, U_BYTES, U_COUNT };

@@ -31,10 +31,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../basic/dirread.h"
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
-#include "../basic/time-util.h"
+#include "../../basic/dirread.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "../../basic/time-util.h"
 
 const char *const cgroupfs_controller_names[CTL_COUNT] = {"memory", "pids", "cpu", "io"};
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "leash.h"
+#include "../leash.h"
 
 enum {
         CTL_MEMORY = 1 << 0,

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "leash.h"
+#include "../leash.h"
 
 /* Each parser sets only what it finds; callers pre-fill with LEASH_NULL. */
 int account_parse_cpu_stat(const char *text, struct leash_usage *u);

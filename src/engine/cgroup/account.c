@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../basic/fileio.h"
-#include "../basic/macro.h"
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
 #include "cgroupfs.h"
-#include "heldfd.h"
+#include "../heldfd.h"
 
 /* Finds "key <u64>" at the start of a line. */
 int account_flat_get(const char *text, const char *key, uint64_t *ret) {
