@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The job's record: one extended attribute on the job cgroup, written by
- * leash right after mkdir, that is both the sweep's mark (src/engine/sweep.c)
+ * leash right after mkdir, that is both the sweep's mark (sweep.c)
  * and what `leash ps`, `stat` and `top` know about a job beyond the cgroup's
  * own files: who started it, when, under which limits. It lives exactly as
  * long as the cgroup (nothing to clean up, nothing to go stale) and costs one

@@ -2,7 +2,7 @@
 /*
  * Looking at running jobs from outside (`leash ps`, `stat`, `top`): which
  * directories under a cgroup parent are leash jobs, what their records say
- * (src/engine/jobstate.c), and one sample of each now (src/engine/sample/sample.c), read
+ * (jobstate.c), and one sample of each now (src/engine/sample/sample.c), read
  * through a dirfd per job. Nothing here writes to a cgroup. A job is a child
  * of the parent that carries a record this reader may believe, or whose name
  * is leash's grammar NAME@PID[.N] (a non-root reader cannot read root's

@@ -16,7 +16,7 @@
  *   3. that namespace is the sweeper's own (a pid of another namespace says
  *      nothing about liveness here), and kill(PID, 0) says ESRCH.
  *
- * The mark is the first two fields of the job's record (src/engine/jobstate.c),
+ * The mark is the first two fields of the job's record (jobstate.c),
  * which also decides which attribute is written (trusted.leash with
  * CAP_SYS_ADMIN, else user.leash) and which one a reader may believe: a
  * root sweeper only trusted.leash, which a job without CAP_SYS_ADMIN cannot
