@@ -21,7 +21,7 @@
  *        Sampling cost: for each N, a cgroup holding N sleeping processes
  *        (one tree: a root and N-1 children); one leash accounting read is
  *        libleash's account_read() on the job cgroup's dirfd, linked from
- *        src/engine/account.c, timed in CPU time of this process
+ *        src/engine/cgroup/account.c, timed in CPU time of this process
  *        (CLOCK_PROCESS_CPUTIME_ID) over REPS reads; the psutil walk is
  *        SCRIPT run by PYTHON on the root pid, timed by itself the same way.
  *        The two alternate ROUNDS times; medians of the per-round figures.
@@ -68,9 +68,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/engine/account.h"
+#include "../src/engine/cgroup/account.h"
 #include "../src/engine/leash.h"
-#include "../src/engine/sample.h"
+#include "../src/engine/sample/sample.h"
 
 extern char **environ;
 

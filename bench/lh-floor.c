@@ -141,7 +141,7 @@ static void read_at(int dfd, const char *name) {
         }
 }
 
-/* --with=escape, after the job: as leash's engine looks (src/engine/escape.c) */
+/* --with=escape, after the job: as leash's engine looks (src/engine/job/escape.c) */
 static void escape_look(int pidfd, pid_t pid, int cgfd) {
         struct {
                 uint64_t mask, cgroupid;

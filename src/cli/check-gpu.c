@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../engine/devfilter.h"
-#include "../engine/gpu.h"
-#include "../engine/nvml.h"
+#include "../engine/hardware/devfilter.h"
+#include "../engine/hardware/gpu.h"
+#include "../engine/hardware/nvml.h"
 #include "cli.h"
 
 static void print_nvidia(unsigned n) {

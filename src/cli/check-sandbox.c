@@ -12,7 +12,7 @@
 
 #include "../sandbox/caps.h"
 #include "../sandbox/filter.h"
-#include "../engine/isolate.h"
+#include "../engine/process/isolate.h"
 #include "../engine/leash.h"
 #include "cli.h"
 

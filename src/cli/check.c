@@ -13,9 +13,9 @@
 
 #include "../basic/log.h"
 #include "../basic/parse.h"
-#include "../engine/host.h"
+#include "../engine/placement/host.h"
 #include "../engine/leash.h"
-#include "../engine/placement.h"
+#include "../engine/placement/placement.h"
 #include "cli.h"
 
 static const char *yes_no(bool b) {

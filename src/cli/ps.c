@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * leash ps, stat and top: the running jobs under a cgroup parent, from their
- * cgroups' files and records (src/engine/monitor.c). Nothing here changes a job.
+ * cgroups' files and records (src/engine/placement/monitor.c). Nothing here changes a job.
  * "Cores now" is the CPU a job used over an interval: ps and stat take two
  * samples --interval apart (200 ms by default; 0 leaves the figure out), top
  * compares each refresh with the one before. top draws with plain ANSI
@@ -30,9 +30,9 @@
 #include "../basic/parse.h"
 #include "../basic/time-util.h"
 #include "../basic/utf8.h"
-#include "../engine/placement.h"
+#include "../engine/placement/placement.h"
 #include "../engine/leash.h"
-#include "../engine/monitor.h"
+#include "../engine/placement/monitor.h"
 #include "../sandbox/userdb.h"
 #include "cli.h"
 

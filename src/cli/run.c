@@ -25,7 +25,7 @@
 #include "../engine/leash.h"
 #include "../settings/options.h"
 #include "../settings/profile.h"
-#include "../engine/placement.h"
+#include "../engine/placement/placement.h"
 #include "cli.h"
 #include "report-dest.h"
 
@@ -307,7 +307,7 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
         spec->spawn_fallback = spawn && strcmp(spawn, "fork") == 0;
         /* A subreaper: every orphan of the job is reparented to leash, not to
          * init, so a process that left the job cgroup is still found below
-         * leash (src/engine/escape.c). leash has no other children. */
+         * leash (src/engine/job/escape.c). leash has no other children. */
         spec->reaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
         r = leash_job_new_spec(spec, &job, err);
         if (r < 0)

@@ -27,7 +27,7 @@
 #include "../basic/log.h"
 #include "../basic/macro.h"
 #include "../basic/time-util.h"
-#include "../engine/cgroupfs.h"
+#include "../engine/cgroup/cgroupfs.h"
 #include "../settings/options.h"
 #include "../settings/profile.h"
 #include "cli.h"

@@ -16,7 +16,7 @@
 #include "../basic/parse.h"
 #include "../basic/utf8.h"
 #include "../basic/time-util.h"
-#include "../engine/account.h"
+#include "../engine/cgroup/account.h"
 #include "cli.h"
 #include "slurm-ctx.h"
 #include "slurm-hooks.h"

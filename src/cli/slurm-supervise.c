@@ -70,8 +70,8 @@
 #include "../basic/parse.h"
 #include "../basic/seqpacket.h"
 #include "../basic/time-util.h"
-#include "../engine/account.h"
-#include "../engine/cgroupfs.h"
+#include "../engine/cgroup/account.h"
+#include "../engine/cgroup/cgroupfs.h"
 #include "../slurm/slurm-nest.h"
 #include "slurm-supervise.h"
 

@@ -17,12 +17,12 @@
 #include <leash/leash.h>
 
 #include "../sandbox/sandbox-spec.h"
-#include "devfilter.h"
-#include "gpu.h"
+#include "hardware/devfilter.h"
+#include "hardware/gpu.h"
 
 #define LEASH_MAX UINT64_MAX /* "max": explicitly unlimited */
 
-/* Sampling (src/engine/sample.c): what to sample, and what it measured. */
+/* Sampling (src/engine/sample/sample.c): what to sample, and what it measured. */
 enum leash_series_format { LEASH_SERIES_CSV, LEASH_SERIES_JSONL };
 
 /* What to sample: part of struct leash_config. interval_ns 0 = no sampling

@@ -19,9 +19,9 @@
 #include "../basic/parse.h"
 #include "../basic/time-util.h"
 #include "../basic/utf8.h"
-#include "../engine/devices.h"
-#include "../engine/placement.h"
-#include "../engine/sample.h"
+#include "../engine/spec/devices.h"
+#include "../engine/placement/placement.h"
+#include "../engine/sample/sample.h"
 #include "../sandbox/caps.h"
 #include "history.h"
 

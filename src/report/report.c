@@ -22,14 +22,14 @@
 #include "../basic/time-util.h"
 #include "../basic/utf8.h"
 #include "../sandbox/caps.h"
-#include "../engine/devices.h"
+#include "../engine/spec/devices.h"
 #include "history.h"
 #include "../engine/leash.h"
-#include "../engine/placement.h"
+#include "../engine/placement/placement.h"
 #include "report.h"
 #include "report-text.h"
-#include "../engine/monitor.h"
-#include "../engine/sample.h"
+#include "../engine/placement/monitor.h"
+#include "../engine/sample/sample.h"
 
 static void json_object_putp(json_object **o) {
         if (*o)

@@ -14,8 +14,8 @@
  * configuration, leash.ini and three profiles, cost a job 0.15 ms).
  */
 #include "config.h"
-#include "../engine/job.h"
-#include "../engine/placement.h"
+#include "../engine/job/job.h"
+#include "../engine/placement/placement.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -28,7 +28,7 @@
 #include "../basic/macro.h"
 #include "options.h"
 #include "profile.h"
-#include "../engine/watchdog.h"
+#include "../engine/process/watchdog.h"
 
 #ifndef LEASH_SYSCONFDIR
 #define LEASH_SYSCONFDIR "/etc"

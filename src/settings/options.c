@@ -10,9 +10,9 @@
 #include "../basic/macro.h"
 #include "../basic/parse.h"
 #include "../sandbox/caps.h"
-#include "../engine/devices.h"
+#include "../engine/spec/devices.h"
 #include "../sandbox/filter.h"
-#include "../engine/sample.h"
+#include "../engine/sample/sample.h"
 
 const struct leash_option leash_options[_LEASH_OPT_MAX] = {
         {LEASH_OPT_PROFILE_ID, "profile", 0, LEASH_OPT_PROFILE, -1, "NAME",

@@ -24,9 +24,9 @@
 
 #include "../basic/fileio.h"
 #include "../basic/macro.h"
-#include "../engine/account.h"
-#include "../engine/cgroupfs.h"
-#include "../engine/host.h"
+#include "../engine/cgroup/account.h"
+#include "../engine/cgroup/cgroupfs.h"
+#include "../engine/placement/host.h"
 #include "slurm.h"
 
 int slurm_nest_job_path(const char *cgroup_text, uint32_t job_id, const char *step, char *ret, size_t size) {

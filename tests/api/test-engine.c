@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "engine/leash.h"
-#include "engine/placement.h"
+#include "engine/placement/placement.h"
 #include "sleeper.h"
 #include "tap.h"
 

@@ -123,7 +123,7 @@ if setmark "$PARENT/x@$D.1" $MARK "pid=$D pidns=1" 2>"$TMP/xattr" && setmark "$P
         for _ in $(seq 600); do [ -s "$TMP/cg" ] && break; sleep 0.05; done
         cg="$CG2$(cat "$TMP/cg")"
         m=$(/usr/bin/python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())' "$cg" $MARK 2>&1)
-        # the mark is the first two fields of the job's record (src/engine/jobstate.c)
+        # the mark is the first two fields of the job's record (src/engine/placement/jobstate.c)
         check "leash marks its job cgroup $(basename "$cg"): $MARK = '$m'" test "${m%% v=1 *}" = "pid=$bg pidns=$NS"
         touch "$TMP/done"
         wait $bg

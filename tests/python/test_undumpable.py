@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Issue 38.12: the caller's supervising side cannot be ptraced nor have its
 memory written by a function of its own uid. The process is undumpable
-while any of its calls runs (src/engine/undumpable.c) and dumpable again
+while any of its calls runs (src/engine/process/undumpable.c) and dumpable again
 once the last one has finished; the function itself is dumpable, as the
 caller was. The conftest fixture checks that nothing was left behind."""
 

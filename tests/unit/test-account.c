@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/account.h"
-#include "engine/cgroupfs.h"
+#include "engine/cgroup/account.h"
+#include "engine/cgroup/cgroupfs.h"
 #include "tap.h"
 
 static const char cpu_stat_v2[] = "usage_usec 2035011\n"

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/devfilter.h"
-#include "engine/devices.h"
+#include "engine/hardware/devfilter.h"
+#include "engine/spec/devices.h"
 #include "tap.h"
 
 #define C DEVFILTER_CHAR

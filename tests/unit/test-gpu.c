@@ -10,8 +10,8 @@
 
 #include "basic/dlsafe.h"
 #include "basic/drmfdinfo.h"
-#include "engine/gpu.h"
-#include "engine/sample.h"
+#include "engine/hardware/gpu.h"
+#include "engine/sample/sample.h"
 #include "tap.h"
 
 static const char amdgpu[] = "pos:\t0\nflags:\t02100002\nmnt_id:\t24\nino:\t1085\n"

@@ -2,10 +2,10 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "engine/host.h"
-#include "engine/placement.h"
-#include "engine/proctree.h"
-#include "engine/systemd-scope.h"
+#include "engine/placement/host.h"
+#include "engine/placement/placement.h"
+#include "engine/process/proctree.h"
+#include "engine/placement/systemd-scope.h"
 #include "tap.h"
 
 /* this development machine: hybrid */

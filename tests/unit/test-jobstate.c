@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The job record (src/engine/jobstate.c) on literal values: what leash writes
+/* The job record (src/engine/placement/jobstate.c) on literal values: what leash writes
  * round-trips, the sweep's mark alone (an older leash's) still parses, and a
  * malformed or reordered value is refused as a whole. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "engine/jobstate.h"
+#include "engine/placement/jobstate.h"
 #include "tap.h"
 
 int main(void) {

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "engine/account.h"
+#include "engine/cgroup/account.h"
 #include "engine/leash.h"
 #include "json-get.h"
 #include "tap.h"

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "engine/sample.h"
+#include "engine/sample/sample.h"
 #include "tap.h"
 
 static const char smaps_rollup[] = "55d4c2a3c000-7ffd3b5f1000 ---p 00000000 00:00 0                  [rollup]\n"

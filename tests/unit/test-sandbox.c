@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "engine/account.h"
+#include "engine/cgroup/account.h"
 #include "sandbox/caps.h"
 #include "sandbox/filter.h"
 #include "engine/leash.h"

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Placement's systemd step.
+ *
+ * Where systemd is PID 1 it owns the cgroup tree, and a program may write
+ * only inside a unit that delegates its subtree (Delegate=yes). A process
+ * with no delegated subtree (a login session's scope is root's and delegates
+ * nothing; so is a system service) asks its manager through systemd.c for a
+ * transient scope leash-NAME-PID.scope in leash.slice that holds it. Once the
+ * start job is done, the process is in the scope's cgroup; placement.c then
+ * treats the scope like any delegated subtree (placement_enter_subtree: the
+ * process moves into its leaf, job cgroups go beside it).
+ *
+ * The scope is bound (BindsTo=) to the unit leash was started in, where that
+ * unit is the same manager's (a system service for root, a user service for
+ * a user; a user's login session is the system manager's and cannot be
+ * named): leash leaves that unit's cgroup, so without the binding
+ * `systemctl stop` of a service whose shell runs leash would no longer reach
+ * leash or its job. Stopping the unit (or its end) stops the scope: SIGTERM
+ * to leash, which ends its jobs through the ladder and reports interrupted.
+ *
+ * Once per process: the scope lives as long as a process is in it, and
+ * systemd removes its whole subtree when the last one leaves. A later
+ * decision of the same process (another config) walks up from the leaf to
+ * the scope and finds it here, remembered; a forked child, or a unit the
+ * user made (systemd-run --user --scope -p Delegate=yes), is asked of the
+ * manager (the unit's Delegate property): systemd 252's user manager writes
+ * no user.delegate mark, and asking again for the same name gets UnitExists.
+ */
+#include "systemd-scope.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../basic/fileio.h"
+#include "../../basic/macro.h"
+#include "host.h"
+#include "systemd.h"
+
+/* NAME: the process's comm ("run" for leash itself), reduced to the characters
+ * a unit name keeps unescaped. */
+static void unit_name(char *ret, size_t size) {
+        char comm[32] = "";
+
+        (void) read_file_at(AT_FDCWD, "/proc/self/comm", comm, sizeof comm, NULL);
+        comm[strcspn(comm, "\n")] = '\0';
+        if (!comm[0] || strcmp(comm, "leash") == 0)
+                snprintf(comm, sizeof comm, "run");
+        for (char *c = comm; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+                        *c = '_';
+        snprintf(ret, size, "leash-%s-%d.scope", comm, (int) getpid());
+}
+
+/* The scope this process got: its cgroup, relative to the mount. */
+static pthread_mutex_t got_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t got_pid;
+static char got_cgroup[4096];
+
+static const char *user_manager_prefix(unsigned uid, char *buf, size_t size) {
+        snprintf(buf, size, "/user.slice/user-%u.slice/user@%u.service/", uid, uid);
+        return buf;
+}
+
+int systemd_scope_bind_unit(const char *own, bool user_manager, unsigned uid, char *ret, size_t size) {
+        char prefix[128];
+        const char *p = own, *best = NULL;
+        size_t best_len = 0;
+
+        if (user_manager) {
+                user_manager_prefix(uid, prefix, sizeof prefix);
+                if (strncmp(own, prefix, strlen(prefix)) != 0)
+                        return 0; /* a login session's scope: the system manager's */
+                p = own + strlen(prefix) - 1;
+        }
+        while (*p == '/') {
+                const char *c = p + 1;
+                size_t n = strcspn(c, "/");
+                char name[256];
+
+                if (n == 0 || n >= sizeof name)
+                        return 0;
+                memcpy(name, c, n);
+                name[n] = '\0';
+                /* a user manager below the system's: its units are not ours to name */
+                if (!user_manager && strncmp(name, "user@", 5) == 0)
+                        return 0;
+                if (n > 6 &&
+                    (strcmp(name + n - 6, ".scope") == 0 || (n > 8 && strcmp(name + n - 8, ".service") == 0))) {
+                        best = c;
+                        best_len = n;
+                }
+                p = c + n;
+        }
+        if (!best)
+                return 0;
+        if (best_len >= size)
+                return -ENAMETOOLONG;
+        memcpy(ret, best, best_len);
+        ret[best_len] = '\0';
+        return 1;
+}
+
+int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgroup_path, char *what, size_t what_size) {
+        char unit[300], mount[4096], own[4096], bind[256];
+        struct systemd_scope_request q = {.unit = unit, .slice = slice};
+        const char *base;
+        int r;
+
+        unit_name(unit, sizeof unit);
+        if (host_own_cgroup(own, sizeof own) >= 0 &&
+            systemd_scope_bind_unit(own, user_manager, (unsigned) geteuid(), bind, sizeof bind) > 0)
+                q.bind_to = bind;
+        r = systemd_start_scope(user_manager, &q, getpid(), what, what_size);
+        if (r < 0)
+                return r;
+        r = host_cgroup2_mount_fast(mount, sizeof mount);
+        if (r < 0)
+                return r;
+        r = host_own_cgroup(own, sizeof own);
+        if (r < 0)
+                return r;
+        /* the job is done: the process is in the scope, or something moved it since */
+        base = strrchr(own, '/');
+        if (!base || strcmp(base + 1, unit) != 0) {
+                if (what && what_size)
+                        snprintf(what, what_size, "the start job is done but this process is in %s", own);
+                return -ESRCH;
+        }
+        if (asprintf(ret_cgroup_path, "%s%s", mount, own) < 0)
+                return -ENOMEM;
+        pthread_mutex_lock(&got_lock);
+        got_pid = getpid();
+        snprintf(got_cgroup, sizeof got_cgroup, "%s", own);
+        pthread_mutex_unlock(&got_lock);
+        return 0;
+}
+
+int systemd_scope_delegated(const char *unit_cgroup, bool *ret_own) {
+        const char *base = strrchr(unit_cgroup, '/');
+        char prefix[128];
+        bool own;
+        int r;
+
+        pthread_mutex_lock(&got_lock);
+        own = got_pid == getpid() && strcmp(got_cgroup, unit_cgroup) == 0;
+        pthread_mutex_unlock(&got_lock);
+        *ret_own = own;
+        if (own)
+                return 1;
+        /* root's manager writes trusted.delegate, which placement reads; an
+         * ordinary user's writes no mark: ask it, about its own units only */
+        if (geteuid() == 0 || !base)
+                return 0;
+        user_manager_prefix((unsigned) geteuid(), prefix, sizeof prefix);
+        if (strncmp(unit_cgroup, prefix, strlen(prefix)) != 0)
+                return 0;
+        r = systemd_unit_delegates(true, base + 1);
+        return r < 0 ? 0 : r;
+}
+
+int systemd_scope_plan(bool user_manager, const char *mount, char *ret, size_t size) {
+        unsigned uid = (unsigned) geteuid();
+        int r = systemd_manager_reachable(user_manager);
+
+        if (r < 0)
+                return r;
+        /* the scope a run would get (PID: the run's own); hostprobe reads the
+         * controllers of its nearest existing ancestor, the manager's cgroup */
+        if (user_manager)
+                r = snprintf(ret, size, "%s/user.slice/user-%u.slice/user@%u.service/leash.slice/leash-run-PID.scope",
+                             mount, uid, uid);
+        else
+                r = snprintf(ret, size, "%s/leash.slice/leash-run-PID.scope", mount);
+        return r < 0 || (size_t) r >= size ? -ENAMETOOLONG : 0;
+}
