@@ -29,13 +29,14 @@
  * (0.1 ms of a `leash run` launch here). The last reference to a
  * pool (the config's, or a job's) ends its watchdog.
  *
- * A SIGTERM to the watchdog goes to its owner. It starts with SIGTERM blocked
- * and reads it from a signalfd its owner made (term_fd): where the job and
- * the watchdog are in a unit the owner is not in (systemd's shared unit,
- * placement.joined), a stop of that unit signals only them, and the owner
- * ends its jobs through the ladder (leash run: reason interrupted) instead
- * of the watchdog dying of it. Elsewhere the owner gets the same SIGTERM
- * twice at most.
+ * A SIGTERM to the watchdog goes to its owner when the owner is in another
+ * cgroup. It starts with SIGTERM blocked and reads it from a signalfd its
+ * owner made (term_fd): where the job and the watchdog are in a unit the
+ * owner is not in (systemd's shared unit, placement.joined), a stop of that
+ * unit signals only them, and the owner ends its jobs through the ladder
+ * (leash run: reason interrupted) instead of the watchdog dying of it. In
+ * the owner's own cgroup the same stop signals the owner itself: passed on,
+ * it would be a second interrupt (leash run: no more grace).
  *
  * It must cost little and share nothing it could corrupt. On x86_64 it is
  * made with CLONE_VM | CLONE_FILES (no page-table copy; it sees the jobs'
@@ -61,12 +62,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -96,8 +98,9 @@ struct watchdog_pool {
         bool adopted; /* launched through a launcher: not our child, not ours to reap */
         bool told;    /* SIGKILLed already (watchdog_retire) */
         int pidfd, owner_fd;
-        int term_fd; /* a signalfd of SIGTERM, read by the watchdog (which has it blocked) */
-        void *stack; /* its own mapping, a guard page below */
+        int term_fd;           /* a signalfd of SIGTERM, read by the watchdog (which has it blocked) */
+        char owner_cgroup[32]; /* /proc/OWNER/cgroup */
+        void *stack;           /* its own mapping, a guard page below */
         size_t stack_size;
         unsigned n_slots;
         struct wd_slot slot[];
@@ -203,6 +206,31 @@ WD_NO_TLS static void wd_remove_job(const struct wd_slot *s) {
                 (void) wd_sys(SYS_unlinkat, s->parent_fd, (long) s->name, AT_REMOVEDIR, 0);
 }
 
+/* The file's first bytes into buf: their number, or <0 */
+WD_NO_TLS static long wd_read(const char *path, char *buf, long size) {
+        long fd = wd_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC), n;
+
+        if (fd < 0)
+                return fd;
+        n = wd_sys(SYS_read, fd, (long) buf, size, 0);
+        (void) wd_sys(SYS_close, fd, 0, 0, 0);
+        return n;
+}
+
+/* The owner is in another cgroup than the watchdog: a stop of the unit the
+ * watchdog is in did not signal the owner itself */
+WD_NO_TLS static bool wd_owner_elsewhere(const struct watchdog_pool *p) {
+        char mine[1024], its[1024];
+        long a = wd_read("/proc/self/cgroup", mine, sizeof mine), b = wd_read(p->owner_cgroup, its, sizeof its);
+
+        if (a <= 0 || b <= 0 || a != b)
+                return true;
+        for (long i = 0; i < a; i++)
+                if (mine[i] != its[i])
+                        return true;
+        return false;
+}
+
 WD_NO_TLS static int watchdog_main(void *arg) {
         const struct watchdog_pool *p = arg;
         struct pollfd pfd[2] = {{.fd = p->owner_fd, .events = POLLIN}, {.fd = p->term_fd, .events = POLLIN}};
@@ -215,7 +243,8 @@ WD_NO_TLS static int watchdog_main(void *arg) {
                 if ((n < 0 && n != -EINTR) || (n > 0 && pfd[0].revents))
                         break;
                 if (n > 0 && (pfd[1].revents & POLLIN)) {
-                        if (wd_sys(SYS_read, pfd[1].fd, (long) si, sizeof si, 0) == (long) sizeof si)
+                        if (wd_sys(SYS_read, pfd[1].fd, (long) si, sizeof si, 0) == (long) sizeof si &&
+                            wd_owner_elsewhere(p))
                                 (void) wd_sys(SYS_pidfd_send_signal, p->owner_fd, SIGTERM, 0, 0);
                 } else if (n > 0 && pfd[1].revents)
                         pfd[1].fd = -1; /* unreadable: the owner's death alone */
@@ -310,6 +339,7 @@ static int pool_run(struct watchdog_pool *p) {
         int r;
 
         p->owner = getpid();
+        snprintf(p->owner_cgroup, sizeof p->owner_cgroup, "/proc/%d/cgroup", (int) p->owner);
         p->adopted = false;
         p->owner_fd = HELD_FD((int) syscall(SYS_pidfd_open, p->owner, 0));
         if (p->owner_fd < 0)
