@@ -22,7 +22,13 @@
  *                that mark: the user manager's app.slice or a login session's
  *                scope is systemd's, not ours (the walk up into app.slice that
  *                enabled cpu there was undone by the next daemon-reload).
- *   3 systemd    systemd is PID 1 and leash is in no cgroup namespace: a
+ *   3 systemd    systemd is PID 1 and leash is in no cgroup namespace:
+ *                where the kernel lets this process move its job there
+ *                (may_move_between: root; a user in its manager's tree), the
+ *                manager's shared unit leash.slice/leash-jobs.service,
+ *                started once if absent; leash stays in its cgroup, the
+ *                job's watchdog goes into the unit's leaf (joined: no unit
+ *                per launch). Else a
  *                scope of this process's own, leash-NAME-PID.scope in
  *                leash.slice with Delegate=yes, from the user manager for an
  *                ordinary user and from the system manager for root
@@ -430,6 +436,56 @@ static int step_systemd_unit(struct ctx *c, struct placement *p) {
         return 1;
 }
 
+/* a and b (absolute) share the ancestor whose cgroup.procs this process may
+ * write: the kernel then lets it move a process from one to the other */
+static bool may_move_between(const char *a, const char *b) {
+        char anc[8400];
+        size_t n = 0, i = 0;
+
+        for (; a[i] && a[i] == b[i]; i++)
+                if (a[i] == '/')
+                        n = i;
+        if ((a[i] == '\0' || a[i] == '/') && (b[i] == '\0' || b[i] == '/'))
+                n = i;
+        snprintf(anc, sizeof anc, "%.*s/cgroup.procs", (int) n, a);
+        return access(anc, W_OK) == 0;
+}
+
+/* No unit per launch: the job joins the manager's shared unit (started once
+ * if absent) and leash stays where it is, so that a stop of the unit that
+ * started leash reaches it. Only where the kernel lets this process move its
+ * job there (root; a user in a unit of its own manager). */
+static int step_systemd_join(struct ctx *c, struct placement *p) {
+        char what[256] = "";
+        bool user = geteuid() != 0, started;
+        int r;
+
+        r = systemd_scope_shared(user, c->mount, false, p->parent, sizeof p->parent, NULL, 0);
+        if (r < 0 || !may_move_between(c->own, p->parent)) {
+                p->parent[0] = '\0';
+                return 0;
+        }
+        started = r == 0;
+        if (c->apply && r == 0)
+                r = systemd_scope_shared(user, c->mount, true, p->parent, sizeof p->parent, what, sizeof what);
+        /* its keeper (and the watchdogs of joined jobs) in its leaf: job
+         * cgroups go beside it */
+        if (r > 0 && c->apply && placement_holds_processes(p->parent))
+                r = move_into_leaf(p->parent);
+        if (r < 0) {
+                why_add(p, "the %s manager's %s is not usable (%s%s%s)", user ? "user" : "system", SYSTEMD_SHARED_UNIT,
+                        strerror(-r), what[0] ? ": " : "", what);
+                p->parent[0] = '\0';
+                return 0;
+        }
+        p->kind = PLACEMENT_SYSTEMD;
+        p->joined = true;
+        why_add(p, "%s the %s manager's %s%s (Delegate=yes, shared by its leash jobs); leash stays in its own cgroup",
+                c->apply ? "in" : "a run goes into", user ? "user" : "system", p->parent + strlen(c->mount),
+                started ? (c->apply ? ", started now" : ", started by the first run") : "");
+        return 1;
+}
+
 /* Step 3: a scope the manager delegates (systemd-scope.c). */
 static int step_systemd(struct ctx *c, struct placement *p) {
         _cleanup_free_ char *scope = NULL;
@@ -439,7 +495,7 @@ static int step_systemd(struct ctx *c, struct placement *p) {
 
         if (!systemd_booted() || c->in_ns || !c->own[0])
                 return 0;
-        if (step_systemd_unit(c, p) > 0)
+        if (step_systemd_unit(c, p) > 0 || step_systemd_join(c, p) > 0)
                 return 1;
         if (!c->apply) {
                 r = systemd_scope_plan(geteuid() != 0, c->mount, p->parent, sizeof p->parent);
@@ -605,7 +661,7 @@ int placement_decide(const char *requested, bool apply, struct placement *p, str
         p->kind = PLACEMENT_NONE;
         p->error = 0;
         p->mount_len = 0;
-        p->moved = false;
+        p->moved = p->joined = false;
         p->parent[0] = p->why[0] = p->remedy[0] = '\0';
         r = decide(requested, apply, p, err);
         if (r < 0)

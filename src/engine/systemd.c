@@ -214,7 +214,12 @@ static int scope_message(sd_bus *b, const struct systemd_scope_request *q, pid_t
          * SIGTERM to leash, which ends its jobs through the ladder */
         if (r >= 0 && q->bind_to)
                 r = sd.sd_bus_message_append(m, "(sv)", "BindsTo", "as", 1, q->bind_to);
-        if (r >= 0)
+        /* a service whose one process sleeps: its cgroup lives as long (an
+         * exited service's cgroup is removed, RemainAfterExit=yes or not) */
+        if (r >= 0 && q->keeper)
+                r = sd.sd_bus_message_append(m, "(sv)(sv)", "Type", "s", "exec", "ExecStart", "a(sasb)", 1, q->keeper,
+                                             2, q->keeper, "infinity", 0);
+        else if (r >= 0)
                 r = pidfd >= 0 ? sd.sd_bus_message_append(m, "(sv)", "PIDFDs", "ah", 1, pidfd)
                                : sd.sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
         if (r >= 0)
@@ -362,7 +367,7 @@ int systemd_start_scope(bool user, const struct systemd_scope_request *want, pid
                 return r;
         if (q->bind_to && !unit_running(b, q->bind_to))
                 q->bind_to = NULL;
-        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        pidfd = q->keeper ? -1 : (int) syscall(SYS_pidfd_open, pid, 0);
         r = call_start(b, q, pid, pidfd, &w, what, what_size, &retry);
         if (r < 0 && retry)
                 r = call_start(b, q, pid, -1, &w, what, what_size, &retry);

@@ -18,11 +18,14 @@ struct systemd_scope_request {
         const char *unit;    /* e.g. "leash-run-42.scope" */
         const char *slice;   /* e.g. "leash.slice" */
         const char *bind_to; /* NULL, or a unit of the same manager: BindsTo= */
+        const char *keeper;  /* NULL: a scope holding pid; else q->unit is a service whose one
+                              * process is this program run with the argument "infinity"
+                              * (/bin/sleep): it keeps the unit's cgroup; pid is unused */
 };
 
 /* Asks the service manager (user: this euid's user manager; else the system
  * manager) to start the transient scope q->unit in q->slice with Delegate=yes
- * holding `pid`, bound (BindsTo=) to q->bind_to when given, and waits
+ * holding `pid` (or, with q->keeper, the service q->unit: see there), bound (BindsTo=) to q->bind_to when given, and waits
  * until its start job is done. 0 on success; -errno: -ENOPKG libsystemd
  * cannot be loaded, -ENOENT/-ECONNREFUSED/-EACCES no manager to talk to,
  * -EEXIST the unit exists, -ETIMEDOUT the job did not end in time, -EIO the
