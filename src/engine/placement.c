@@ -51,8 +51,10 @@
  * processes of its own cgroup into its child leash-leaf and makes job
  * cgroups beside it (placement_enter_subtree).
  *
- * The decision is made once per process and config (placement_cached): a
- * forked child decides again, since its cgroup may be a job's.
+ * The decision is made once per process and config (placement_cached), and
+ * a new config of the same process reuses the process's last decision while
+ * leash is still in the cgroup it was in then: a forked child decides again,
+ * since its cgroup may be a job's.
  */
 #include "placement.h"
 
@@ -734,6 +736,61 @@ static bool same_request(const char *a, const char *b) {
         return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* The chain's last decision in this process (no requested parent): a new
+ * config (leash.limit of a new function per call, pynisher's idiom) reuses it
+ * while it still holds: the same process and euid, leash still in the cgroup
+ * it was in once decided, the parent still there. What the chain reads (the
+ * walk from leash's own cgroup, its marks, the manager) is the same then. */
+static struct {
+        pthread_mutex_t lock;
+        bool valid;
+        pid_t pid;
+        uid_t euid;
+        char own[4096]; /* leash's cgroup once decided, relative to the mount */
+        struct placement p;
+} last = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool last_reuse(struct placement *ret) {
+        char own[4096];
+        bool hit;
+
+        if (host_own_cgroup(own, sizeof own) < 0)
+                return false;
+        pthread_mutex_lock(&last.lock);
+        hit = last.valid && last.pid == getpid() && last.euid == geteuid() && strcmp(last.own, own) == 0 &&
+              access(last.p.parent, F_OK) == 0;
+        if (hit)
+                memcpy(ret, &last.p, sizeof *ret);
+        pthread_mutex_unlock(&last.lock);
+        return hit;
+}
+
+static void last_keep(const struct placement *p) {
+        char own[4096];
+
+        if (p->kind == PLACEMENT_NONE || host_own_cgroup(own, sizeof own) < 0)
+                return;
+        pthread_mutex_lock(&last.lock);
+        memcpy(&last.p, p, sizeof last.p);
+        strcpy(last.own, own);
+        last.pid = getpid();
+        last.euid = geteuid();
+        last.valid = true;
+        pthread_mutex_unlock(&last.lock);
+}
+
+/* A decision for a config: the process's last one where it holds. */
+static int decide_for_config(const char *requested, struct placement *p, struct leash_error *err) {
+        int r;
+
+        if (!requested && last_reuse(p))
+                return 0;
+        r = placement_decide(requested, true, p, err);
+        if (r >= 0 && !requested)
+                last_keep(p);
+        return r;
+}
+
 int placement_cached(struct placement_cache *c, const char *requested, struct placement *ret, struct leash_error *err) {
         int r = 0;
 
@@ -742,7 +799,7 @@ int placement_cached(struct placement_cache *c, const char *requested, struct pl
                 c->valid = false;
                 free(c->requested);
                 c->requested = requested ? strdup(requested) : NULL;
-                r = placement_decide(requested, true, &c->p, err);
+                r = decide_for_config(requested, &c->p, err);
                 if (r >= 0 && (!requested || c->requested)) {
                         c->valid = true;
                         c->pid = getpid();
