@@ -28,7 +28,8 @@
  *                manager's shared unit leash.slice/leash-jobs.service,
  *                started once if absent; leash stays in its cgroup, the
  *                job's watchdog goes into the unit's leaf (joined: no unit
- *                per launch). Else a
+ *                per launch); a user in a login session has its manager
+ *                move leash into that leaf (AttachProcessesToUnit). Else a
  *                scope of this process's own, leash-NAME-PID.scope in
  *                leash.slice with Delegate=yes, from the user manager for an
  *                ordinary user and from the system manager for root
@@ -78,6 +79,7 @@
 #include "jobstate.h"
 #include "sweep.h"
 #include "systemd-scope.h"
+#include "systemd.h"
 
 /* the inode of the initial cgroup namespace (the kernel's PROC_CGROUP_INIT_INO) */
 #define CGROUP_NS_INIT_INO 0xEFFFFFFBU
@@ -454,16 +456,26 @@ static bool may_move_between(const char *a, const char *b) {
 }
 
 /* No unit per launch: the job joins the manager's shared unit (started once
- * if absent) and leash stays where it is, so that a stop of the unit that
- * started leash reaches it. Only where the kernel lets this process move its
- * job there (root; a user in a unit of its own manager). */
+ * if absent). Where the kernel lets this process move its job there (root; a
+ * user in its manager's tree) leash stays where it is, so that a stop of the
+ * unit that started leash reaches it (joined). A user in a login session
+ * (below root's user-UID.slice) has the user manager move leash into the
+ * unit's leaf instead (one AttachProcessesToUnit), as the scope of its own
+ * did; a session is the system manager's and bound nothing either. */
 static int step_systemd_join(struct ctx *c, struct placement *p) {
         char what[256] = "";
-        bool user = geteuid() != 0, started;
+        bool user = geteuid() != 0, started, attach;
         int r;
 
         r = systemd_scope_shared(user, c->mount, false, p->parent, sizeof p->parent, NULL, 0);
-        if (r < 0 || !may_move_between(c->own, p->parent)) {
+        attach = r >= 0 && !may_move_between(c->own, p->parent);
+        if (r < 0 || (attach && !user)) {
+                p->parent[0] = '\0';
+                return 0;
+        }
+        /* a plan that needs the manager (to start the unit, to move leash)
+         * needs one to reach */
+        if (!c->apply && (r == 0 || attach) && systemd_manager_reachable(user) < 0) {
                 p->parent[0] = '\0';
                 return 0;
         }
@@ -474,6 +486,8 @@ static int step_systemd_join(struct ctx *c, struct placement *p) {
          * cgroups go beside it */
         if (r > 0 && c->apply && placement_holds_processes(p->parent))
                 r = move_into_leaf(p->parent);
+        if (r >= 0 && c->apply && attach)
+                r = systemd_scope_shared_enter(user, "/" PLACEMENT_LEAF, what, sizeof what);
         if (r < 0) {
                 why_add(p, "the %s manager's %s is not usable (%s%s%s)", user ? "user" : "system", SYSTEMD_SHARED_UNIT,
                         strerror(-r), what[0] ? ": " : "", what);
@@ -481,10 +495,14 @@ static int step_systemd_join(struct ctx *c, struct placement *p) {
                 return 0;
         }
         p->kind = PLACEMENT_SYSTEMD;
-        p->joined = true;
-        why_add(p, "%s the %s manager's %s%s (Delegate=yes, shared by its leash jobs); leash stays in its own cgroup",
+        p->joined = !attach;
+        p->moved = attach;
+        why_add(p, "%s the %s manager's %s%s (Delegate=yes, shared by its leash jobs); %s",
                 c->apply ? "in" : "a run goes into", user ? "user" : "system", p->parent + strlen(c->mount),
-                started ? (c->apply ? ", started now" : ", started by the first run") : "");
+                started ? (c->apply ? ", started now" : ", started by the first run") : "",
+                !attach    ? "leash stays in its own cgroup"
+                : c->apply ? "leash moved into its " PLACEMENT_LEAF " by the manager (AttachProcessesToUnit)"
+                           : "a run asks the manager to move leash into its " PLACEMENT_LEAF);
         return 1;
 }
 

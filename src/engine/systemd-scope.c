@@ -8,7 +8,12 @@
  * that the first run to find it absent starts (systemd_scope_shared). An
  * exited service's cgroup is removed, RemainAfterExit=yes or not (seen in
  * systemd 252), so its one process, /bin/sleep infinity, keeps it; leash
- * moves that process into the unit's leaf. Otherwise:
+ * moves that process into the unit's leaf. A user in a login session, who
+ * may not move a process there (the common ancestor user-UID.slice is
+ * root's), asks the user manager to move leash into that leaf
+ * (systemd_scope_shared_enter: AttachProcessesToUnit, which systemd 252's
+ * user manager passes to the system manager when it may not move the
+ * process itself). Otherwise (the manager refused):
  *
  * Where systemd is PID 1 it owns the cgroup tree, and a program may write
  * only inside a unit that delegates its subtree (Delegate=yes). A process
@@ -66,6 +71,8 @@ static void unit_name(char *ret, size_t size) {
                         *c = '_';
         snprintf(ret, size, "leash-%s-%d.scope", comm, (int) getpid());
 }
+
+static int shared_cgroup(bool user_manager, char *ret, size_t size);
 
 /* The scope this process got: its cgroup, relative to the mount. */
 static pthread_mutex_t got_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -151,9 +158,30 @@ int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgrou
         return 0;
 }
 
+int systemd_scope_shared_enter(bool user_manager, const char *leaf, char *what, size_t what_size) {
+        char own[4096], rel[512];
+        size_t n;
+        int r = systemd_attach(user_manager, SYSTEMD_SHARED_UNIT, leaf, getpid(), what, what_size);
+
+        if (r < 0)
+                return r;
+        r = shared_cgroup(user_manager, rel, sizeof rel);
+        if (r >= 0)
+                r = host_own_cgroup(own, sizeof own);
+        if (r < 0)
+                return r;
+        n = strlen(rel);
+        if (strncmp(own, rel, n) != 0 || strcmp(own + n, leaf) != 0) {
+                if (what && what_size)
+                        snprintf(what, what_size, "attached, but this process is in %s", own);
+                return -ESRCH;
+        }
+        return 0;
+}
+
 int systemd_scope_delegated(const char *unit_cgroup, bool *ret_own) {
         const char *base = strrchr(unit_cgroup, '/');
-        char prefix[128];
+        char prefix[128], shared[512];
         bool own;
         int r;
 
@@ -167,6 +195,9 @@ int systemd_scope_delegated(const char *unit_cgroup, bool *ret_own) {
          * ordinary user's writes no mark: ask it, about its own units only */
         if (geteuid() == 0 || !base)
                 return 0;
+        /* the shared unit, which leash started (systemd_scope_shared) */
+        if (shared_cgroup(true, shared, sizeof shared) >= 0 && strcmp(unit_cgroup, shared) == 0)
+                return 1;
         user_manager_prefix((unsigned) geteuid(), prefix, sizeof prefix);
         if (strncmp(unit_cgroup, prefix, strlen(prefix)) != 0)
                 return 0;

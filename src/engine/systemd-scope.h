@@ -49,3 +49,9 @@ int systemd_scope_plan(bool user_manager, const char *mount, char *ret, size_t s
  * job), then 1, or -errno (what: the manager's words). */
 int systemd_scope_shared(bool user_manager, const char *mount, bool start, char *ret, size_t size, char *what,
                          size_t what_size);
+
+/* Moves this process into leaf ("/leash-leaf") of the shared unit, asking
+ * its manager (systemd_attach): for a user in a login session, which may not
+ * move it there itself. 0 once it is there; -errno (what: the manager's
+ * words). */
+int systemd_scope_shared_enter(bool user_manager, const char *leaf, char *what, size_t what_size);

@@ -400,6 +400,26 @@ int systemd_unit_delegates(bool user, const char *unit) {
         return r < 0 ? r : v != 0;
 }
 
+int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid, char *what, size_t what_size) {
+        _cleanup_(bus_closep) sd_bus *b = NULL;
+        _cleanup_(error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        bool client;
+        int r;
+
+        r = sd_ready(what, what_size);
+        if (r < 0)
+                return r;
+        r = manager_connect(user, &b, &client);
+        if (r < 0)
+                return r;
+        r = sd.sd_bus_call_method(b, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                  "org.freedesktop.systemd1.Manager", "AttachProcessesToUnit", &e, NULL, "ssau", unit,
+                                  subcgroup, 1, (uint32_t) pid);
+        if (r < 0 && what && what_size && e.message)
+                snprintf(what, what_size, "%s", e.message);
+        return r;
+}
+
 #else /* no <systemd/sd-bus.h> at build time */
 
 int systemd_start_scope(bool user, const struct systemd_scope_request *q, pid_t pid, char *what, size_t what_size) {
@@ -411,6 +431,13 @@ int systemd_start_scope(bool user, const struct systemd_scope_request *q, pid_t 
 
 int systemd_unit_delegates(bool user, const char *unit) {
         (void) user, (void) unit;
+        return -ENOPKG;
+}
+
+int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid, char *what, size_t what_size) {
+        (void) user, (void) unit, (void) subcgroup, (void) pid;
+        if (what && what_size)
+                what[0] = '\0';
         return -ENOPKG;
 }
 

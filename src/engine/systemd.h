@@ -40,3 +40,10 @@ int systemd_start_scope(bool user, const struct systemd_scope_request *q, pid_t 
  * with the property, another when the manager cannot be asked or knows no
  * such unit. */
 int systemd_unit_delegates(bool user, const char *unit);
+
+/* Asks the manager to move pid into subcgroup ("/leaf") of its loaded unit
+ * (AttachProcessesToUnit; the unit must have Delegate=yes). A user manager
+ * that may not move the process itself (a process in a login session, below
+ * root's user-UID.slice) asks the system manager. 0, or -errno (what: the
+ * manager's words). */
+int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid, char *what, size_t what_size);

@@ -19,6 +19,11 @@ echo "leash-jobs.service" >>/run/leash-vm-stopped-scopes
 systemctl stop leash-jobs.service 2>/dev/null
 tap_check "the shared unit is absent to begin with" bash -c "! systemctl is-active -q leash-jobs.service && test ! -e '$shared'"
 
+"$LEASH" check >"$TMP/check.txt" 2>&1
+tap_check "leash check names the shared unit a run would join" \
+	grep -q '^placement: *systemd .*/leash.slice/leash-jobs.service$' "$TMP/check.txt"
+tap_check "and starts nothing" bash -c "! systemctl is-active -q leash-jobs.service"
+
 run_leash -o "$TMP/first.json" -- cat /proc/self/cgroup
 tap_is "$RC" 0 "the first run (stderr: $ERR)"
 tap_check "it started the shared unit ($(jget "$TMP/first.json" placement.why))" \
@@ -39,19 +44,22 @@ tap_is "$(systemctl show -P MainPID leash-jobs.service)" "$main" "the shared uni
 tap_is "$(systemctl list-units --all --plain --no-legend 'leash-*.scope' 'leash-jobs*' | awk '{ print $1 }' | tr '\n' ' ')" \
 	"leash-jobs.service " "no leash scope exists, and no other shared unit"
 
-# launch UNIT [LEASH-OPTION...]: a service whose shell runs leash with a job that
-# ignores SIGTERM (STOPSEC: the unit's TimeoutStopSec); sets LPID (leash), JPID (the
-# job), WPID (its watchdog: the process of the shared leaf that is not the keeper).
+# launch UNIT [LEASH-OPTION...]: a service whose shell runs leash with a job whose
+# main process starts a child that ignores SIGTERM (STOPSEC, KILLSIG: the unit's
+# TimeoutStopSec and KillSignal); sets LPID (leash), JPID (that child: not the main
+# process, which dies with leash by its parent-death signal, but what the watchdog is
+# for), WPID (the watchdog: the process of the shared leaf that is not the keeper).
 launch() {
 	local unit=$1 m
 	shift
 	rm -f "$TMP/job.pid" "$TMP/run.json"
 	# a script file: systemd would expand the $ of a command line itself
 	cat >"$TMP/svc.sh" <<'SVC'
-"$LEASH" run "$@" -w 300s -o "$DIR/run.json" -- /bin/sh -c 'trap "" TERM; echo $$ >"$1/job.pid"; exec sleep 200' sh "$DIR"
+"$LEASH" run "$@" -w 300s -o "$DIR/run.json" -- /bin/sh -c 'trap "" TERM; sleep 200 & echo $! >"$1/job.pid"; wait' sh "$DIR"
 echo "$?" >"$DIR/leash.rc"
 SVC
-	systemd-run --quiet --unit="$unit" -p TimeoutStopSec="${STOPSEC:-90}" -E LEASH="$LEASH" -E DIR="$TMP" \
+	systemd-run --quiet --unit="$unit" -p TimeoutStopSec="${STOPSEC:-90}" -p KillSignal="${KILLSIG:-SIGTERM}" \
+		-E LEASH="$LEASH" -E DIR="$TMP" \
 		-E LEASH_CONFIG_DIR="$LEASH_CONFIG_DIR" /bin/sh "$TMP/svc.sh" "$@"
 	wait_for 120 test -s "$TMP/job.pid"
 	JPID=$(cat "$TMP/job.pid")
@@ -61,7 +69,8 @@ SVC
 	tap_diag "$unit: leash $LPID in $(cat "/proc/$LPID/cgroup" 2>&1), job $JPID in $(cat "/proc/$JPID/cgroup" 2>&1), watchdog $WPID"
 }
 
-# The defence: every process of the unit that started leash SIGKILLed.
+# The defence: every process of the unit that started leash SIGKILLed (as a stop's
+# final kill does).
 launch vm-join-kill
 tap_check "the watchdog is not in leash's unit" bash -c "[[ -n '$WPID' ]] && ! grep -qx '$WPID' '$CG/system.slice/vm-join-kill.service/cgroup.procs'"
 systemctl kill -s KILL vm-join-kill.service
@@ -86,14 +95,14 @@ done
 systemctl stop vm-join-control.service 2>/dev/null
 systemctl reset-failed vm-join-control.service 2>/dev/null
 
-# The stop's own final SIGKILL: leash's grace (60 s) outlasts the unit's stop timeout
-# (3 s), so systemd SIGKILLs leash mid-ladder.
-STOPSEC=3 launch vm-join-stop --grace 60s
+# The stop's own final SIGKILL: the unit's stop signal is one leash does not act on
+# (SIGWINCH), so its stop timeout (3 s) ends in systemd's SIGKILL of leash.
+STOPSEC=3 KILLSIG=SIGWINCH launch vm-join-stop
 systemctl stop vm-join-stop.service
 wait_for 60 gone "$LPID" "$JPID"
 tap_check "a stop that SIGKILLs leash ends its job too" gone "$LPID" "$JPID"
-tap_is "$(systemctl show -P Result vm-join-stop.service)" timeout "the stop timed out: its final SIGKILL ended leash mid-ladder"
-[[ ! -s $TMP/run.json ]] || tap_diag "leash's report: reason $(jget "$TMP/run.json" reason), interrupted_by $(jget "$TMP/run.json" exit.interrupted_by), wall $(jget "$TMP/run.json" usage.wall_time_s) s"
+tap_is "$(systemctl show -P Result vm-join-stop.service)" timeout "the stop timed out: its final SIGKILL ended leash"
+tap_check "leash wrote no report" test ! -s "$TMP/run.json"
 systemctl reset-failed vm-join-stop.service 2>/dev/null
 tap_plan "$_tap_n"
 tap_done
