@@ -13,8 +13,11 @@
 # CLI launch, `leash run -- /bin/true`, as root (system manager) and as uid 1000 in a
 # runuser -l login session (user manager):
 #   A  systemd placement: no --cgroup-parent, from a cgroup nothing delegates (root: this
-#      service; the user: the session scope), so each launch asks for its scope, waits for
-#      the start job, moves into a leaf of it;
+#      service; the user: the session scope): root's job joins the system manager's shared
+#      unit leash.slice/leash-jobs.service (the first launch starts it) and leash stays
+#      here; the user's launch has the user manager move leash into that unit's leaf
+#      (AttachProcessesToUnit: the kernel lets no user move a process from its session
+#      into its user manager's tree);
 #   B  the floor: the same launch with --cgroup-parent naming a scope that is already
 #      delegated (systemd-run --scope -p Delegate=yes, the launching shell in a leaf of
 #      it): everything but the request for the scope.

@@ -136,6 +136,8 @@ struct placement {
         char why[512];    /* one line: which step decided, and why the earlier ones did not */
         char remedy[512]; /* with NONE: what would give a cgroup on this machine */
         bool moved;       /* leash moved the processes of parent into parent/leash-leaf */
+        bool joined;      /* parent is a unit leash is not in (systemd's shared unit): the
+                           * job's watchdog goes into its PLACEMENT_LEAF */
 };
 
 #define LEASH_SIGNALS_MAX 16

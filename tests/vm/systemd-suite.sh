@@ -110,7 +110,11 @@ for t in "${tests[@]}"; do
 	fi
 done
 
-# Scopes go when their last process does; the user's go with the session.
+# Scopes go when their last process does; the user's go with the session. The shared
+# units (leash-jobs.service) stay until stopped: stopped here, they must leave nothing.
+echo "leash-jobs.service" >>/run/leash-vm-stopped-scopes
+systemctl stop leash-jobs.service 2>/dev/null
+runuser -l "$user" -c 'systemctl --user stop leash-jobs.service' 2>/dev/null
 for _ in $(seq 50); do
 	[[ -z $(leftovers) ]] && break
 	sleep 0.2

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -172,6 +173,24 @@ static int check_strict(const struct leash_job *j, struct leash_error *err) {
         return 0;
 }
 
+/* A job in a unit leash is not in (placement.joined): its watchdog leaves
+ * leash's cgroup for the parent's leaf PLACEMENT_LEAF, so that the
+ * final SIGKILL of a `systemctl stop` of the unit that started leash, which
+ * reaches every process in that unit, kills leash and not its watchdog:
+ * the job, outside that unit, then dies with leash. */
+static int watch_outside(const struct leash_job *j) {
+        _cleanup_close_ int leaf = -1;
+        char v[32];
+
+        if (mkdirat(j->parent_fd, PLACEMENT_LEAF, 0755) < 0 && errno != EEXIST)
+                return negative_errno();
+        leaf = openat(j->parent_fd, PLACEMENT_LEAF, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (leaf < 0)
+                return negative_errno();
+        snprintf(v, sizeof v, "%d", (int) watchdog_pid(&j->wd));
+        return write_string_at(leaf, "cgroup.procs", v);
+}
+
 /* What both new and adopt do once the job cgroup is open: limits, timer,
  * watchdog. On failure the caller removes what it made. */
 static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leash_error *err) {
@@ -191,6 +210,11 @@ static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leas
         r = watchdog_start(&j->wd, watch, j->parent_fd, j->job_fd, j->dirname, j->remove_cgroup);
         if (r < 0)
                 return leash_error_set(err, "start the watchdog", "", r);
+        if (j->joined) {
+                r = watch_outside(j);
+                if (r < 0)
+                        return leash_error_set(err, "move the watchdog into " PLACEMENT_LEAF, j->r.cgroup, r);
+        }
         return 0;
 }
 
@@ -234,6 +258,7 @@ static int job_place(struct leash_job *j, struct placement_cache *cache, struct 
         if (p->kind == PLACEMENT_NONE && j->spec.strict)
                 return leash_error_set(err, PLACEMENT_STRICT_STEP, p->why, p->error ? -p->error : -EOPNOTSUPP);
         j->no_cgroup = p->kind == PLACEMENT_NONE;
+        j->joined = p->joined;
         if (j->no_cgroup && j->r.isolation && strncmp(j->r.isolation, "none:", 5) == 0)
                 j->r.isolation = "none: the job shares leash's uid and can stop leash (no cgroup: the job is leash's "
                                  "process tree)";

@@ -22,7 +22,14 @@
  *                that mark: the user manager's app.slice or a login session's
  *                scope is systemd's, not ours (the walk up into app.slice that
  *                enabled cpu there was undone by the next daemon-reload).
- *   3 systemd    systemd is PID 1 and leash is in no cgroup namespace: a
+ *   3 systemd    systemd is PID 1 and leash is in no cgroup namespace:
+ *                where the kernel lets this process move its job there
+ *                (may_move_between: root; a user in its manager's tree), the
+ *                manager's shared unit leash.slice/leash-jobs.service,
+ *                started once if absent; leash stays in its cgroup, the
+ *                job's watchdog goes into the unit's leaf (joined: no unit
+ *                per launch); a user in a login session has its manager
+ *                move leash into that leaf (AttachProcessesToUnit). Else a
  *                scope of this process's own, leash-NAME-PID.scope in
  *                leash.slice with Delegate=yes, from the user manager for an
  *                ordinary user and from the system manager for root
@@ -45,8 +52,10 @@
  * processes of its own cgroup into its child leash-leaf and makes job
  * cgroups beside it (placement_enter_subtree).
  *
- * The decision is made once per process and config (placement_cached): a
- * forked child decides again, since its cgroup may be a job's.
+ * The decision is made once per process and config (placement_cached), and
+ * a new config of the same process reuses the process's last decision while
+ * leash is still in the cgroup it was in then: a forked child decides again,
+ * since its cgroup may be a job's.
  */
 #include "placement.h"
 
@@ -70,6 +79,7 @@
 #include "jobstate.h"
 #include "sweep.h"
 #include "systemd-scope.h"
+#include "systemd.h"
 
 /* the inode of the initial cgroup namespace (the kernel's PROC_CGROUP_INIT_INO) */
 #define CGROUP_NS_INIT_INO 0xEFFFFFFBU
@@ -430,6 +440,72 @@ static int step_systemd_unit(struct ctx *c, struct placement *p) {
         return 1;
 }
 
+/* a and b (absolute) share the ancestor whose cgroup.procs this process may
+ * write: the kernel then lets it move a process from one to the other */
+static bool may_move_between(const char *a, const char *b) {
+        char anc[8400];
+        size_t n = 0, i = 0;
+
+        for (; a[i] && a[i] == b[i]; i++)
+                if (a[i] == '/')
+                        n = i;
+        if ((a[i] == '\0' || a[i] == '/') && (b[i] == '\0' || b[i] == '/'))
+                n = i;
+        snprintf(anc, sizeof anc, "%.*s/cgroup.procs", (int) n, a);
+        return access(anc, W_OK) == 0;
+}
+
+/* No unit per launch: the job joins the manager's shared unit (started once
+ * if absent). Where the kernel lets this process move its job there (root; a
+ * user in its manager's tree) leash stays where it is, so that a stop of the
+ * unit that started leash reaches it (joined). A user in a login session
+ * (below root's user-UID.slice) has the user manager move leash into the
+ * unit's leaf instead (one AttachProcessesToUnit), as the scope of its own
+ * did; a session is the system manager's and bound nothing either. */
+static int step_systemd_join(struct ctx *c, struct placement *p) {
+        char what[256] = "";
+        bool user = geteuid() != 0, started, attach;
+        int r;
+
+        r = systemd_scope_shared(user, c->mount, false, p->parent, sizeof p->parent, NULL, 0);
+        attach = r >= 0 && !may_move_between(c->own, p->parent);
+        if (r < 0 || (attach && !user)) {
+                p->parent[0] = '\0';
+                return 0;
+        }
+        /* a plan that needs the manager (to start the unit, to move leash)
+         * needs one to reach */
+        if (!c->apply && (r == 0 || attach) && systemd_manager_reachable(user) < 0) {
+                p->parent[0] = '\0';
+                return 0;
+        }
+        started = r == 0;
+        if (c->apply && r == 0)
+                r = systemd_scope_shared(user, c->mount, true, p->parent, sizeof p->parent, what, sizeof what);
+        /* its keeper (and the watchdogs of joined jobs) in its leaf: job
+         * cgroups go beside it */
+        if (r > 0 && c->apply && placement_holds_processes(p->parent))
+                r = move_into_leaf(p->parent);
+        if (r >= 0 && c->apply && attach)
+                r = systemd_scope_shared_enter(user, "/" PLACEMENT_LEAF, what, sizeof what);
+        if (r < 0) {
+                why_add(p, "the %s manager's %s is not usable (%s%s%s)", user ? "user" : "system", SYSTEMD_SHARED_UNIT,
+                        strerror(-r), what[0] ? ": " : "", what);
+                p->parent[0] = '\0';
+                return 0;
+        }
+        p->kind = PLACEMENT_SYSTEMD;
+        p->joined = !attach;
+        p->moved = attach;
+        why_add(p, "%s the %s manager's %s%s (Delegate=yes, shared by its leash jobs); %s",
+                c->apply ? "in" : "a run goes into", user ? "user" : "system", p->parent + strlen(c->mount),
+                started ? (c->apply ? ", started now" : ", started by the first run") : "",
+                !attach    ? "leash stays in its own cgroup"
+                : c->apply ? "leash moved into its " PLACEMENT_LEAF " by the manager (AttachProcessesToUnit)"
+                           : "a run asks the manager to move leash into its " PLACEMENT_LEAF);
+        return 1;
+}
+
 /* Step 3: a scope the manager delegates (systemd-scope.c). */
 static int step_systemd(struct ctx *c, struct placement *p) {
         _cleanup_free_ char *scope = NULL;
@@ -439,7 +515,7 @@ static int step_systemd(struct ctx *c, struct placement *p) {
 
         if (!systemd_booted() || c->in_ns || !c->own[0])
                 return 0;
-        if (step_systemd_unit(c, p) > 0)
+        if (step_systemd_unit(c, p) > 0 || step_systemd_join(c, p) > 0)
                 return 1;
         if (!c->apply) {
                 r = systemd_scope_plan(geteuid() != 0, c->mount, p->parent, sizeof p->parent);
@@ -605,7 +681,7 @@ int placement_decide(const char *requested, bool apply, struct placement *p, str
         p->kind = PLACEMENT_NONE;
         p->error = 0;
         p->mount_len = 0;
-        p->moved = false;
+        p->moved = p->joined = false;
         p->parent[0] = p->why[0] = p->remedy[0] = '\0';
         r = decide(requested, apply, p, err);
         if (r < 0)
@@ -678,6 +754,61 @@ static bool same_request(const char *a, const char *b) {
         return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* The chain's last decision in this process (no requested parent): a new
+ * config (leash.limit of a new function per call, pynisher's idiom) reuses it
+ * while it still holds: the same process and euid, leash still in the cgroup
+ * it was in once decided, the parent still there. What the chain reads (the
+ * walk from leash's own cgroup, its marks, the manager) is the same then. */
+static struct {
+        pthread_mutex_t lock;
+        bool valid;
+        pid_t pid;
+        uid_t euid;
+        char own[4096]; /* leash's cgroup once decided, relative to the mount */
+        struct placement p;
+} last = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool last_reuse(struct placement *ret) {
+        char own[4096];
+        bool hit;
+
+        if (host_own_cgroup(own, sizeof own) < 0)
+                return false;
+        pthread_mutex_lock(&last.lock);
+        hit = last.valid && last.pid == getpid() && last.euid == geteuid() && strcmp(last.own, own) == 0 &&
+              access(last.p.parent, F_OK) == 0;
+        if (hit)
+                memcpy(ret, &last.p, sizeof *ret);
+        pthread_mutex_unlock(&last.lock);
+        return hit;
+}
+
+static void last_keep(const struct placement *p) {
+        char own[4096];
+
+        if (p->kind == PLACEMENT_NONE || host_own_cgroup(own, sizeof own) < 0)
+                return;
+        pthread_mutex_lock(&last.lock);
+        memcpy(&last.p, p, sizeof last.p);
+        strcpy(last.own, own);
+        last.pid = getpid();
+        last.euid = geteuid();
+        last.valid = true;
+        pthread_mutex_unlock(&last.lock);
+}
+
+/* A decision for a config: the process's last one where it holds. */
+static int decide_for_config(const char *requested, struct placement *p, struct leash_error *err) {
+        int r;
+
+        if (!requested && last_reuse(p))
+                return 0;
+        r = placement_decide(requested, true, p, err);
+        if (r >= 0 && !requested)
+                last_keep(p);
+        return r;
+}
+
 int placement_cached(struct placement_cache *c, const char *requested, struct placement *ret, struct leash_error *err) {
         int r = 0;
 
@@ -686,7 +817,7 @@ int placement_cached(struct placement_cache *c, const char *requested, struct pl
                 c->valid = false;
                 free(c->requested);
                 c->requested = requested ? strdup(requested) : NULL;
-                r = placement_decide(requested, true, &c->p, err);
+                r = decide_for_config(requested, &c->p, err);
                 if (r >= 0 && (!requested || c->requested)) {
                         c->valid = true;
                         c->pid = getpid();

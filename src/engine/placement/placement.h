@@ -6,8 +6,9 @@
  * adds why to the decision's text, so that the report and `leash check` can
  * say what was tried. See placement.c for the order and the rules.
  *
- * The systemd step (step 3) is src/engine/systemd-scope.c over the sd-bus
- * adapter src/engine/systemd.c: a scope with Delegate=yes in leash.slice from the
+ * The systemd step (step 3) is systemd-scope.c over the sd-bus adapter
+ * systemd.c: the manager's shared unit leash.slice/leash-jobs.service
+ * (Delegate=yes), else a scope with Delegate=yes in leash.slice from the
  * user manager (an ordinary user) or the system manager (root), entered with
  * placement_enter_subtree like any delegated subtree; kind "systemd".
  */

@@ -2,6 +2,19 @@
 /*
  * Placement's systemd step.
  *
+ * No unit per launch, where the kernel allows it (placement.c decides):
+ * every job of a manager's leash may go into its shared unit
+ * leash.slice/leash-jobs.service, a transient service with Delegate=yes
+ * that the first run to find it absent starts (systemd_scope_shared). An
+ * exited service's cgroup is removed, RemainAfterExit=yes or not (seen in
+ * systemd 252), so its one process, /bin/sleep infinity, keeps it; leash
+ * moves that process into the unit's leaf. A user in a login session, who
+ * may not move a process there (the common ancestor user-UID.slice is
+ * root's), asks the user manager to move leash into that leaf
+ * (systemd_scope_shared_enter: AttachProcessesToUnit, which systemd 252's
+ * user manager passes to the system manager when it may not move the
+ * process itself). Otherwise (the manager refused):
+ *
  * Where systemd is PID 1 it owns the cgroup tree, and a program may write
  * only inside a unit that delegates its subtree (Delegate=yes). A process
  * with no delegated subtree (a login session's scope is root's and delegates
@@ -35,6 +48,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "../../basic/fileio.h"
@@ -56,6 +71,8 @@ static void unit_name(char *ret, size_t size) {
                         *c = '_';
         snprintf(ret, size, "leash-%s-%d.scope", comm, (int) getpid());
 }
+
+static int shared_cgroup(bool user_manager, char *ret, size_t size);
 
 /* The scope this process got: its cgroup, relative to the mount. */
 static pthread_mutex_t got_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -141,9 +158,30 @@ int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgrou
         return 0;
 }
 
+int systemd_scope_shared_enter(bool user_manager, const char *leaf, char *what, size_t what_size) {
+        char own[4096], rel[512];
+        size_t n;
+        int r = systemd_attach(user_manager, SYSTEMD_SHARED_UNIT, leaf, getpid(), what, what_size);
+
+        if (r < 0)
+                return r;
+        r = shared_cgroup(user_manager, rel, sizeof rel);
+        if (r >= 0)
+                r = host_own_cgroup(own, sizeof own);
+        if (r < 0)
+                return r;
+        n = strlen(rel);
+        if (strncmp(own, rel, n) != 0 || strcmp(own + n, leaf) != 0) {
+                if (what && what_size)
+                        snprintf(what, what_size, "attached, but this process is in %s", own);
+                return -ESRCH;
+        }
+        return 0;
+}
+
 int systemd_scope_delegated(const char *unit_cgroup, bool *ret_own) {
         const char *base = strrchr(unit_cgroup, '/');
-        char prefix[128];
+        char prefix[128], shared[512];
         bool own;
         int r;
 
@@ -157,6 +195,9 @@ int systemd_scope_delegated(const char *unit_cgroup, bool *ret_own) {
          * ordinary user's writes no mark: ask it, about its own units only */
         if (geteuid() == 0 || !base)
                 return 0;
+        /* the shared unit, which leash started (systemd_scope_shared) */
+        if (shared_cgroup(true, shared, sizeof shared) >= 0 && strcmp(unit_cgroup, shared) == 0)
+                return 1;
         user_manager_prefix((unsigned) geteuid(), prefix, sizeof prefix);
         if (strncmp(unit_cgroup, prefix, strlen(prefix)) != 0)
                 return 0;
@@ -178,4 +219,47 @@ int systemd_scope_plan(bool user_manager, const char *mount, char *ret, size_t s
         else
                 r = snprintf(ret, size, "%s/leash.slice/leash-run-PID.scope", mount);
         return r < 0 || (size_t) r >= size ? -ENAMETOOLONG : 0;
+}
+
+/* The shared unit's cgroup for this euid's manager, relative to the mount. */
+static int shared_cgroup(bool user_manager, char *ret, size_t size) {
+        unsigned uid = (unsigned) geteuid();
+        int r = user_manager ? snprintf(ret, size, "/user.slice/user-%u.slice/user@%u.service/leash.slice/%s", uid, uid,
+                                        SYSTEMD_SHARED_UNIT)
+                             : snprintf(ret, size, "/leash.slice/%s", SYSTEMD_SHARED_UNIT);
+        return r < 0 || (size_t) r >= size ? -ENAMETOOLONG : 0;
+}
+
+/* The manager's mark of a unit with Delegate=yes: trusted.delegate (the
+ * system manager); a user manager writes none, and every cgroup below it
+ * is the user's: the directory's owner. */
+static bool shared_delegated(const char *dir, bool user_manager) {
+        char v[4];
+        struct stat st;
+
+        if (user_manager)
+                return stat(dir, &st) == 0 && st.st_uid == geteuid();
+        return getxattr(dir, "trusted.delegate", v, sizeof v) == 1 && v[0] == '1';
+}
+
+int systemd_scope_shared(bool user_manager, const char *mount, bool start, char *ret, size_t size, char *what,
+                         size_t what_size) {
+        struct systemd_scope_request q = {.unit = SYSTEMD_SHARED_UNIT, .slice = "leash.slice", .keeper = "/bin/sleep"};
+        char rel[512];
+        int r = shared_cgroup(user_manager, rel, sizeof rel);
+
+        if (r < 0)
+                return r;
+        if ((size_t) snprintf(ret, size, "%s%s", mount, rel) >= size)
+                return -ENAMETOOLONG;
+        if (shared_delegated(ret, user_manager))
+                return 1;
+        if (!start)
+                return 0;
+        r = systemd_start_scope(user_manager, &q, 0, what, what_size);
+        /* UnitExists: another leash started it meanwhile (its cgroup is made
+         * when the start job begins) */
+        if (r < 0 && r != -EEXIST)
+                return r;
+        return shared_delegated(ret, user_manager) ? 1 : -ENOENT;
 }

@@ -34,3 +34,24 @@ int systemd_scope_delegated(const char *unit_cgroup, bool *ret_own);
  * <manager's cgroup>/leash.slice/leash-run-PID.scope. 0, or -errno when no
  * manager is reachable. */
 int systemd_scope_plan(bool user_manager, const char *mount, char *ret, size_t size);
+
+/* The unit every job of this euid's manager may join, so that a launch asks
+ * for no unit of its own: leash-jobs.service in leash.slice, Delegate=yes,
+ * started once; its one process (/bin/sleep infinity, moved into its leaf
+ * by the first leash that uses it) keeps its cgroup until the unit is
+ * stopped (systemctl stop leash.slice) or its manager ends. */
+#define SYSTEMD_SHARED_UNIT "leash-jobs.service"
+
+/* Its cgroup, absolute (under mount), into ret. 1: it is there, delegated
+ * (root: the system manager's trusted.delegate mark; a user: the user's, as
+ * all below the user manager is); 0: it is not and start is false; with
+ * start, it is started first when absent (one StartTransientUnit and its
+ * job), then 1, or -errno (what: the manager's words). */
+int systemd_scope_shared(bool user_manager, const char *mount, bool start, char *ret, size_t size, char *what,
+                         size_t what_size);
+
+/* Moves this process into leaf ("/leash-leaf") of the shared unit, asking
+ * its manager (systemd_attach): for a user in a login session, which may not
+ * move it there itself. 0 once it is there; -errno (what: the manager's
+ * words). */
+int systemd_scope_shared_enter(bool user_manager, const char *leaf, char *what, size_t what_size);

@@ -214,7 +214,12 @@ static int scope_message(sd_bus *b, const struct systemd_scope_request *q, pid_t
          * SIGTERM to leash, which ends its jobs through the ladder */
         if (r >= 0 && q->bind_to)
                 r = sd.sd_bus_message_append(m, "(sv)", "BindsTo", "as", 1, q->bind_to);
-        if (r >= 0)
+        /* a service whose one process sleeps: its cgroup lives as long (an
+         * exited service's cgroup is removed, RemainAfterExit=yes or not) */
+        if (r >= 0 && q->keeper)
+                r = sd.sd_bus_message_append(m, "(sv)(sv)", "Type", "s", "exec", "ExecStart", "a(sasb)", 1, q->keeper,
+                                             2, q->keeper, "infinity", 0);
+        else if (r >= 0)
                 r = pidfd >= 0 ? sd.sd_bus_message_append(m, "(sv)", "PIDFDs", "ah", 1, pidfd)
                                : sd.sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
         if (r >= 0)
@@ -362,7 +367,7 @@ int systemd_start_scope(bool user, const struct systemd_scope_request *want, pid
                 return r;
         if (q->bind_to && !unit_running(b, q->bind_to))
                 q->bind_to = NULL;
-        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        pidfd = q->keeper ? -1 : (int) syscall(SYS_pidfd_open, pid, 0);
         r = call_start(b, q, pid, pidfd, &w, what, what_size, &retry);
         if (r < 0 && retry)
                 r = call_start(b, q, pid, -1, &w, what, what_size, &retry);
@@ -395,6 +400,26 @@ int systemd_unit_delegates(bool user, const char *unit) {
         return r < 0 ? r : v != 0;
 }
 
+int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid, char *what, size_t what_size) {
+        _cleanup_(bus_closep) sd_bus *b = NULL;
+        _cleanup_(error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        bool client;
+        int r;
+
+        r = sd_ready(what, what_size);
+        if (r < 0)
+                return r;
+        r = manager_connect(user, &b, &client);
+        if (r < 0)
+                return r;
+        r = sd.sd_bus_call_method(b, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                  "org.freedesktop.systemd1.Manager", "AttachProcessesToUnit", &e, NULL, "ssau", unit,
+                                  subcgroup, 1, (uint32_t) pid);
+        if (r < 0 && what && what_size && e.message)
+                snprintf(what, what_size, "%s", e.message);
+        return r;
+}
+
 #else /* no <systemd/sd-bus.h> at build time */
 
 int systemd_start_scope(bool user, const struct systemd_scope_request *q, pid_t pid, char *what, size_t what_size) {
@@ -406,6 +431,13 @@ int systemd_start_scope(bool user, const struct systemd_scope_request *q, pid_t 
 
 int systemd_unit_delegates(bool user, const char *unit) {
         (void) user, (void) unit;
+        return -ENOPKG;
+}
+
+int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid, char *what, size_t what_size) {
+        (void) user, (void) unit, (void) subcgroup, (void) pid;
+        if (what && what_size)
+                what[0] = '\0';
         return -ENOPKG;
 }
 

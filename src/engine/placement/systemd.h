@@ -18,11 +18,14 @@ struct systemd_scope_request {
         const char *unit;    /* e.g. "leash-run-42.scope" */
         const char *slice;   /* e.g. "leash.slice" */
         const char *bind_to; /* NULL, or a unit of the same manager: BindsTo= */
+        const char *keeper;  /* NULL: a scope holding pid; else q->unit is a service whose one
+                              * process is this program run with the argument "infinity"
+                              * (/bin/sleep): it keeps the unit's cgroup; pid is unused */
 };
 
 /* Asks the service manager (user: this euid's user manager; else the system
  * manager) to start the transient scope q->unit in q->slice with Delegate=yes
- * holding `pid`, bound (BindsTo=) to q->bind_to when given, and waits
+ * holding `pid` (or, with q->keeper, the service q->unit: see there), bound (BindsTo=) to q->bind_to when given, and waits
  * until its start job is done. 0 on success; -errno: -ENOPKG libsystemd
  * cannot be loaded, -ENOENT/-ECONNREFUSED/-EACCES no manager to talk to,
  * -EEXIST the unit exists, -ETIMEDOUT the job did not end in time, -EIO the
@@ -37,3 +40,10 @@ int systemd_start_scope(bool user, const struct systemd_scope_request *q, pid_t 
  * with the property, another when the manager cannot be asked or knows no
  * such unit. */
 int systemd_unit_delegates(bool user, const char *unit);
+
+/* Asks the manager to move pid into subcgroup ("/leaf") of its loaded unit
+ * (AttachProcessesToUnit; the unit must have Delegate=yes). A user manager
+ * that may not move the process itself (a process in a login session, below
+ * root's user-UID.slice) asks the system manager. 0, or -errno (what: the
+ * manager's words). */
+int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid, char *what, size_t what_size);

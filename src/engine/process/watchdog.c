@@ -29,6 +29,15 @@
  * (0.1 ms of a `leash run` launch here). The last reference to a
  * pool (the config's, or a job's) ends its watchdog.
  *
+ * A SIGTERM to the watchdog goes to its owner when the owner is in another
+ * cgroup. It starts with SIGTERM blocked and reads it from a signalfd its
+ * owner made (term_fd): where the job and the watchdog are in a unit the
+ * owner is not in (systemd's shared unit, placement.joined), a stop of that
+ * unit signals only them, and the owner ends its jobs through the ladder
+ * (leash run: reason interrupted) instead of the watchdog dying of it. In
+ * the owner's own cgroup the same stop signals the owner itself: passed on,
+ * it would be a second interrupt (leash run: no more grace).
+ *
  * It must cost little and share nothing it could corrupt. On x86_64 it is
  * made with CLONE_VM | CLONE_FILES (no page-table copy; it sees the jobs'
  * fds and slots as they are filled) on a stack mapped for it alone with a
@@ -53,12 +62,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,7 +98,9 @@ struct watchdog_pool {
         bool adopted; /* launched through a launcher: not our child, not ours to reap */
         bool told;    /* SIGKILLed already (watchdog_retire) */
         int pidfd, owner_fd;
-        void *stack; /* its own mapping, a guard page below */
+        int term_fd;           /* a signalfd of SIGTERM, read by the watchdog (which has it blocked) */
+        char owner_cgroup[32]; /* /proc/OWNER/cgroup */
+        void *stack;           /* its own mapping, a guard page below */
         size_t stack_size;
         unsigned n_slots;
         struct wd_slot slot[];
@@ -192,13 +206,49 @@ WD_NO_TLS static void wd_remove_job(const struct wd_slot *s) {
                 (void) wd_sys(SYS_unlinkat, s->parent_fd, (long) s->name, AT_REMOVEDIR, 0);
 }
 
+/* The file's first bytes into buf: their number, or <0 */
+WD_NO_TLS static long wd_read(const char *path, char *buf, long size) {
+        long fd = wd_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC), n;
+
+        if (fd < 0)
+                return fd;
+        n = wd_sys(SYS_read, fd, (long) buf, size, 0);
+        (void) wd_sys(SYS_close, fd, 0, 0, 0);
+        return n;
+}
+
+/* The owner is in another cgroup than the watchdog: a stop of the unit the
+ * watchdog is in did not signal the owner itself */
+WD_NO_TLS static bool wd_owner_elsewhere(const struct watchdog_pool *p) {
+        char mine[1024], its[1024];
+        long a = wd_read("/proc/self/cgroup", mine, sizeof mine), b = wd_read(p->owner_cgroup, its, sizeof its);
+
+        if (a <= 0 || b <= 0 || a != b)
+                return true;
+        for (long i = 0; i < a; i++)
+                if (mine[i] != its[i])
+                        return true;
+        return false;
+}
+
 WD_NO_TLS static int watchdog_main(void *arg) {
         const struct watchdog_pool *p = arg;
-        struct pollfd pfd = {.fd = p->owner_fd, .events = POLLIN};
+        struct pollfd pfd[2] = {{.fd = p->owner_fd, .events = POLLIN}, {.fd = p->term_fd, .events = POLLIN}};
+        char si[128]; /* a struct signalfd_siginfo */
 
-        /* the owner's death, whatever thread of it made the jobs */
-        while (wd_sys(SYS_poll, (long) &pfd, 1, -1, 0) == -EINTR)
-                ;
+        /* the owner's death, whatever thread of it made the jobs; a SIGTERM
+         * to the watchdog (the stop of the unit it is in) goes to the owner */
+        for (;;) {
+                long n = wd_sys(SYS_poll, (long) pfd, 2, -1, 0);
+                if ((n < 0 && n != -EINTR) || (n > 0 && pfd[0].revents))
+                        break;
+                if (n > 0 && (pfd[1].revents & POLLIN)) {
+                        if (wd_sys(SYS_read, pfd[1].fd, (long) si, sizeof si, 0) == (long) sizeof si &&
+                            wd_owner_elsewhere(p))
+                                (void) wd_sys(SYS_pidfd_send_signal, p->owner_fd, SIGTERM, 0, 0);
+                } else if (n > 0 && pfd[1].revents)
+                        pfd[1].fd = -1; /* unreadable: the owner's death alone */
+        }
         /* Nothing of the owner runs any more: the slots hold still. All the
          * jobs are killed first, then each is waited for and removed. */
         for (unsigned i = 0; i < p->n_slots; i++)
@@ -239,7 +289,7 @@ static int pool_alloc(unsigned n_slots, struct watchdog_pool **ret) {
                 return -ENOMEM;
         p->refs = 1;
         p->n_slots = n_slots;
-        p->pidfd = p->owner_fd = -1;
+        p->pidfd = p->owner_fd = p->term_fd = -1;
         *ret = p;
         return 0;
 }
@@ -285,9 +335,11 @@ static int pool_launch(struct watchdog_pool *p) {
 static int pool_run(struct watchdog_pool *p) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
         int flags = CLONE_PIDFD | (WD_SHARED_VM ? CLONE_VM | CLONE_FILES : 0), subreaper = 0;
+        sigset_t term, old_mask;
         int r;
 
         p->owner = getpid();
+        snprintf(p->owner_cgroup, sizeof p->owner_cgroup, "/proc/%d/cgroup", (int) p->owner);
         p->adopted = false;
         p->owner_fd = HELD_FD((int) syscall(SYS_pidfd_open, p->owner, 0));
         if (p->owner_fd < 0)
@@ -305,6 +357,14 @@ static int pool_run(struct watchdog_pool *p) {
                 r = negative_errno();
                 goto fail;
         }
+        /* the watchdog starts with SIGTERM blocked (a clone inherits the
+         * mask) and reads it from term_fd: a stop of the unit it is in
+         * (systemd's SIGTERM to each process there) is passed to the owner,
+         * which ends its jobs through the ladder */
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        p->term_fd = HELD_FD(signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK));
+        (void) pthread_sigmask(SIG_BLOCK, &term, &old_mask);
         /* exit signal 0 (flags carry no signal): never a SIGCHLD, never reaped by waitpid(-1) */
         heldfd_lock();
         if (WD_SHARED_VM && prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && !subreaper)
@@ -324,6 +384,7 @@ static int pool_run(struct watchdog_pool *p) {
                 r = -ENOMEM;
         } else
                 heldfd_unlock();
+        (void) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
         if (r < 0)
                 goto fail;
         return 0;
@@ -332,7 +393,8 @@ fail:
                 munmap(p->stack, p->stack_size);
         p->stack = NULL;
         heldfd_close(p->owner_fd);
-        p->owner_fd = p->pidfd = -1;
+        heldfd_close(p->term_fd);
+        p->owner_fd = p->pidfd = p->term_fd = -1;
         p->pid = 0;
         return r;
 }
@@ -359,11 +421,12 @@ static void pool_halt(struct watchdog_pool *p) {
         }
         heldfd_close(p->pidfd);
         heldfd_close(p->owner_fd);
+        heldfd_close(p->term_fd);
         /* reaped: it no longer runs on its stack */
         munmap(p->stack, p->stack_size);
         p->stack = NULL;
         p->pid = 0;
-        p->pidfd = p->owner_fd = -1;
+        p->pidfd = p->owner_fd = p->term_fd = -1;
 }
 
 void watchdog_pool_unref(struct watchdog_pool *p) {

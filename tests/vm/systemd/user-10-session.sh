@@ -3,8 +3,9 @@
 #
 # An ordinary user (uid 1000) in a real login session (runuser -l: pam_systemd's
 # session-N.scope, owned by root, delegating nothing) under systemd as PID 1, with only
-# what the packages install (leash.slice, user@.service's io drop-in): leash asks the
-# user manager for leash-NAME-PID.scope with Delegate=yes and its limits are the
+# what the packages install (leash.slice, user@.service's io drop-in): the user manager
+# moves leash into the leaf of its shared unit leash.slice/leash-jobs.service
+# (Delegate=yes; AttachProcessesToUnit, started by the first run) and its limits are the
 # cgroup's: -m 32M is an OOM kill with reason memory, -P 10 stops a 20-fork job, --cpus
 # 0.5 throttles; the scope holds every controller the user manager has, io included (the
 # packaged drop-in).  The Python side is user-20-python.sh.
@@ -24,11 +25,11 @@ tap_is "$(jget "$TMP/oom.json" reason)" memory "-m 32M: reason memory"
 tap_is "$(jget "$TMP/oom.json" limits.memory.enforced_by)" cgroup "-m 32M: enforced_by cgroup"
 cg=$(jget "$TMP/oom.json" cgroup)
 tap_check "the job was in the user manager's leash.slice ($cg)" \
-	grep -Eq "^$CG/user.slice/user-1000.slice/user@1000.service/leash.slice/leash-run-[0-9]+\.scope/[^/]+$" <<<"$cg"
+	grep -Eq "^$CG/user.slice/user-1000.slice/user@1000.service/leash.slice/leash-jobs.service/[^/]+$" <<<"$cg"
 tap_is "$(jget "$TMP/oom.json" placement.kind)" systemd "the report's placement is systemd ($(jget "$TMP/oom.json" placement.why))"
 "$LEASH" check >"$TMP/check.txt" 2>&1
-tap_check "leash check: placement systemd, the user manager's scope" \
-	grep -q '^placement: *systemd .*/user@1000.service/leash.slice/leash-run-PID\.scope$' "$TMP/check.txt"
+tap_check "leash check: placement systemd, the user manager's shared unit" \
+	grep -q '^placement: *systemd .*/user@1000.service/leash.slice/leash-jobs.service$' "$TMP/check.txt"
 tap_check "leash check: the user manager delegates memory, pids, cpu and io (the packaged drop-in adds io)" \
 	grep -q 'memory=yes pids=yes cpu=yes io=yes' "$TMP/check.txt"
 run_leash -- sh -c 'cat "/sys/fs/cgroup$(dirname "$(sed -n "s/^0:://p" /proc/self/cgroup)")/cgroup.controllers"'

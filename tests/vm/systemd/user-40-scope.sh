@@ -4,7 +4,7 @@
 # An ordinary user (uid 1000): leash knows a scope by asking the user manager for the
 # unit's Delegate property (systemd 252 writes no user.delegate mark on a user manager's
 # scope).  So the second and third leash.limit configuration of one process reuse the
-# scope the first one got, each enforced by the cgroup (it was placement none and
+# unit the first one got (the shared leash-jobs.service), each enforced by the cgroup (it was placement none and
 # RLIMIT_AS); inside `systemd-run --user --scope -p Delegate=yes` leash uses that scope;
 # `leash check` names the scope a run would use; and the user manager's daemon-reload
 # leaves a running job's cpu limit in place.
@@ -59,7 +59,7 @@ tap_check "second configuration, pids=10: fewer than 10 of 20 forks, enforced by
 tap_check "third configuration, memory=48M: MemoryLimitExceeded by the cgroup" \
 	"$PY" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["third"] != ["MemoryLimitExceeded", "cgroup", "systemd"])' "$TMP/py.json"
 tap_check "the process stayed in its one scope's leaf" \
-	"$PY" -c 'import json,re,sys; sys.exit(not re.match(r"0::/user.slice/user-1000.slice/user@1000.service/leash.slice/leash-python3-\d+\.scope/leash-leaf$", json.load(open(sys.argv[1]))["cgroup"]))' "$TMP/py.json"
+	"$PY" -c 'import json,re,sys; sys.exit(not re.match(r"0::/user.slice/user-1000.slice/user@1000.service/leash.slice/leash-jobs.service/leash-leaf$", json.load(open(sys.argv[1]))["cgroup"]))' "$TMP/py.json"
 
 # A scope of the user's own with Delegate=yes: leash uses it.
 systemd-run --user --quiet --scope -p Delegate=yes -- "$LEASH" run -m 32M -o "$TMP/d.json" -- cat /proc/self/cgroup \
@@ -74,8 +74,8 @@ tap_is "$(jget "$TMP/d.json" limits.memory.enforced_by)" cgroup "memory is enfor
 # leash check names the scope a run would use.
 "$LEASH" check >"$TMP/check.txt" 2>&1
 tap_diag "$(grep '^placement' "$TMP/check.txt")"
-tap_check "leash check names the scope: .../user@1000.service/leash.slice/leash-NAME-PID.scope" \
-	grep -q '^placement: *systemd .*/user@1000.service/leash.slice/leash-run-PID\.scope$' "$TMP/check.txt"
+tap_check "leash check names the unit: .../user@1000.service/leash.slice/leash-jobs.service" \
+	grep -q '^placement: *systemd .*/user@1000.service/leash.slice/leash-jobs.service$' "$TMP/check.txt"
 
 # The user manager's daemon-reload while a job runs under --cpus 0.5: the scope is
 # delegated, so the manager leaves its subtree's cpu.max alone (as root's 10-root.sh).
