@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A copy of the caller that runs the caller's code (leash_job_fork) made by
+ * glibc's fork() where a raw clone would not be safe.
+ *
+ * A fork copies one thread. glibc's fork() takes its own locks first (every
+ * malloc arena's, stdio's list, the NSS data's) and runs the pthread_atfork
+ * handlers, so that the child's copy of each is in a consistent state and
+ * unlocked; CPython's os.fork relies on it (it calls fork() between its own
+ * PyOS_BeforeFork/AfterFork hooks). A raw clone or clone3 does none of it:
+ * where another thread of the caller was inside malloc at that instant, the
+ * child's copy of that arena's lock stays held by a thread the child does
+ * not have, and the child's first malloc from that arena (or free of a
+ * block of it) blocks forever. Measured through libleash before this file:
+ * 2 threads allocating 1-60 KiB blocks while the main thread forked jobs
+ * whose child allocates, with one arena (M_ARENA_MAX 1): 9 of 200 calls hung
+ * until their wall limit; a Python caller with 20 threads compiling regular
+ * expressions in C (ctypes, the GIL released): 35 of 100 leash.limit calls.
+ *
+ * glibc's fork() takes those locks only when the process has more than one
+ * thread (SINGLE_THREAD_P, which __libc_single_threaded reports): with one,
+ * no other thread can hold one, and none can appear during the call, since
+ * only the calling thread could make it. So a single-threaded caller keeps
+ * clone3 (CLONE_INTO_CGROUP: the child is in its cgroup from its first
+ * instruction; exit signal 0; a pidfd from the clone), and a multi-threaded
+ * one gets fork():
+ *   - the child is first in the caller's cgroup; it moves itself into the
+ *     job's (spawn.c's child_setup, the first step) before it returns to
+ *     the caller's code, and the parent waits for that setup. Only the
+ *     atfork child handlers (the caller's own) run before the move;
+ *   - the pidfd comes from pidfd_open on the unreaped child;
+ *   - the exit signal is SIGCHLD, as for any fork(): a caller whose other
+ *     thread reaps every child (waitpid(-1)), or that ignores SIGCHLD, takes
+ *     the child's status, and the job's report then has it exited with its
+ *     status unknown (supervise.c's reap), as for an exec'd command, whose
+ *     exit signal exec sets back to SIGCHLD anyway.
+ * glibc has no fork that takes clone3's arguments (a fork_np with a cgroup
+ * and an exit signal was proposed in 2023); when one exists, it is the way.
+ */
+#include "libcfork.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define LIBCFORK_KNOWS_THREADS 1
+#endif
+#endif
+
+bool libcfork_needed(void) {
+#ifdef LIBCFORK_KNOWS_THREADS
+        return !__libc_single_threaded;
+#else
+        return true; /* no way to tell: fork() is safe either way */
+#endif
+}
+
+pid_t libcfork(int *ret_pidfd) {
+        pid_t pid = fork();
+
+        if (pid <= 0)
+                return pid;
+        /* unreaped (a failed setup's _exit leaves a zombie only this
+         * process's waits can take), so the pid still names our child */
+        *ret_pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (*ret_pidfd < 0) {
+                int e = errno;
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                errno = e;
+                return -1;
+        }
+        return pid;
+}
