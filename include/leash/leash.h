@@ -150,10 +150,11 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
  * with one thread gets a child made by clone3(CLONE_INTO_CGROUP) in its fork
  * form, exit signal 0: glibc's fork() would take no lock either, but no
  * pthread_atfork handler runs. A caller that has (had) more threads
- * (__libc_single_threaded false) gets one made by glibc's fork(), which
- * takes the malloc and stdio locks and runs the atfork handlers, so the
- * child may call malloc; it moves itself into the cgroup before this call
- * returns in either process, and its exit signal is SIGCHLD, as any fork's:
+ * (__libc_single_threaded false) gets one cloned into the cgroup from a
+ * copy made by glibc's fork(), which takes the malloc and stdio locks and
+ * runs the atfork handlers, so the child may call malloc (a kernel without
+ * CLONE_INTO_CGROUP: the fork's child, which moves itself into the cgroup
+ * before this call returns); its exit signal is SIGCHLD, as any fork's:
  * a waitpid(-1) or an ignored SIGCHLD of the caller's may take its status,
  * which the report then gives as unknown. */
 pid_t leash_job_fork(struct leash_job *j, struct leash_error *err);

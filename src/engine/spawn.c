@@ -19,8 +19,8 @@
  *
  * spawn_fork() is the fork form (no CLONE_VM) for leash_job_fork(): the child
  * returns to the caller, set up, inside the cgroup. It runs the caller's
- * code, malloc included: where the caller has threads it is made by glibc's
- * fork() and moves itself in, as the fallback below does (libcfork.c).
+ * code, malloc included: where the caller has threads it is cloned from a
+ * copy made by glibc's fork() (libcfork.c).
  *
  * Every child has exit signal 0: no SIGCHLD, and a host's waitpid(-1) cannot
  * reap it (only a wait with __WALL/__WCLONE can); leash waits on its pidfd.
@@ -436,7 +436,8 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
 /* The clone of spawn_fork, the heldfd lock held (its caller's): in the
  * child, returns 0; in the parent, the pid and its pidfd, or -1 and errno.
  * A caller with threads is copied by glibc's fork(), which takes the malloc
- * locks (libcfork.c): the child then moves itself into the cgroup. */
+ * locks, and that copy clones the job into the cgroup (libcfork.c); where
+ * it cannot, the fork's child moves itself in. */
 static pid_t fork_clone(const struct spawn_params *p, int *pidfd, pid_t *parent, bool *ret_migrate) {
         bool threaded = !p->raw_fork && libcfork_needed();
         pid_t pid = -1;
@@ -452,6 +453,11 @@ static pid_t fork_clone(const struct spawn_params *p, int *pidfd, pid_t *parent,
                 return r == 1 ? 0 : pid; /* 0: the main process, whose parent is the holder */
         }
         if (threaded) {
+                if (p->cgroup_fd >= 0 && !p->force_fallback) {
+                        pid = libcfork_into(p->cgroup_fd, pidfd);
+                        if (pid >= 0 || (errno != EINVAL && errno != ENOSYS && errno != E2BIG))
+                                return pid;
+                }
                 *ret_migrate = p->cgroup_fd >= 0;
                 return libcfork(pidfd);
         }
