@@ -128,7 +128,9 @@ pid_t libcfork_into(int cgroup_fd, int *ret_pidfd) {
                 errno = (int) -got;
                 return -1;
         }
-        /* the caller's child since its clone, unreaped: the pid is its */
+        /* the caller's child since its clone, and a zombie at worst: unless a
+         * waitpid(-1) of the caller's took it (its exit signal is SIGCHLD)
+         * and the pid was used again meanwhile, the pid is still its */
         *ret_pidfd = (int) syscall(SYS_pidfd_open, (pid_t) got, 0);
         if (*ret_pidfd < 0) {
                 int e = errno;
@@ -145,8 +147,9 @@ pid_t libcfork(int *ret_pidfd) {
 
         if (pid <= 0)
                 return pid;
-        /* unreaped (a failed setup's _exit leaves a zombie only this
-         * process's waits can take), so the pid still names our child */
+        /* a zombie at worst: unless a waitpid(-1) of the caller's took it
+         * (its exit signal is SIGCHLD) and the pid was used again meanwhile,
+         * the pid still names our child */
         *ret_pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         if (*ret_pidfd < 0) {
                 int e = errno;
