@@ -146,10 +146,17 @@ int leash_job_start(struct leash_job *j, char *const argv[], struct leash_error 
  * and the job ends with LEASH_REASON_SETUP_ERROR (exit code 125), the
  * failed step and errno in the report's "exit". (Where the kernel
  * lacks clone3's CLONE_INTO_CGROUP, the parent waits, and returns -errno
- * for a failed setup, the job ended as with leash_job_start.) The child is made by clone3(CLONE_INTO_CGROUP) in its
- * fork form: no pthread_atfork handler runs, so in a multi-threaded caller
- * the child may only rely on async-signal-safe functions (the POSIX rule
- * after fork()) unless the caller quiesced its other threads. */
+ * for a failed setup, the job ended as with leash_job_start.) A caller
+ * with one thread gets a child made by clone3(CLONE_INTO_CGROUP) in its fork
+ * form, exit signal 0: glibc's fork() would take no lock either, but no
+ * pthread_atfork handler runs. A caller that has (had) more threads
+ * (__libc_single_threaded false) gets one cloned into the cgroup from a
+ * copy made by glibc's fork(), which takes the malloc and stdio locks and
+ * runs the atfork handlers, so the child may call malloc (a kernel without
+ * CLONE_INTO_CGROUP: the fork's child, which moves itself into the cgroup
+ * before this call returns); its exit signal is SIGCHLD, as any fork's:
+ * a waitpid(-1) or an ignored SIGCHLD of the caller's may take its status,
+ * which the report then gives as unknown. */
 pid_t leash_job_fork(struct leash_job *j, struct leash_error *err);
 /* The child of leash_job_fork() inherits none of the descriptors libleash
  * holds (of this job or any other of the process), nor those marked with

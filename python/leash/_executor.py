@@ -497,10 +497,12 @@ def _launch(task, fn, args, kwargs):
 # task has left /proc/self/task. A thread goes on running after its Python
 # code (and after join() returns): CPython frees its thread state without the
 # GIL, then glibc frees its tcache and TLS, taking malloc's arena locks. The
-# job's fork is clone3, which (unlike fork()) does not take those locks
-# first, so a fork at that moment leaves its child a lock that no thread of
-# the child will release: the child's first malloc in that arena waits
-# forever (a task without a wall limit never ends). Executors made one
+# job's fork was clone3, which (unlike fork()) does not take those locks
+# first, so a fork at that moment left its child a lock that no thread of
+# the child would release: the child's first malloc in that arena waited
+# forever (a task without a wall limit never ended). A caller with threads
+# is now forked by glibc's fork(), which waits for those locks
+# (src/engine/process/libcfork.c): this wait may be redundant, kept until measured. Executors made one
 # after another (each test; acall's executor, whose thread ends when idle)
 # fork in that window: the previous supervisor was still there at 5 to 13 of
 # 300 such forks on a loaded 2-core machine. Each fork waits for those

@@ -6,11 +6,11 @@
  * out, and converts -errno into exceptions.
  *
  * The GIL is held across every libleash call but the blocking wait. The
- * library forks with clone3 (CLONE_INTO_CGROUP), which runs no atfork
- * handler: glibc's malloc locks are not reset in the child. Holding the GIL
- * while this module allocates keeps this module's threads out of malloc at
- * the moment another of them forks; the Python runtime's own fork hooks
- * (PyOS_BeforeFork/AfterFork_*) run around the call as os.fork() runs them.
+ * library forks an interpreter that has threads with glibc's fork(), which
+ * takes the malloc locks that C code running without the GIL may hold
+ * (libcfork.c), and one with a single thread with clone3; the Python
+ * runtime's own fork hooks (PyOS_BeforeFork/AfterFork_*) run around the
+ * call as os.fork() runs them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

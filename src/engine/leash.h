@@ -91,6 +91,7 @@ struct leash_spec {
          * signals it forwards and gives the job the mask it had before) */
         const sigset_t *child_sigmask;
         bool spawn_fallback;       /* fork + self-migration instead of clone3 (a test hook of the CLI) */
+        bool spawn_raw_fork;       /* leash_job_fork by a raw clone even with threads: libcfork.c's control (tests) */
         bool child_sigchld_ignore; /* the job starts with SIGCHLD ignored (the CLI's caller ignored it) */
         /* the caller is a child subreaper (PR_SET_CHILD_SUBREAPER) whose only
          * children are this job's: every orphan of the job is reparented to it,

@@ -15,12 +15,20 @@
  *     the cgroup (the control) (issue 29);
  *   - an owned cgroup (a Slurm job's) adopted with --gpus none keeps every
  *     device but the GPUs openable: its device program has the rules (issue
- *     28; before, it was attached without them and refused /dev/null).
+ *     28; before, it was attached without them and refused /dev/null);
+ *   - leash_job_fork while other threads of the caller allocate: the child
+ *     frees and allocates, and every call ends ok; the control, a raw clone
+ *     into the job (the spec's spawn_raw_fork, what leash_job_fork did for
+ *     every caller), leaves children blocked on a malloc lock their copy of
+ *     another thread held, killed at their wall limit (libcfork.c); the
+ *     path of kernels without CLONE_INTO_CGROUP (the fork's child moves
+ *     itself in) is as safe.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -332,6 +340,105 @@ static void test_owned_devices(void) {
         ok(rmdir(cg) == 0, "the owner removes its cgroup");
 }
 
+/* Threads that allocate and free blocks of 1-60 KiB (past the tcache:
+ * each malloc and free takes its arena's lock), each keeping its latest
+ * blocks in slots a forked child frees: a free takes the lock of the arena
+ * the block came from, the allocating thread's. A slot always holds a
+ * block nobody has freed (swapped out before it is freed). */
+#define HAMMER_THREADS 2
+#define HAMMER_SLOTS 8
+static _Atomic(void *) hammer_slot[HAMMER_THREADS][HAMMER_SLOTS];
+static atomic_bool hammer_stop;
+
+static void *hammer_main(void *arg) {
+        _Atomic(void *) *slot = hammer_slot[(uintptr_t) arg];
+        unsigned x = (unsigned) (uintptr_t) arg + 1;
+
+        while (!atomic_load(&hammer_stop)) {
+                x = x * 1103515245u + 12345u;
+                free(atomic_exchange(&slot[x % HAMMER_SLOTS], malloc(1100 + (x >> 8) % 60000)));
+        }
+        return NULL;
+}
+
+static int fn_malloc(void) {
+        void *p[8];
+
+        for (int t = 0; t < HAMMER_THREADS; t++)
+                for (int i = 0; i < HAMMER_SLOTS; i++)
+                        free(atomic_load(&hammer_slot[t][i]));
+        for (int i = 0; i < 8; i++)
+                if (!(p[i] = malloc(2000 + (size_t) i * 5000)))
+                        return 1;
+        for (int i = 0; i < 8; i++)
+                free(p[i]);
+        return 0;
+}
+
+/* Forks jobs while the hammer threads run, up to n rounds, stopping at the
+ * first that is not ok when stop_at_hang. Returns the count killed at
+ * their wall limit (hung); *ret_ok the count that ended ok. */
+static int fork_rounds(bool raw, bool fallback, int n, uint64_t wall_ns, bool stop_at_hang, int *ret_ok) {
+        int hung = 0;
+
+        *ret_ok = 0;
+        for (int i = 0; i < n && !(stop_at_hang && hung); i++) {
+                struct leash_error err = {0};
+                struct leash_spec s;
+                struct leash_job *j = NULL;
+                pid_t pid;
+
+                spec_init(&s, raw ? "malloc-raw" : "malloc");
+                leash_spec_set_limit(&s, LEASH_LIMIT_WALL_TIME, wall_ns);
+                s.grace_ns = 0;
+                s.spawn_raw_fork = raw;
+                s.spawn_fallback = fallback; /* where the kernel lacks CLONE_INTO_CGROUP */
+                if (leash_job_new_spec(&s, &j, &err) < 0)
+                        return -1;
+                fflush(stdout);
+                pid = leash_job_fork(j, &err);
+                if (pid == 0)
+                        _exit(fn_malloc());
+                if (pid > 0 && leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0) {
+                        enum leash_reason r = leash_job_reason(j);
+                        *ret_ok += r == LEASH_REASON_OK;
+                        hung += r == LEASH_REASON_WALL_TIME;
+                }
+                leash_job_free(j);
+        }
+        return hung;
+}
+
+static void test_fork_while_threads_allocate(void) {
+        pthread_t th[HAMMER_THREADS];
+        int ok_raw, ok_new, ok_move, hung_raw, hung_new, hung_move, n_raw = 300, n_new = 200, n_move = 50;
+
+        atomic_store(&hammer_stop, false);
+        for (uintptr_t t = 0; t < HAMMER_THREADS; t++)
+                pthread_create(&th[t], NULL, hammer_main, (void *) t);
+        /* the control first: until one child hangs (10 s: a child that frees
+         * and allocates 24 blocks is done in far less, however busy the host) */
+        hung_raw = fork_rounds(true, false, n_raw, 10 * 1000000000ULL, true, &ok_raw);
+        hung_new = fork_rounds(false, false, n_new, 60 * 1000000000ULL, false, &ok_new);
+        hung_move = fork_rounds(false, true, n_move, 60 * 1000000000ULL, false, &ok_move);
+        atomic_store(&hammer_stop, true);
+        for (int t = 0; t < HAMMER_THREADS; t++)
+                pthread_join(th[t], NULL);
+        for (int t = 0; t < HAMMER_THREADS; t++)
+                for (int i = 0; i < HAMMER_SLOTS; i++)
+                        free(atomic_exchange(&hammer_slot[t][i], NULL));
+        ok(hung_raw > 0,
+           "control: a raw clone into the job while 2 threads allocate: a child hung on a malloc lock "
+           "and was killed at its wall limit after %d ok (%d hung)",
+           ok_raw, hung_raw);
+        ok(hung_new == 0 && ok_new == n_new,
+           "leash_job_fork while 2 threads allocate: %d of %d calls ok, %d hung (glibc's fork takes the malloc locks)",
+           ok_new, n_new, hung_new);
+        ok(hung_move == 0 && ok_move == n_move,
+           "the same where the fork's child moves itself into its cgroup (no CLONE_INTO_CGROUP): %d of %d ok, %d hung",
+           ok_move, n_move, hung_move);
+}
+
 int main(int argc, char **argv) {
         if (argc < 2)
                 return 2;
@@ -341,5 +448,6 @@ int main(int argc, char **argv) {
         test_watchdog();
         test_owned_signal_fn();
         test_owned_devices();
+        test_fork_while_threads_allocate();
         return tap_done();
 }

@@ -655,7 +655,9 @@ static void test_threads(void) {
         ok(a[0].ok == 20 && a[1].ok == 20, "two threads, 20 jobs each at once: %d + %d ok", a[0].ok, a[1].ok);
 }
 
-/* the host's own state: signal mask, SIGCHLD, waitpid(-1) */
+/* the host's own state: signal mask, SIGCHLD, waitpid(-1); a caller with
+ * one thread (before test_threads: the process has had no other), whose
+ * child is made by clone3 with exit signal 0 */
 static void test_no_hidden_state(void) {
         struct leash_config *c = config("api-state", NULL);
         struct leash_error err = {0};
@@ -689,6 +691,38 @@ static void test_no_hidden_state(void) {
                 ok(same, "the caller's signal mask is untouched");
         }
         ok(chld_before.sa_handler == chld_after.sa_handler, "SIGCHLD's disposition is untouched");
+        leash_job_free(j);
+        leash_config_free(c);
+}
+
+/* A caller that has had threads gets its forked child from glibc's fork()
+ * (libcfork.c: the malloc locks), whose exit signal is SIGCHLD: a host's
+ * waitpid(-1) may take the child's status, as it may an exec'd command's.
+ * The job still ends, and says the status is unknown. */
+static void test_threaded_caller_reaped(void) {
+        struct leash_config *c = config("api-reaped", "wall-time", "60s", NULL);
+        struct leash_error err = {0};
+        struct leash_job *j = job(c);
+        int st, p[2];
+        pid_t pid, w;
+        char b;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                abort();
+        fflush(stdout);
+        pid = leash_job_fork(j, &err);
+        if (pid == 0) {
+                close(p[1]);
+                _exit(read(p[0], &b, 1) == 0 ? 3 : 4); /* until the parent closes its end */
+        }
+        close(p[0]);
+        close(p[1]);
+        w = waitpid(-1, &st, 0);
+        ok(pid > 0 && w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 3,
+           "with threads: the child has exit signal SIGCHLD, a host's waitpid(-1) reaps it (%d, job %d)", (int) w,
+           (int) pid);
+        ok(leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0, "the job still ends and finishes");
+        ok(leash_job_status(j) == -1, "its status: unknown (%d)", leash_job_status(j));
         leash_job_free(j);
         leash_config_free(c);
 }
@@ -1082,8 +1116,9 @@ int main(int argc, char **argv) {
         test_fork_holds_no_library_fd();
         test_kill();
         test_fd_dispatch();
-        test_threads();
         test_no_hidden_state();
+        test_threads();
+        test_threaded_caller_reaped();
         test_adopt();
         test_adopt_owned();
         test_shared_watchdog();

@@ -533,6 +533,7 @@ static void spawn_params_fill(struct leash_job *j, struct spawn_params *sp) {
         sp->cgroup_fd = j->job_fd;
         sp->child_mask = c->child_sigmask;
         sp->force_fallback = c->spawn_fallback;
+        sp->raw_fork = c->spawn_raw_fork;
         sp->sigchld_ignored = c->child_sigchld_ignore;
         sp->sandbox = &j->plan;
         sp->isolate = j->iso.on ? &j->iso : NULL;

@@ -25,6 +25,7 @@
  */
 #include "holder.h"
 #include "../heldfd.h"
+#include "libcfork.h"
 
 #include <errno.h>
 #include <linux/sched.h>
@@ -72,22 +73,33 @@ static _Noreturn void holder_main(int sock, pid_t main_pid) {
 /* In the holder, right after it was made. Returns 1 in the main process. */
 static int holder_child(int sock, pid_t caller, pid_t *ret_parent) {
         pid_t self = getpid(), pid;
+        /* Made by glibc's fork, the holder ran undumpable.c's atfork handler,
+         * which gave it the caller's state from before its jobs: the
+         * function's, not the holder's. The holder stays undumpable, as the
+         * caller is (its job must not rewrite what it reaps); the main
+         * process gets that state back. */
+        int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != caller || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != caller || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
+            prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 _exit(1);
-        /* a raw fork: no atfork handler of the caller's runs in the holder */
+        /* a raw fork of a one-threaded holder: its malloc state is whole (a
+         * caller with threads had the holder made by glibc's fork, whose
+         * atfork handlers ran in it), and no handler runs twice */
         pid = (pid_t) syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
         if (pid < 0)
                 _exit(1);
         if (pid == 0) {
                 close(sock);
+                if (dumpable == 1)
+                        (void) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
                 *ret_parent = self;
                 return 1;
         }
         holder_main(sock, pid);
 }
 
-int holder_fork(struct holder *h, bool lock_held, pid_t *ret_pid, int *ret_pidfd, pid_t *ret_parent) {
+int holder_fork(struct holder *h, bool lock_held, bool libc_fork, pid_t *ret_pid, int *ret_pidfd, pid_t *ret_parent) {
         _cleanup_close_ int s0 = -1, s1 = -1, hfd = -1, mfd = -1;
         pid_t caller = getpid(), hpid, mpid;
         int sv[2];
@@ -96,8 +108,13 @@ int holder_fork(struct holder *h, bool lock_held, pid_t *ret_pid, int *ret_pidfd
                 return negative_errno();
         s0 = sv[0];
         s1 = sv[1];
-        /* exit signal 0: the caller's waitpid(-1) never reaps it */
-        hpid = (pid_t) syscall(SYS_clone, CLONE_PIDFD, 0, &hfd, 0, 0);
+        /* exit signal 0: the caller's waitpid(-1) never reaps it; but a main
+         * process that runs the caller's code, copied from a caller with
+         * threads, needs glibc's fork() for its first copy (libcfork.c) */
+        if (libc_fork)
+                hpid = libcfork(&hfd);
+        else
+                hpid = (pid_t) syscall(SYS_clone, CLONE_PIDFD, 0, &hfd, 0, 0);
         if (hpid < 0)
                 return negative_errno();
         if (hpid == 0) {

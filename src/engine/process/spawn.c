@@ -18,10 +18,13 @@
  * looked up in the job's PATH (exec_path), without allocating.
  *
  * spawn_fork() is the fork form (no CLONE_VM) for leash_job_fork(): the child
- * returns to the caller, set up, inside the cgroup.
+ * returns to the caller, set up, inside the cgroup. It runs the caller's
+ * code, malloc included: where the caller has threads it is cloned from a
+ * copy made by glibc's fork() (libcfork.c).
  *
  * Every child has exit signal 0: no SIGCHLD, and a host's waitpid(-1) cannot
  * reap it (only a wait with __WALL/__WCLONE can); leash waits on its pidfd.
+ * Not the child of glibc's fork(), whose exit signal is SIGCHLD.
  *
  * Fallback (kernels before 5.7, or the CLI's LEASH_SPAWN=fork test hook): a
  * fork-like clone with exit signal 0 and CLONE_PIDFD, and the child moves
@@ -53,6 +56,7 @@
 #include "../../basic/macro.h"
 #include "../heldfd.h"
 #include "isolate.h"
+#include "libcfork.h"
 #include "undumpable.h"
 #include "../../sandbox/sandbox.h"
 
@@ -341,7 +345,7 @@ static pid_t do_clone3(const struct spawn_params *p, int errfd, pid_t parent, in
 }
 
 /* The fork-like fallback: exit signal 0 and a pidfd from the clone itself
- * (5.2+); before that, fork() and pidfd_open(). Returns 0 in the child. */
+ * (5.2+); before that, glibc's fork() and pidfd_open(). Returns 0 in the child. */
 static pid_t fork_fallback(int *ret_pidfd) {
         pid_t pid;
 #if !defined(__s390__) && !defined(__s390x__)
@@ -352,18 +356,7 @@ static pid_t fork_fallback(int *ret_pidfd) {
         if (pid >= 0 || errno != EINVAL)
                 return pid;
 #endif
-        pid = fork();
-        if (pid > 0) {
-                *ret_pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-                if (*ret_pidfd < 0) {
-                        int e = errno;
-                        (void) kill(pid, SIGKILL);
-                        (void) waitpid(pid, NULL, 0);
-                        errno = e;
-                        return -1;
-                }
-        }
-        return pid;
+        return libcfork(ret_pidfd);
 }
 
 /* In the parent: EOF on the pipe = the child is set up (exec'd, or returned
@@ -402,7 +395,8 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
 
         if (p->holder) {
                 pid_t holder;
-                int r = holder_fork(p->holder, false, &pid, &pidfd, &holder);
+                /* the main process execs without allocating: a raw clone is safe */
+                int r = holder_fork(p->holder, false, false, &pid, &pidfd, &holder);
                 if (r < 0)
                         return r;
                 if (r == 1)
@@ -440,18 +434,32 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
 }
 
 /* The clone of spawn_fork, the heldfd lock held (its caller's): in the
- * child, returns 0; in the parent, the pid and its pidfd, or -1 and errno. */
+ * child, returns 0; in the parent, the pid and its pidfd, or -1 and errno.
+ * A caller with threads is copied by glibc's fork(), which takes the malloc
+ * locks, and that copy clones the job into the cgroup (libcfork.c); where
+ * it cannot, the fork's child moves itself in. */
 static pid_t fork_clone(const struct spawn_params *p, int *pidfd, pid_t *parent, bool *ret_migrate) {
+        bool threaded = !p->raw_fork && libcfork_needed();
         pid_t pid = -1;
 
         *ret_migrate = false;
         if (p->holder) {
-                int r = holder_fork(p->holder, true, &pid, pidfd, parent); /* spawn_fork holds the heldfd lock */
+                /* spawn_fork holds the heldfd lock */
+                int r = holder_fork(p->holder, true, threaded, &pid, pidfd, parent);
                 if (r < 0) {
                         errno = -r;
                         return -1;
                 }
                 return r == 1 ? 0 : pid; /* 0: the main process, whose parent is the holder */
+        }
+        if (threaded) {
+                if (p->cgroup_fd >= 0 && !p->force_fallback) {
+                        pid = libcfork_into(p->cgroup_fd, pidfd);
+                        if (pid >= 0 || (errno != EINVAL && errno != ENOSYS && errno != E2BIG))
+                                return pid;
+                }
+                *ret_migrate = p->cgroup_fd >= 0;
+                return libcfork(pidfd);
         }
         if (!p->force_fallback) {
                 struct clone_args args = {

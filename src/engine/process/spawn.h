@@ -27,6 +27,7 @@ struct spawn_params {
         struct spawn_rlimit rlimits[SPAWN_RLIMITS_MAX];
         unsigned n_rlimits;
         bool force_fallback;                /* fork + self-migration instead of clone3 (tests) */
+        bool raw_fork;                      /* spawn_fork: a raw clone even where the caller has threads (tests) */
         bool sigchld_ignored;               /* give the job SIGCHLD=SIG_IGN */
         const struct sandbox_plan *sandbox; /* NULL: nothing to apply */
         const struct isolate_plan *isolate; /* NULL: no --isolate */

@@ -23,6 +23,11 @@
  * Dumpability is the whole process's (an attribute of its memory map), and
  * a library caller may run jobs in several threads: a count under a lock,
  * the state before the first hold saved and restored by the last release.
+ * A fork copies the lock and the count as they are: glibc's fork() runs
+ * the handlers below (the lock taken before, so that the copy is whole, and
+ * made anew in the child); a raw clone (leash_job_fork of a one-threaded
+ * caller, libcfork.c) has no other thread that could hold it, and
+ * undumpable_child makes it anew too.
  * While any job runs, the caller cannot be core-dumped nor attached to by a
  * debugger of its own uid (root's, with CAP_SYS_PTRACE, still can): the
  * price of a supervisor its job cannot rewrite. HACKING.md says why.
@@ -38,16 +43,20 @@ static unsigned holds;
 static int before = -1; /* PR_GET_DUMPABLE before the first hold */
 
 /* The caller's own fork (os.fork, a multiprocessing worker) while a job of
- * another thread runs: the child runs no job of this process, so it is not
- * held undumpable by one. The lock, which that thread may have held, is
- * made anew. */
-static void atfork_child(void) {
-        pthread_mutex_init(&lock, NULL);
-        undumpable_child();
+ * another thread runs, and leash_job_fork of a caller with threads: the
+ * child runs no job of this process, so it is not held undumpable by one.
+ * The lock is held across the fork, so that the count is not copied half
+ * written. */
+static void atfork_prepare(void) {
+        pthread_mutex_lock(&lock);
+}
+
+static void atfork_parent(void) {
+        pthread_mutex_unlock(&lock);
 }
 
 static void register_atfork(void) {
-        (void) pthread_atfork(NULL, NULL, atfork_child);
+        (void) pthread_atfork(atfork_prepare, atfork_parent, undumpable_child);
 }
 
 void undumpable_hold(void) {
@@ -74,4 +83,7 @@ void undumpable_child(void) {
         if (holds > 0 && before == 1)
                 (void) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         holds = 0;
+        /* the copy was held by the forking thread (glibc's fork, through
+         * atfork_prepare), which the child is: made anew, not unlocked */
+        lock = (pthread_mutex_t) PTHREAD_MUTEX_INITIALIZER;
 }

@@ -12,7 +12,8 @@ void undumpable_hold(void);
 void undumpable_release(void);
 /* In a child forked from a holding process that runs on without exec (a
  * forked function): dumpable as the process was before the first hold, the
- * count of the copy zero. Async-signal-safe (no lock: another thread of the
- * parent may have held it at the fork). Before any change of credentials,
- * which makes the child undumpable again where the kernel says so. */
+ * count of the copy zero, the lock made anew. Async-signal-safe (takes no
+ * lock). Before any change of credentials, which makes the child
+ * undumpable again where the kernel says so. Also the atfork child handler:
+ * twice in a row is the same as once. */
 void undumpable_child(void);
