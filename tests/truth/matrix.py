@@ -513,11 +513,14 @@ def not_enforced(cell, run, limit, why):
 
 
 def memory_high(cell, p):
-    # memory.high throttles, never kills: the job touches 64 MiB over 32M and ends ok
-    over = Run(p["work"], p, ["--memory-high", "32M"], [p["helpers"] + "/lh-alloc", "64"])
+    # memory.high throttles, never kills: the job touches 64 MiB over 32M; throttled, it ends by
+    # itself or by the wall limit that bounds this run, never by memory (without swap to reclaim
+    # to, the VM tier's throttle took 41 s, the systemd VM's 122 s for 36 MiB)
+    over = Run(p["work"], p, ["--memory-high", "32M", "-w", "5s"], [p["helpers"] + "/lh-alloc", "64"])
     common(cell, over, "memory_high")
-    cell.check(over.rc == 0 and over.get("reason") == "ok", "over: throttled or not, the job ends ok ({}, {})".format(
-        over.rc, over.get("reason")))
+    cell.check((over.rc, over.get("reason")) in ((0, "ok"), (124, "wall_time")) and not over.get("usage.oom_kills"),
+               "over: throttled or not, never killed for memory: ok, or the run's wall limit ({}, {}, oom_kills {})".format(
+                   over.rc, over.get("reason"), over.get("usage.oom_kills")))
     if enforced(over, "memory_high") == "cgroup":
         cell.check((over.get("usage.memory_high_events") or 0) > 0, "over: memory_high_events counts the throttling")
     else:
@@ -589,14 +592,23 @@ def devices(cell, p):
 
 def limit_procs(cell, p):
     # the job starts 6 sleepers and says so: more processes than the sampled limit of 3
-    script = "for i in 1 2 3 4 5 6; do sleep 30 & done; echo 7 >started; wait"
+    # (a line before each sleeper: the sample may end the job before it starts the sixth, as
+    # in the systemd VM, so its count is a bound of what it held, its shell with them)
+    script = "for i in 1 2 3 4 5 6; do echo >>started; sleep 30 & done; wait"
     over = Run(p["work"], p, ["--limit", "procs=3", "--sample", "100ms"], ["sh", "-c", script])
     common(cell, over, "procs")
-    cell.check(read_int(os.path.join(p["work"], "started")) == 7, "over: the job held 7 processes (its own count)")
+    try:
+        with open(os.path.join(p["work"], "started")) as f:
+            held = 1 + len(f.readlines())
+        os.unlink(os.path.join(p["work"], "started"))
+    except OSError:
+        held = -1
+    cell.check(held > 3, "over: the job held more than 3 processes ({}, its own count)".format(held))
     cell.check(over.get("reason") == "procs" and enforced(over, "procs") == "sampling",
                "over: reason procs, enforced_by sampling ({}, {})".format(over.get("reason"), enforced(over, "procs")))
     seen = over.get("sampling.limit_reached.value") or 0
-    cell.check(3 < seen <= 7, "over: the figure seen ({}) passed 3 and was no more than the job held".format(seen))
+    cell.check(3 < seen <= held, "over: the figure seen ({}) passed 3 and was no more than the job held ({})".format(
+        seen, held))
     cell.check(over.get("limits.procs.note"), "the note says it is sampled (up to one interval late)")
     cell.weak = "sampled every 100 ms (the note says up to one interval late), not refused"
     under = Run(p["work"], p, ["--limit", "procs=50", "--sample", "100ms"], ["sh", "-c", "sleep 0.3 & sleep 0.3; wait"])
