@@ -163,6 +163,34 @@ def _from_report(report):
     return res
 
 
+# the memory figures summed over the call's processes where no memory
+# controller counts them (leash's sample columns)
+_PER_PROCESS_MEMORY = ("memory", "memory_bytes", "mem_rss_bytes", "mem_pss_bytes", "mem_uss_bytes")
+
+
+def _seen(res):
+    """A sample's figures for the peaks: one that saw none of the call's
+    processes (the last, after a call shorter than the interval) read 0 for
+    the per-process memory sums, true of that moment and not of the call."""
+    if res.get("procs") == 0 and res.get("mem_current_bytes") is None:
+        return {k: (None if k in _PER_PROCESS_MEMORY else v) for k, v in res.items()}
+    return res
+
+
+def _memory_from_report(peak, report):
+    """The call's memory is the report's peak (memory.peak, or the largest
+    sample that saw the call's processes, at least every sample's figure):
+    a sample taken after the call ended reads 0, and a forked call's
+    ru_maxrss is its caller's. None where the report has none, and
+    ``memory_note`` says why (the report's memory_peak_note)."""
+    u = report.get("usage") or {}
+    if u.get("memory_peak_bytes") is not None:
+        peak["memory"] = u["memory_peak_bytes"] / MB
+        return
+    peak["memory"] = None
+    peak["memory_note"] = u.get("memory_peak_note") or "the report has no memory peak for this call"
+
+
 _ids = itertools.count(1)
 
 
@@ -192,6 +220,12 @@ def monitored(limits=None, callback=None, interval=1, return_resources=True, **l
     directory given as ``sample_disk=``. Passing a limit ends the call and
     raises ``leash.ResourceExhaustion`` with the resources measured.
 
+    The resources' ``memory`` is the report's memory peak for the call
+    (memory.peak, or the largest sample that saw the call's processes), or
+    None with ``memory_note`` saying why (without a memory controller a call
+    shorter than one interval is seen by no sample, and a forked call's
+    ru_maxrss is its caller's).
+
     ``callback(id, name, step, resources)`` is called in the caller's thread
     at each sample, every ``interval`` seconds (``step`` 1, 2, ...), and
     last with ``step == -1`` and the peaks of the call; an exception it
@@ -217,7 +251,7 @@ def monitored(limits=None, callback=None, interval=1, return_resources=True, **l
 
             def on_sample(sample, step, last):
                 res = to_resources(sample)
-                _merge_max(peak, res)
+                _merge_max(peak, _seen(res))
                 if not last and callback is not None:
                     callback(fun_id, name, step + 1, res)
 
@@ -235,6 +269,7 @@ def monitored(limits=None, callback=None, interval=1, return_resources=True, **l
             for k, v in _from_report(report).items():
                 if k == "cores_avg" or k not in peak or (isinstance(v, (int, float)) and v > (peak[k] or 0)):
                     peak[k] = v
+            _memory_from_report(peak, report)
             peak["report"] = report
             if exhausted is not None:
                 rm_name = _REASON_NAMES.get(exhausted.limit, exhausted.limit)

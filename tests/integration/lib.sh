@@ -196,6 +196,25 @@ pid_gone() {
         return 1
 }
 
+# vm_python [pytest] CONTROLLER...: the VM tier's Python scripts' preamble:
+# the package built in the build tree (sets BUILD; else the script is skipped),
+# pytest where the script runs tests/python (else skipped), and each
+# controller under $PARENT (else a failure: the VM tier has them all)
+vm_python() {
+        local c
+        BUILD=${LEASH_VM_BUILDDIR:-}
+        if [ -z "$BUILD" ] || ! ls "$BUILD"/python/leash/_leash*.so >/dev/null 2>&1; then
+                skip_all "the Python package is not built in ${BUILD:-the build tree}"
+        fi
+        if [ "${1:-}" = pytest ]; then
+                shift
+                "$PY" -c 'import pytest' 2>/dev/null || skip_all "pytest is not installed for $PY (Debian: python3-pytest)"
+        fi
+        for c in "$@"; do
+                has_controller "$c" || { not_ok "the $c controller is available under $PARENT"; finish; }
+        done
+}
+
 # py_tests TEST...: tests/python/run.sh on those pytest ids (the VM tier's
 # Python proofs), under a parent of this script's own, its TAP re-emitted as
 # this script's checks; a run that fails to start or report is a failure

@@ -205,4 +205,24 @@ ln "$TMP/precious" "$TMP/hard.csv"
 run_leash --sample 100ms --series "$TMP/hard.csv" -- true
 check "--series on a hard link: refused (125), the other name's data kept" \
         bash -c "[ $RC = 125 ] && [ \"\$(cat '$TMP/precious')\" = precious ]"
+
+# issue 39: a job shorter than the interval is seen only by the last sample,
+# taken after it ended; without a memory controller that sample sums no
+# process, and its 0 was the memory peak (sampled_pss) of a job that touched
+# 32 MiB. The sample's own row still reads 0 (the control); the peak does not.
+run_leash --sample 5s --series "$TMP/short.csv" -o "$TMP/short.json" -- "$HELPERS/lh-alloc" 32
+peak=$(jget "$TMP/short.json" usage.memory_peak_bytes)
+basis=$(jget "$TMP/short.json" usage.memory_peak_basis)
+check "a job shorter than the interval: ran (exit 0)" test "$RC" = 0
+if [ "$basis" = memory.peak ]; then
+        SKIP_WHY="a memory controller counts the job (memory.peak)"
+        skip "a job shorter than the interval: no empty sample's 0 as its memory peak"
+else
+        check "control: the one sample saw no process and its memory reads 0" \
+                series_py "$TMP/short.csv" "len(rows) == 1 and rows[0]['procs'] == 0 and rows[0]['memory_bytes'] == 0"
+        check "a job shorter than the interval: its memory peak is not the empty sample's 0 ($peak, $basis)" \
+                bash -c "[ '$basis' != sampled_pss ] && [ '$peak' -ge $((32 << 20)) ]"
+        check "a job shorter than the interval: no sampled memory peak" \
+                test "$(jget "$TMP/short.json" sampling.peaks.memory_bytes.value)" = null
+fi
 finish

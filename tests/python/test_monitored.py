@@ -28,7 +28,8 @@ def test_returns_result_and_resources():
     assert result == 20
     assert res["wall_time"] >= 0.3
     assert res["cpu_time"] >= 0 and "cores_avg" in res
-    assert res["memory"] >= 20 or res["report"]["usage"]["memory_peak_basis"] != "memory.peak"
+    # the call's own peak, or None with the reason where nothing measured it
+    assert (res["memory"] is None and res["memory_note"]) or res["memory"] >= 20
     assert res["report"]["reason"] == "ok"
 
 
@@ -261,3 +262,35 @@ def test_cores_avg_is_the_reports():
     if avg is None:
         pytest.skip("no cpu.stat figure for the report's average on this host")
     assert res["cores_avg"] == avg
+
+
+def touch(n, hold_s=0.0):
+    block = bytearray(n << 20)
+    block[::4096] = b"t" * len(block[::4096])
+    time.sleep(hold_s)
+    return n
+
+
+def test_a_call_shorter_than_the_interval_has_its_own_memory_or_none():
+    # issue 39: without a memory controller a call that touched 32 MiB in a
+    # caller holding 200 MiB returned memory 0.0 MB: the only sample, taken
+    # after the call had ended, summed no process
+    held = bytearray(200 << 20)
+    held[::4096] = b"h" * len(held[::4096])
+    result, res = leash.monitored(interval=5)(touch)(32)
+    assert result == 32
+    rep = res["report"]
+    if rep["usage"]["memory_peak_basis"] == "memory.peak":
+        assert 32 <= res["memory"] < 200
+        return
+    # control: the one sample saw none of the call's processes (what read 0 MB)
+    assert rep["sampling"]["samples"] == 1 and rep["sampling"]["peaks"]["procs"]["value"] == 0
+    assert res["memory"] is None and "memory" in res["memory_note"], res["memory"]
+    assert res["mem_uss_bytes"] is None and res["memory_bytes"] is None
+    assert rep["usage"]["memory_peak_bytes"] is None and rep["usage"]["memory_peak_note"]
+    # control: seen by the samples, the same call has its own figure (its
+    # USS: never the caller's 200 MiB)
+    result, res = leash.monitored(interval=0.1)(touch)(32, 0.6)
+    assert result == 32 and res["report"]["sampling"]["peaks"]["procs"]["value"] >= 1
+    assert 32 <= res["memory"] < 200, res["memory"]
+    del held

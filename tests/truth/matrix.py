@@ -82,7 +82,7 @@ class Run:
     """One leash run with its ground truth: wall (monotonic) and CPU
     (RUSAGE_CHILDREN) measured around it by this process."""
 
-    def __init__(self, work, placement, args, argv):
+    def __init__(self, work, placement, args, argv, env=None, nproc=None):
         self.report_path = os.path.join(work, "r.json")
         if os.path.exists(self.report_path):
             os.unlink(self.report_path)
@@ -90,7 +90,9 @@ class Run:
         if placement["uid"] is not None:
             cmd = ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups"] + cmd
         r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-        p = subprocess.run(cmd, cwd=work, env=as_env(placement, work), stdout=subprocess.PIPE,
+        p = subprocess.run(cmd, cwd=work, env=dict(as_env(placement, work) or os.environ, **(env or {})),
+                           preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))) if nproc else None,
+                           stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=300)
         self.wall = time.monotonic() - t0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -419,11 +421,13 @@ def py_memory(cell, p, caller):
     py_common(cell, under)
     cell.check(under.value == 32 << 20, "the call returned its 32 MiB ({}, {})".format(under.value, under.exc))
     if not under.rep:
-        cell.known = "the resources' memory reads 0.0 MB for a call that touched 32 MiB (seen without a memory controller)"
+        # monitored's resources: 0.0 MB here before issue 39's fix (the one
+        # sample, after the call, summed no process)
         mb = under.res.get("memory")
         cell.check(mb is None or 32 <= mb < 400, "resources memory {} MB: the call's, never the 400 MB caller's".format(mb))
         if mb is None:
-            cell.weak = "without a memory controller a forked call's memory is absent from its resources"
+            cell.check(under.res.get("memory_note"), "a None memory says why (memory_note)")
+            cell.weak = "without a memory controller a call's memory is None, and memory_note says why"
         return
     peak, basis = under.get("usage.memory_peak_bytes"), under.get("usage.memory_peak_basis")
     cell.check(peak is None or 32 << 20 <= peak < 400 << 20,
@@ -509,11 +513,14 @@ def not_enforced(cell, run, limit, why):
 
 
 def memory_high(cell, p):
-    # memory.high throttles, never kills: the job touches 64 MiB over 32M and ends ok
-    over = Run(p["work"], p, ["--memory-high", "32M"], [p["helpers"] + "/lh-alloc", "64"])
+    # memory.high throttles, never kills: the job touches 64 MiB over 32M; throttled, it ends by
+    # itself or by the wall limit that bounds this run, never by memory (without swap to reclaim
+    # to, the VM tier's throttle took 41 s, the systemd VM's 122 s for 36 MiB)
+    over = Run(p["work"], p, ["--memory-high", "32M", "-w", "5s"], [p["helpers"] + "/lh-alloc", "64"])
     common(cell, over, "memory_high")
-    cell.check(over.rc == 0 and over.get("reason") == "ok", "over: throttled or not, the job ends ok ({}, {})".format(
-        over.rc, over.get("reason")))
+    cell.check((over.rc, over.get("reason")) in ((0, "ok"), (124, "wall_time")) and not over.get("usage.oom_kills"),
+               "over: throttled or not, never killed for memory: ok, or the run's wall limit ({}, {}, oom_kills {})".format(
+                   over.rc, over.get("reason"), over.get("usage.oom_kills")))
     if enforced(over, "memory_high") == "cgroup":
         cell.check((over.get("usage.memory_high_events") or 0) > 0, "over: memory_high_events counts the throttling")
     else:
@@ -525,13 +532,17 @@ def memory_high(cell, p):
 
 
 def cpus(cell, p):
-    # 1 s of CPU under 0.5 cores takes at least 2 s less one 100 ms period where cpu.max holds it
-    over = Run(p["work"], p, ["--cpus", "0.5"], [p["helpers"] + "/lh-spin", "1"])
+    # 1 s of CPU under 0.5 cores takes at least 2 s less one 100 ms period where cpu.max holds it:
+    # the job's own clocks (its CPU time, and the wall time it took) are the truth
+    code = ("import time\nc, w = time.process_time(), time.monotonic()\nwhile time.process_time() - c < 1:\n    pass\n"
+            "open('took', 'w').write(str(int((time.monotonic() - w) * 1000)))")
+    over = Run(p["work"], p, ["--cpus", "0.5"], ["/usr/bin/python3", "-c", code])
     common(cell, over, "cpus")
+    took = read_int(os.path.join(p["work"], "took"))
     cell.check(over.rc == 0 and over.get("reason") == "ok", "over: the spinner ends ok ({}, {})".format(
         over.rc, over.get("reason")))
     if enforced(over, "cpus") == "cgroup":
-        cell.check(over.wall >= 1.9, "over: 1 s of CPU took {:.3f} s of wall time at 0.5 cores".format(over.wall))
+        cell.check(took >= 1900, "over: 1 s of the job's CPU took {} ms of its wall time at 0.5 cores".format(took))
         cell.check((over.get("usage.cpu_throttled_periods") or 0) > 0, "over: cpu_throttled_periods counts it")
     else:
         not_enforced(cell, over, "cpus", "not enforced (no cpu controller): the report says none")
@@ -581,14 +592,23 @@ def devices(cell, p):
 
 def limit_procs(cell, p):
     # the job starts 6 sleepers and says so: more processes than the sampled limit of 3
-    script = "for i in 1 2 3 4 5 6; do sleep 30 & done; echo 7 >started; wait"
+    # (a line before each sleeper: the sample may end the job before it starts the sixth, as
+    # in the systemd VM, so its count is a bound of what it held, its shell with them)
+    script = "for i in 1 2 3 4 5 6; do echo >>started; sleep 30 & done; wait"
     over = Run(p["work"], p, ["--limit", "procs=3", "--sample", "100ms"], ["sh", "-c", script])
     common(cell, over, "procs")
-    cell.check(read_int(os.path.join(p["work"], "started")) == 7, "over: the job held 7 processes (its own count)")
+    try:
+        with open(os.path.join(p["work"], "started")) as f:
+            held = 1 + len(f.readlines())
+        os.unlink(os.path.join(p["work"], "started"))
+    except OSError:
+        held = -1
+    cell.check(held > 3, "over: the job held more than 3 processes ({}, its own count)".format(held))
     cell.check(over.get("reason") == "procs" and enforced(over, "procs") == "sampling",
                "over: reason procs, enforced_by sampling ({}, {})".format(over.get("reason"), enforced(over, "procs")))
     seen = over.get("sampling.limit_reached.value") or 0
-    cell.check(3 < seen <= 7, "over: the figure seen ({}) passed 3 and was no more than the job held".format(seen))
+    cell.check(3 < seen <= held, "over: the figure seen ({}) passed 3 and was no more than the job held ({})".format(
+        seen, held))
     cell.check(over.get("limits.procs.note"), "the note says it is sampled (up to one interval late)")
     cell.weak = "sampled every 100 ms (the note says up to one interval late), not refused"
     under = Run(p["work"], p, ["--limit", "procs=50", "--sample", "100ms"], ["sh", "-c", "sleep 0.3 & sleep 0.3; wait"])
@@ -655,11 +675,78 @@ def limit_disk(cell, p):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def gpu_memory(cell, p):
+    # the stand-in NVML (tests/helpers/nvml-standin.c) answers from a script the
+    # job writes its own pid and bytes into: what the job put there is the truth
+    # (pid 1's line, with a larger figure, is not the job's and must never count)
+    lib = os.path.join(p["helpers"], "libnvml-standin.so")
+    if not os.path.exists(lib):
+        cell.na = "no stand-in NVML (make check builds tests/helpers/libnvml-standin.so)"
+        return
+    script = os.path.join(p["work"], "nvml")
+    env = {"LEASH_NVML_LIBRARY": lib, "LEASH_NVML_STANDIN": script}
+    job = 'printf "proc 0 $$ {} 0\\n" >>"$LEASH_NVML_STANDIN"; sleep {}'
+    for mib, hold, name in ((200, 30, "over"), (50, 0.5, "under")):
+        with open(script, "w") as f:
+            f.write("gpu 0 GPU-0000aaaa-truth Truth-A\nproc 0 1 {} 0\n".format(900 << 20))
+        if p["uid"] is not None:
+            os.chown(script, p["uid"], p["uid"])
+        run = Run(p["work"], p, ["--limit", "gpu_memory=100M", "--sample", "100ms"],
+                  ["sh", "-c", job.format(mib << 20, hold)], env)
+        common(cell, run, "gpu_memory")
+        seen = run.get("sampling.peaks.gpu_memory_bytes.value")
+        cell.check(seen == mib << 20, "{}: the GPU memory peak {} is the {} MiB the job wrote, not pid 1's".format(
+            name, seen, mib))
+        if name == "over":
+            cell.check(run.get("reason") == "gpu_memory" and run.rc == 152 and enforced(run, "gpu_memory") == "sampling",
+                       "over: reason gpu_memory, exit 152 (the soft signal XCPU), enforced_by sampling ({}, {}, {})".format(
+                           run.get("reason"), run.rc, enforced(run, "gpu_memory")))
+            sig = (run.get("signals") or [{}])[0]
+            cell.check(sig.get("why") == "gpu_memory", "over: the first signal is leash's, for gpu_memory ({})".format(sig))
+            cell.check(run.wall < 25, "over: ended before the 30 s hold ({:.3f} s)".format(run.wall))
+            cell.check(run.get("limits.gpu_memory.note"), "the note says it is sampled (up to one interval late)")
+        else:
+            cell.check(run.rc == 0 and run.get("reason") == "ok", "under: ok ({}, {})".format(run.rc, run.get("reason")))
+    os.unlink(script)
+    cell.weak = "sampled every 100 ms through NVML (the note says up to one interval late), not refused"
+
+
+def fork_bomb(cell, p):
+    # issue 39 item 9: a fork bomb beside 3 spinners under -t 1s without a
+    # cgroup, as an ordinary user (uid 65534 under RLIMIT_NPROC 300, which
+    # bounds the bomb on a shared machine): leash checks the CPU of the
+    # process tree; its figure (the live processes' clock ticks and the
+    # rusage of those reaped) is a lower bound, never below the limit it says
+    # was reached, and nothing of the bomb is left
+    if p["uid"] is None:
+        cell.na = "an ordinary user's bomb (placement none): RLIMIT_NPROC does not bound root's"
+        return
+    bomb = os.path.join(p["helpers"], "fb{}".format(os.getpid()))  # a name no other process has
+    script = "'{}/lh-spin' 60 3 & sleep 0.3; '{}' >/dev/null; wait".format(p["helpers"], bomb)
+    over = Run(p["work"], p, ["-t", "1s", "-w", "120s", "-g", "1"], ["sh", "-c", script], nproc=300)
+    common(cell, over, "cpu_time")
+    cell.check(over.get("reason") == "cpu_time" and over.rc == 124, "over: reason cpu_time, exit 124 ({}, {})".format(
+        over.get("reason"), over.rc))
+    cpu = over.get("usage.cpu_time_s") or 0
+    cell.check(1.0 <= cpu <= over.cpu + 0.02, "over: cpu_time_s {} at least the limit, at most the {:.3f} s measured"
+               " around leash".format(cpu, over.cpu))
+    sig = (over.get("signals") or [{}])[0]
+    cell.check(sig.get("why") == "cpu_time", "over: the first signal is leash's, for cpu_time ({})".format(sig))
+    cell.check("lower bound" in (over.get("limits.cpu_time.note") or ""), "the note says the figure is a lower bound")
+    left = subprocess.run(["pgrep", "-u", str(NOBODY), "-x", os.path.basename(bomb)], stdout=subprocess.PIPE)
+    cell.check(not left.stdout.strip(), "over: nothing of the bomb left ({!r})".format(left.stdout.decode()))
+    under = Run(p["work"], p, ["-t", "30s"], [p["helpers"] + "/lh-spin", "0.2", "3"], nproc=300)
+    common(cell, under, "cpu_time")
+    cell.check(under.rc == 0 and under.get("reason") == "ok", "under: 3 spinners for 0.2 s, ok")
+    cell.weak = "no cgroup: checked over the process tree, its CPU a lower bound (the note says so)"
+
+
 LIMITS = [("memory (-m)", memory), ("pids (--pids)", pids), ("cpu-time (-t)", cpu_time),
           ("wall-time (-w)", wall_time), ("fsize (--fsize)", fsize), ("nofile (--nofile)", nofile),
           ("memory-high (--memory-high)", memory_high), ("cpus (--cpus)", cpus), ("core (--core)", core),
           ("devices (--devices)", devices), ("--limit procs (sampled)", limit_procs),
-          ("--limit disk (sampled)", limit_disk), ("swap (--swap)", swap), ("--limit memory (sampled)", limit_memory), ("a leash inside the job (-w)", nested)]
+          ("--limit disk (sampled)", limit_disk), ("swap (--swap)", swap), ("--limit memory (sampled)", limit_memory), ("a leash inside the job (-w)", nested),
+          ("--limit gpu_memory (stand-in NVML)", gpu_memory), ("a fork bomb (-t, uid 65534)", fork_bomb)]
 
 
 # The tiers: each writes and checks its own section of docs/TRUTH.md.
@@ -700,10 +787,14 @@ def nobody_copies(tmp):
     bindir = os.path.join(tmp, "bin")
     # lh-truth's libleash.so.0 too: its RUNPATH is the build tree's
     lib = os.path.join(os.path.dirname(os.path.dirname(LEASH)), "lib", "libleash.so.0")
-    for b in [LEASH, LH_TRUTH] + [os.path.join(HELPERS, h) for h in ("lh-alloc", "lh-spin")] + \
+    for b in [LEASH, LH_TRUTH] + [os.path.join(HELPERS, h) for h in ("lh-alloc", "lh-spin", "libnvml-standin.so")
+                                   if os.path.exists(os.path.join(HELPERS, h))] + \
             ([lib] if os.path.exists(lib) else []):
         shutil.copy(b, bindir)
         os.chmod(os.path.join(bindir, os.path.basename(b)), 0o755)
+    bomb = os.path.join(bindir, "fb{}".format(os.getpid()))  # fork_bomb's, by a name of its own
+    shutil.copy(os.path.join(HELPERS, "lh-forkbomb"), bomb)
+    os.chmod(bomb, 0o755)
     pylib = ""
     if PYTHONPATH:
         pylib = os.path.join(bindir, "py")

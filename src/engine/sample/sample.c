@@ -871,10 +871,23 @@ static void step_pids(struct sampler *s, struct leash_sample *smp, pid_t *pids, 
         }
 }
 
+/* A figure summed over the job's processes, read when it had none: zero is
+ * true of that instant, not of the job, so it is no peak (a call shorter than
+ * one interval, seen only by the last sample after it ended, read a memory
+ * peak of 0 for the 32 MiB it touched). */
+static bool empty_sum(const struct leash_sample *smp, enum leash_fig f) {
+        const char *b = smp->basis[f];
+
+        return smp->v[LEASH_FIG_PROCS] == 0 && b &&
+               (strcmp(b, "smaps_rollup") == 0 || strcmp(b, "sampled_pss") == 0 || strcmp(b, "sampled_uss") == 0 ||
+                strcmp(b, "proc_io") == 0);
+}
+
 /* the sample's way out: peaks, the series row, the caller's callback */
 static void step_record(struct sampler *s, const struct leash_sample *smp, struct leash_job *job) {
         for (int f = 0; f < _LEASH_FIG_MAX; f++)
-                if (smp->v[f] != LEASH_NULL && (s->res.peak[f] == LEASH_NULL || smp->v[f] > s->res.peak[f])) {
+                if (smp->v[f] != LEASH_NULL && !empty_sum(smp, f) &&
+                    (s->res.peak[f] == LEASH_NULL || smp->v[f] > s->res.peak[f])) {
                         s->res.peak[f] = smp->v[f];
                         s->res.peak_basis[f] = smp->basis[f];
                 }

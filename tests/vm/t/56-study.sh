@@ -13,14 +13,7 @@
 
 . "$(dirname "$0")/../../integration/lib.sh"
 
-PY=/usr/bin/python3
-BUILD=${LEASH_VM_BUILDDIR:-}
-if [ -z "$BUILD" ] || ! ls "$BUILD"/python/leash/_leash*.so >/dev/null 2>&1; then
-	skip_all "the Python package is not built in ${BUILD:-the build tree}"
-fi
-for c in memory pids; do
-	has_controller $c || { not_ok "the $c controller is available under $PARENT"; finish; }
-done
+vm_python memory pids
 export PYTHONPATH=$BUILD/python
 
 cat >"$TMP/study.py" <<'PYEOF'

@@ -17,14 +17,7 @@
 
 . "$(dirname "$0")/../../integration/lib.sh"
 
-BUILD=${LEASH_VM_BUILDDIR:-}
-if [ -z "$BUILD" ] || ! ls "$BUILD"/python/leash/_leash*.so >/dev/null 2>&1; then
-	skip_all "the Python package is not built in ${BUILD:-the build tree}"
-fi
-"$PY" -c 'import pytest' 2>/dev/null || skip_all "pytest is not installed for $PY (Debian: python3-pytest)"
-for c in memory pids; do
-	has_controller $c || { not_ok "the $c controller is available under $PARENT"; finish; }
-done
+vm_python pytest memory pids
 
 py=$LEASH_SRCDIR/tests/python
 set -- \

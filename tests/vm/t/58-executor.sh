@@ -13,12 +13,7 @@
 
 . "$(dirname "$0")/../../integration/lib.sh"
 
-BUILD=${LEASH_VM_BUILDDIR:-}
-if [ -z "$BUILD" ] || ! ls "$BUILD"/python/leash/_leash*.so >/dev/null 2>&1; then
-	skip_all "the Python package is not built in ${BUILD:-the build tree}"
-fi
-"$PY" -c 'import pytest' 2>/dev/null || skip_all "pytest is not installed for $PY (Debian: python3-pytest)"
-has_controller memory || { not_ok "the memory controller is available under $PARENT"; finish; }
+vm_python pytest memory
 
 py=$LEASH_SRCDIR/tests/python/test_executor.py
 py_tests "$py::test_memory_bomb_among_50_ends_only_its_own_future" \
