@@ -144,7 +144,7 @@ def _fds():
 def nothing_left(_leash_session):
     """Fails the test (in teardown) when it left a job cgroup, a child
     process or zombie, or a descriptor behind. Garbage is collected first:
-    a limited function keeps its config's watchdog (a process, two
+    a limited function keeps its config's watchdog (a process, three
     descriptors) while it lives, and one the test dropped may still be held
     by a reference cycle (an exception's traceback and the test's frame)."""
     fds = _fds()

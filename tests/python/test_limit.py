@@ -594,8 +594,9 @@ def test_keyboard_interrupt_delivered_to_another_thread():
 def test_many_calls_leave_nothing_behind():
     """10,000 calls in a row (LEASH_PY_CALLS to change it); the fixture then
     checks that no descriptor, process, zombie or cgroup is left. The first
-    call starts the function's watchdog (one process, two descriptors: its
-    pidfd and this process's), which the others share and which ends with
+    call starts the function's watchdog (one process, three descriptors: its
+    pidfd, this process's, and the signalfd by which it reads a SIGTERM to
+    pass on), which the others share and which ends with
     the function."""
     n = int(os.environ.get("LEASH_PY_CALLS", "10000"))
     lf = leash.limit(double, wall_time=60)
@@ -606,10 +607,10 @@ def test_many_calls_leave_nothing_behind():
     children, shared = child_processes(), conftest.watchdogs()
     assert len(shared) == (1 if platform.machine() == "x86_64" else 0), shared
     assert children == ([] if platform.machine() == "x86_64" else shared)
-    assert len(os.listdir("/proc/self/fd")) == fds + 2 * len(shared)
+    assert len(os.listdir("/proc/self/fd")) == fds + 3 * len(shared)
     for i in range(1, n):
         assert lf(i) == 2 * i
-    assert len(os.listdir("/proc/self/fd")) == fds + 2 * len(shared)
+    assert len(os.listdir("/proc/self/fd")) == fds + 3 * len(shared)
     assert child_processes() == children and conftest.watchdogs() == shared
     del lf
     assert len(os.listdir("/proc/self/fd")) == fds and not child_processes() and not conftest.watchdogs()
