@@ -664,8 +664,19 @@ _STATUS0 = {
 }
 
 
+_cpu_deadline = [None]  # the job's process: process_time() at its CPU budget
+
+
 def _raise_for_signal(signum, frame):
     # 0.x's handler in its subprocess: the limit's signal becomes an exception
+    if signum == _signal.SIGPROF and _cpu_deadline[0] is not None:
+        # the kernel's CPU-time timers fire early on some hosts (here at
+        # 0.85-0.92 of the interval by the process's own clock): the timer
+        # is armed again for what is left until the clock has the budget
+        left = _cpu_deadline[0] - time.process_time()
+        if left > 0:
+            _signal.setitimer(_signal.ITIMER_PROF, max(0.001, left))
+            return
     if signum in (_signal.SIGXCPU, _signal.SIGPROF):
         raise CpuTimeoutException
     if signum == _signal.SIGALRM:
@@ -694,8 +705,8 @@ class _Enforced:
     CpuTimeoutException/TimeoutException/SignalException, RLIMIT_AS (where
     the host has no memory controller), RLIMIT_NPROC (``num_processes``),
     an alarm at the wall time, a CPU-time interval timer at the CPU time
-    (SIGPROF: exactly the budget, from the call) and RLIMIT_CPU at the end
-    of the grace period (SIGKILL). A limit the function catches ends the process
+    (SIGPROF: at least the budget by the process's clock, from the call)
+    and RLIMIT_CPU at the end of the grace period (SIGKILL). A limit the function catches ends the process
     cleanly (exit 0) with its status, as 0.x's did; the status travels as
     data (a tuple of plain values). A class, so it pickles for spawn."""
 
@@ -715,15 +726,18 @@ class _Enforced:
         if self.cpu_time is not None:
             # From now: a spawned interpreter's start-up is not the function's
             # (a forked child's CPU clock starts at 0 at the fork). The soft
-            # limit exactly: a CPU-time interval timer (SIGPROF, all threads,
-            # as RLIMIT_CPU counts); RLIMIT_CPU, whole seconds of the
-            # process's clock, is the hard limit (SIGKILL), the second nearest
-            # to the grace period's end. (Whole seconds for the soft limit
-            # too gave up to a second more: ceil(0.003 s used) + 1.)
+            # limit: a CPU-time interval timer (SIGPROF, all threads, as
+            # RLIMIT_CPU counts), armed again until time.process_time() has
+            # the budget (_raise_for_signal). RLIMIT_CPU, whole seconds, is
+            # the hard limit (SIGKILL) at the second nearest to the grace
+            # period's end, and no sooner than a quarter over the budget: the
+            # kernel's limit fires early too (at 0.90 s of a 1 s limit here),
+            # and must not kill before the soft limit said so.
             used = _resource.getrusage(_resource.RUSAGE_SELF)
             used = used.ru_utime + used.ru_stime
+            _cpu_deadline[0] = time.process_time() + self.cpu_time
             _signal.setitimer(_signal.ITIMER_PROF, max(0.001, self.cpu_time))
-            hard = max(1, round(used + self.cpu_time + max(0, self.grace)))
+            hard = max(1, round(used + self.cpu_time + max(0, self.grace)), math.ceil(1.25 * (used + self.cpu_time)))
             _resource.setrlimit(_resource.RLIMIT_CPU, (hard, hard))
         if self.wall_time is not None:
             _signal.alarm(max(1, math.ceil(self.wall_time)))
@@ -750,6 +764,24 @@ class _Enforced:
             _signal.setitimer(_signal.ITIMER_PROF, 0)
 
 
+_OWN_LIMIT = {
+    "CpuTimeoutException": ("cpu_time", "its CPU-time timer at cpu_time_in_s (SIGPROF"),
+    "TimeoutException": ("wall_time", "its alarm at wall_time_in_s (SIGALRM"),
+}
+
+
+def _own_limit_report(report, status):
+    """The report of a 0.x call that the function's process ended itself at
+    a limit (its own timer's signal became the exception, and it exited 0
+    with the status, as 0.x's did): leash saw a clean exit, reason ok; the
+    limit ended it: reason cpu_time or wall_time, and likely_cause says how."""
+    if status not in _OWN_LIMIT or not isinstance(report, dict) or report.get("reason") != "ok":
+        return report
+    reason, how = _OWN_LIMIT[status]
+    cause = "the function's process ended itself at the limit: {}, raised as {}), then exited 0".format(how, status)
+    return dict(report, reason=reason, likely_cause=cause)
+
+
 class enforce_limits:
     """pynisher 0.x's decorator factory.
 
@@ -764,8 +796,10 @@ class enforce_limits:
     resort did), ``wall_clock_time``, ``stdout``/``stderr`` (with
     ``capture_output``), ``os_errno``, ``resources_function``,
     ``resources_pynisher`` (getrusage of children and of this process) and
-    ``report`` (leash's report). ``context``: a name or a multiprocessing
-    context object. ``num_processes``: RLIMIT_NPROC in the job's process,
+    ``report`` (leash's report; where the function's own timer ended it at
+    the CPU or wall time and it exited 0, the reason ``cpu_time`` or
+    ``wall_time`` and ``likely_cause`` saying so). ``context``: a name or a
+    multiprocessing context object. ``num_processes``: RLIMIT_NPROC in the job's process,
     as 0.x (it counts the user's processes, and uid 0 is exempt), and
     pids.max of the job where a pids controller exists. leash's own:
     ``trust_result`` (passed to ``leash.limit``).
@@ -891,6 +925,7 @@ class enforce_limits:
                     raise PynisherError("the job's process returned no 0.x status")
                 _, self.result, status, self.os_errno = value
                 self.exit_status = 0 if status == 0 else _STATUS0.get(status, PynisherError)
+                self.report = _own_limit_report(self.report, status)
 
             def _status_of(self, e):
                 if isinstance(e, _errors.MemoryLimitExceeded) or isinstance(e, MemoryError):
