@@ -248,6 +248,19 @@ def _context_name(context):
     return context
 
 
+def _start_method_of(context):
+    """0.x's ``context`` object as a start method name where it says one:
+    a multiprocessing context, or any object whose ``get_start_method()``
+    names one (a wrapper of a context); the object itself otherwise."""
+    if isinstance(context, (str, multiprocessing.context.BaseContext)):
+        return context
+    try:
+        name = context.get_start_method()
+    except Exception:
+        return context
+    return name if isinstance(name, str) else context
+
+
 _probe = {}  # leash.configure() generation -> how a memory limit is enforced
 
 
@@ -782,6 +795,25 @@ def _own_limit_report(report, status):
     return dict(report, reason=reason, likely_cause=cause)
 
 
+class _NoContext(Exception):
+    """A 0.x call whose ``context`` object is no multiprocessing context."""
+
+
+def _mp_helpers(context_name):
+    """What 0.x's Process.start() left running in the caller under spawn
+    and forkserver: multiprocessing's resource tracker (one per caller,
+    started once), so that the caller's children are 0.x's. It runs none of
+    the function's code and starts nothing: the function's process is still
+    leash's fresh interpreter in the job. Never the fork server 0.x's
+    forkserver also started: it forks whatever connects to its socket,
+    outside the job's cgroup (a function could ask it for processes beyond
+    every limit)."""
+    if context_name in ("spawn", "forkserver"):
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+
+
 class enforce_limits:
     """pynisher 0.x's decorator factory.
 
@@ -798,8 +830,15 @@ class enforce_limits:
     ``resources_pynisher`` (getrusage of children and of this process) and
     ``report`` (leash's report; where the function's own timer ended it at
     the CPU or wall time and it exited 0, the reason ``cpu_time`` or
-    ``wall_time`` and ``likely_cause`` saying so). ``context``: a name or a
-    multiprocessing context object. ``num_processes``: RLIMIT_NPROC in the job's process,
+    ``wall_time`` and ``likely_cause`` saying so). ``context``: a name, a
+    multiprocessing context object or an object whose
+    ``get_start_method()`` names one; any other object fails each call as
+    0.x's did (``exit_status`` 5, the function not called, the reason
+    logged). forkserver runs the function in a fresh interpreter (leash's
+    spawn), as the fork server did; spawn and forkserver start
+    multiprocessing's resource tracker in the caller, as 0.x's
+    Process.start() did, never its fork server (it would fork, outside the
+    job, whatever asks it). ``num_processes``: RLIMIT_NPROC in the job's process,
     as 0.x (it counts the user's processes, and uid 0 is exempt), and
     pids.max of the job where a pids controller exists. leash's own:
     ``trust_result`` (passed to ``leash.limit``).
@@ -819,7 +858,15 @@ class enforce_limits:
         result_types=(),
     ):
         self.context = multiprocessing.get_context() if context is None else context
-        self._context_name = _context_name(self.context)
+        self._context_error = None
+        try:
+            self._context_name = _context_name(_start_method_of(self.context))
+        except ValueError as e:
+            if isinstance(self.context, str):
+                raise
+            # 0.x took any object and used its Pipe and Process at the call;
+            # one that is no context fails each call as 0.x's did (exit_status 5)
+            self._context_name, self._context_error = None, e
         self.mem_in_mb = mem_in_mb
         self.cpu_time_in_s = cpu_time_in_s
         self.num_processes = num_processes
@@ -845,7 +892,11 @@ class enforce_limits:
         terminate()), SIGKILL a second later; leash's CPU time, over the
         whole tree, a backstop at twice RLIMIT_CPU's hard limit and 5 s more
         (30 s for spawn, whose interpreter's start-up it counts too): the
-        process's own limit acts first; the backstop bounds a tree."""
+        process's own limit acts first; the backstop bounds a tree.
+        forkserver runs as leash's spawn: as under multiprocessing's fork
+        server, the function's process is no fork of the caller (its
+        threads' locks, its address space under RLIMIT_AS)."""
+        fresh = self._context_name in ("spawn", "forkserver")
         memory = None if self.mem_in_mb is None else int(self.mem_in_mb * (1 << 20))
         rlimit_memory = memory if memory is not None and _memory_enforced_by() != "cgroup" else None
         grace = self.grace_period_in_s
@@ -858,12 +909,12 @@ class enforce_limits:
             memory=None if rlimit_memory is not None else memory,
             cpu_time=None
             if self.cpu_time_in_s is None
-            else 2 * (max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace)) + (30 if self._context_name == "spawn" else 5),
+            else 2 * (max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace)) + (30 if fresh else 5),
             wall_time=None if self.wall_time_in_s is None else self.wall_time_in_s + grace,
             pids=self.num_processes,
             signal="TERM",
             grace=1,
-            context=self._context_name,
+            context="spawn" if fresh else "fork",
             **self._trust
         )
 
@@ -895,11 +946,18 @@ class enforce_limits:
                 outer.logger.debug("Function called with argument: {}, {}".format(args, kwargs))
                 start = time.time()
                 try:
+                    if outer._context_error is not None:
+                        raise _NoContext(outer._context_error)
+                    _mp_helpers(outer._context_name)
                     limited = outer._limited(self.func, *paths)
                     value, self.report = limited.call_with_report(*args, **kwargs)
                     self._returned(value)
                 except KeyboardInterrupt:
                     raise
+                except _NoContext as e:
+                    outer.logger.error("pynisher: {}: the function was not called".format(e))
+                    outer.logger.debug("Something else went wrong, sorry.")
+                    self.exit_status = 5  # 0.x's status when nothing came back
                 except BaseException as e:
                     self.report = getattr(e, "report", None)
                     self.exit_status = self._status_of(e)
