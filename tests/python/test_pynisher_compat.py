@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The pynisher drop-in as pynisher's users and its own suites rely on it
-(issue 24): ``pynisher.util``; no helper process left as the caller's child;
+(issue 24): ``pynisher.util``; no helper process left as the caller's child
+but multiprocessing's resource tracker, as 0.x's spawn and forkserver left it,
+and never a fork server a function could escape through (issue 41);
 0.x's exit codes and statuses; context objects, forkserver and the default
 start method; memory limits set inside a spawned interpreter; wrapped errors
 that import nothing into the caller; warnings on stderr; ``trust_result``.

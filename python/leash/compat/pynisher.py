@@ -236,9 +236,11 @@ def _seconds(t, what):
 def _context_name(context):
     """The leash context for pynisher's ``context``: a name, a
     multiprocessing context object, or None (multiprocessing's default,
-    which is forkserver from Python 3.14 on). forkserver runs as leash's
-    fork: the library forks straight into the job's cgroup and nothing is
-    pickled (see the compatibility table in the README)."""
+    which is forkserver from Python 3.14 on). 1.x runs forkserver as
+    leash's fork: the library forks straight into the job's cgroup and
+    nothing is pickled; 0.x as leash's spawn, a fresh interpreter, as its
+    fork server's processes were (see the compatibility table in the
+    README)."""
     if context is None:
         context = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_context().get_start_method()
     elif isinstance(context, multiprocessing.context.BaseContext):
