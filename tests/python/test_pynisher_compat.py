@@ -301,6 +301,29 @@ def test_0x_memory(context):
     assert w(10) == 10 << 20 and (w.exit_status, w.exitcode) == (0, 0)
 
 
+def nested_call(inner_wall):
+    inner = lp.enforce_limits(wall_time_in_s=inner_wall, grace_period_in_s=30)(sleep)
+    inner(60)
+    return "the outer limit was lost"
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_0x_a_nested_call_holds_the_outer_limit_until_it_returns(context):
+    """An outer 0.x call's alarm that comes while its function waits for an
+    inner 0.x call is held until the inner call returns (to its own limit),
+    then raised in the outer function: TimeoutException for the outer call.
+    Before: the inner wrapper caught the outer's TimeoutException as its own
+    failure, ended its job at once, and the outer function returned as if
+    no limit had come ("the outer limit was lost", exit_status 0); 0.x's
+    inner wrapper swallowed it too and waited for its child."""
+    w = lp.enforce_limits(wall_time_in_s=1, grace_period_in_s=60, context=context)(nested_call)
+    start = time.monotonic()
+    assert w(3) is None
+    took = time.monotonic() - start
+    assert (w.exit_status, w.exitcode) == (lp.TimeoutException, 0), w.result
+    assert took >= 3.0, took  # the inner call ran to its own wall time
+
+
 class RecordingLogger:
     def __init__(self):
         self.errors, self.debugs = [], []
@@ -480,14 +503,15 @@ def test_0x_forkserver_is_no_fork_of_the_caller():
     if not memory_by_rlimit():
         return
     skip_rlimit_as_under_asan()
-    held = bytearray(400 << 20)
+    held = bytearray(600 << 20)
     held[::4096] = b"x" * len(held[::4096])
-    # 40 MiB: past glibc's largest mmap threshold (32 MiB), so never taken
-    # from the free heap a fork inherits: it needs address space
-    fork = lp.enforce_limits(mem_in_mb=300, context="fork")(allocate)
-    assert fork(40) is None and fork.exit_status is lp.MemorylimitException  # 400 MB mapped already
-    fs = lp.enforce_limits(mem_in_mb=300, context="forkserver")(allocate)
-    assert fs(40) == 40 << 20 and fs.exit_status == 0
+    # 150 MiB: past glibc's largest mmap threshold (32 MiB) and more than the
+    # free heap a fork inherits from this test process holds (40 MiB was
+    # taken from it once): it needs new address space
+    fork = lp.enforce_limits(mem_in_mb=400, context="fork")(allocate)
+    assert fork(150) is None and fork.exit_status is lp.MemorylimitException  # 600 MB mapped already
+    fs = lp.enforce_limits(mem_in_mb=400, context="forkserver")(allocate)
+    assert fs(150) == 150 << 20 and fs.exit_status == 0
     del held
 
 

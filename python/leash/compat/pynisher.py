@@ -52,6 +52,7 @@ import shutil
 import signal as _signal
 import sys
 import tempfile
+import threading
 import time
 import traceback as _traceback
 from functools import wraps
@@ -680,6 +681,21 @@ _STATUS0 = {
 
 
 _cpu_deadline = [None]  # the job's process: process_time() at its CPU budget
+_in_job = [False]  # this process runs a 0.x call's function
+_OWN_SIGNALS = {_signal.SIGALRM, _signal.SIGXCPU, _signal.SIGPROF}
+
+
+def _defer_own_limits():
+    """A 0.x call made inside a 0.x call's function (nested): the outer
+    call's soft limits (its alarm, its CPU timer) are held while the inner
+    call runs and raise in the outer function once it returns. 0.x's inner
+    wrapper swallowed them and waited for its child (the outer limit lost);
+    interrupting the wait here ended the inner job at once. The outer
+    call's hard limits (its wall time and grace period: leash's SIGTERM to
+    the whole tree; RLIMIT_CPU) are not held. The old mask, or None."""
+    if not _in_job[0] or threading.current_thread() is not threading.main_thread():
+        return None
+    return _signal.pthread_sigmask(_signal.SIG_BLOCK, _OWN_SIGNALS)
 
 
 def _raise_for_signal(signum, frame):
@@ -732,8 +748,11 @@ class _Enforced:
         self.__name__ = getattr(func, "__name__", "function")
 
     def _limit_self(self):
+        _in_job[0] = True
         for sig in (_signal.SIGALRM, _signal.SIGXCPU, _signal.SIGPROF, _signal.SIGQUIT):
             _signal.signal(sig, _raise_for_signal)
+        # a nested call's caller deferred its own limits' signals (below)
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _OWN_SIGNALS)
         if self.rlimit_memory is not None:
             _resource.setrlimit(_resource.RLIMIT_AS, (self.rlimit_memory, self.rlimit_memory))
         if self.num_processes is not None:
@@ -840,7 +859,9 @@ class enforce_limits:
     spawn), as the fork server did; spawn and forkserver start
     multiprocessing's resource tracker in the caller, as 0.x's
     Process.start() did, never its fork server (it would fork, outside the
-    job, whatever asks it). ``num_processes``: RLIMIT_NPROC in the job's process,
+    job, whatever asks it). A call inside a 0.x call's function holds the
+    outer call's alarm and CPU timer until it returns; they raise then
+    (0.x's inner wrapper swallowed them). ``num_processes``: RLIMIT_NPROC in the job's process,
     as 0.x (it counts the user's processes, and uid 0 is exempt), and
     pids.max of the job where a pids controller exists. leash's own:
     ``trust_result`` (passed to ``leash.limit``).
@@ -942,6 +963,14 @@ class enforce_limits:
                 self.report = None
 
             def __call__(self, *args, **kwargs):
+                mask = _defer_own_limits()
+                try:
+                    return self._call(*args, **kwargs)
+                finally:
+                    if mask is not None:  # a held limit raises here
+                        _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
+
+            def _call(self, *args, **kwargs):
                 self._reset_attributes()
                 tmp = tempfile.mkdtemp(prefix="leash-pynisher-") if outer.capture_output else None
                 paths = (None, None) if tmp is None else (os.path.join(tmp, "std.out"), os.path.join(tmp, "std.err"))
