@@ -10,6 +10,7 @@ import gc
 import os
 import platform
 import signal
+import sys
 import threading
 import time
 
@@ -136,6 +137,12 @@ def watchdogs(of=None):
     return out
 
 
+def _mp_tracker():
+    """The pid of multiprocessing's resource tracker in this process, or None."""
+    rt = sys.modules.get("multiprocessing.resource_tracker")
+    return None if rt is None else rt._resource_tracker._pid
+
+
 def _fds():
     return set(os.listdir("/proc/self/fd"))
 
@@ -146,9 +153,17 @@ def nothing_left(_leash_session):
     process or zombie, or a descriptor behind. Garbage is collected first:
     a limited function keeps its config's watchdog (a process, three
     descriptors) while it lives, and one the test dropped may still be held
-    by a reference cycle (an exception's traceback and the test's frame)."""
+    by a reference cycle (an exception's traceback and the test's frame).
+    multiprocessing's resource tracker, which the pynisher drop-in's 0.x
+    spawn and forkserver start in the caller as 0.x did (it lives as long as
+    its process), is stopped first when the test started it."""
     fds = _fds()
+    tracker = _mp_tracker()
     yield
+    if tracker is None and _mp_tracker() is not None:
+        from multiprocessing import resource_tracker
+
+        resource_tracker._resource_tracker._stop()
     gc.collect()
     deadline = time.monotonic() + 5
     while True:

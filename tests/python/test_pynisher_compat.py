@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The pynisher drop-in as pynisher's users and its own suites rely on it
-(issue 24): ``pynisher.util``; no helper process left as the caller's child;
+(issue 24): ``pynisher.util``; no helper process left as the caller's child
+but multiprocessing's resource tracker, as 0.x's spawn and forkserver left it,
+and never a fork server a function could escape through (issue 41);
 0.x's exit codes and statuses; context objects, forkserver and the default
 start method; memory limits set inside a spawned interpreter; wrapped errors
 that import nothing into the caller; warnings on stderr; ``trust_result``.
@@ -170,16 +172,30 @@ print(len([e for e in os.listdir("/proc") if e.isdigit() and ppid(e) == str(os.g
 """
 
 
+def mp_tracker():
+    """multiprocessing's resource tracker in this process (its pid), or None:
+    0.x's spawn starts it, as multiprocessing's Process.start() did."""
+    from multiprocessing import resource_tracker
+
+    pid = resource_tracker._resource_tracker._pid
+    return pid if pid is not None and alive(pid) else None
+
+
 @pytest.mark.parametrize("context", CONTEXTS)
 def test_no_child_of_the_caller_outlives_a_call(context, psutil):
     for api in (lp.limit(add, wall_time=10, context=context), lp.enforce_limits(wall_time_in_s=10, context=context)(add)):
         assert api(1, 2) == 3
         # the function (and its watchdog) still held: nothing is our child
-        assert child_processes() == []
-        assert psutil.Process().children(recursive=True) == []
+        # but multiprocessing's resource tracker once a 0.x spawn started it
+        helpers = [] if mp_tracker() is None else [mp_tracker()]
+        assert [pid for pid, _ in child_processes()] == helpers
+        assert [p.pid for p in psutil.Process().children(recursive=True)] == helpers
         assert multiprocessing.active_children() == []
-        with pytest.raises(ChildProcessError):
-            os.wait()
+        if helpers:
+            assert os.waitpid(-1, os.WNOHANG) == (0, 0)
+        else:
+            with pytest.raises(ChildProcessError):
+                os.wait()
 
 
 def test_the_watchdog_is_a_child_only_of_a_subreaper():
@@ -212,6 +228,8 @@ def test_0x_a_caught_limit_ends_cleanly(context):
     w = lp.enforce_limits(wall_time_in_s=1, grace_period_in_s=30, context=mp_context)(sleep)
     assert w(30) is None
     assert (w.exit_status, w.exitcode) == (lp.TimeoutException, 0)
+    # leash saw the process exit 0: the limit that ended it is the reason
+    assert w.report["reason"] == "wall_time" and "SIGALRM" in w.report["likely_cause"], w.report
     w = lp.enforce_limits(context=mp_context)(quit_myself)
     assert w() is None
     assert (w.exit_status, w.exitcode) == (lp.SignalException, 0)
@@ -230,15 +248,31 @@ def test_0x_endings_a_function_cannot_catch(context):
     assert (w.exit_status, w.exitcode) == (lp.CpuTimeoutException, -signal.SIGKILL)
 
 
-def test_0x_a_forked_call_gets_its_cpu_time_not_a_second_more():
+@pytest.mark.parametrize("grace", [0, 1])
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_0x_a_call_gets_its_cpu_time_not_less_not_a_second_more(context, grace):
     """Issue 41 item 9: RLIMIT_CPU was ceil(CPU used) + cpu_time, and a
     forked child has used a few ms at the call: ceil made it a whole second
-    more (1.92-1.97 s of CPU for cpu_time_in_s=1, measured here before the
-    fix; 0.91-0.92 s after). The bound: the budget and a scheduler tick's
-    worth of accounting, well below that second."""
-    w = lp.enforce_limits(cpu_time_in_s=1, grace_period_in_s=1, context="fork")(spin)
-    assert w(30) is None and w.exit_status is lp.CpuTimeoutException
-    assert w.report["usage"]["cpu_time_s"] < 1.5, w.report["usage"]
+    more (1.92-1.97 s of CPU for cpu_time_in_s=1). Then the kernel's
+    interval timer alone ended it early (0.90-0.95 s: the kernel's CPU-time
+    timers fire at 0.85-0.92 of their interval by the process's clock on
+    this project's hosts) and with grace 0 RLIMIT_CPU's SIGKILL came first
+    (reason signal). Now: at least the budget by the CPU measured around
+    the call, less than half a second more, CpuTimeoutException, exit 0 and
+    the report's reason cpu_time, saying how."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w = lp.enforce_limits(cpu_time_in_s=1, grace_period_in_s=grace, context=context)(spin)
+    assert w(30) is None
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert (w.exit_status, w.exitcode) == (lp.CpuTimeoutException, 0)
+    cpu = w.report["usage"]["cpu_time_s"]
+    # the job's process is this process's child under fork; a spawned one
+    # counts its interpreter's start-up too
+    if context == "fork":
+        measured = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        assert 1.0 <= measured < 1.5, measured
+    assert 1.0 <= cpu < (1.5 if context == "fork" else 3.0), w.report["usage"]
+    assert w.report["reason"] == "cpu_time" and "SIGPROF" in w.report["likely_cause"], w.report
 
 
 def test_0x_a_function_that_ignores_sigterm_is_killed():
@@ -265,6 +299,220 @@ def test_0x_memory(context):
     assert w(600) is None and w.exit_status is lp.MemorylimitException
     assert w.exitcode == (0 if memory_by_rlimit() else -signal.SIGKILL)
     assert w(10) == 10 << 20 and (w.exit_status, w.exitcode) == (0, 0)
+
+
+def nested_call(inner_wall):
+    inner = lp.enforce_limits(wall_time_in_s=inner_wall, grace_period_in_s=30)(sleep)
+    inner(60)
+    return "the outer limit was lost"
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_0x_a_nested_call_holds_the_outer_limit_until_it_returns(context):
+    """An outer 0.x call's alarm that comes while its function waits for an
+    inner 0.x call is held until the inner call returns (to its own limit),
+    then raised in the outer function: TimeoutException for the outer call.
+    Before: the inner wrapper caught the outer's TimeoutException as its own
+    failure, ended its job at once, and the outer function returned as if
+    no limit had come ("the outer limit was lost", exit_status 0); 0.x's
+    inner wrapper swallowed it too and waited for its child."""
+    w = lp.enforce_limits(wall_time_in_s=1, grace_period_in_s=60, context=context)(nested_call)
+    start = time.monotonic()
+    assert w(3) is None
+    took = time.monotonic() - start
+    assert (w.exit_status, w.exitcode) == (lp.TimeoutException, 0), w.result
+    assert took >= 3.0, took  # the inner call ran to its own wall time
+
+
+class RecordingLogger:
+    def __init__(self):
+        self.errors, self.debugs = [], []
+
+    def error(self, msg, *args):
+        self.errors.append(msg % args if args else msg)
+
+    def debug(self, msg, *args):
+        self.debugs.append(msg % args if args else msg)
+
+
+class WrappedContext:
+    """A context wrapper, as libraries pass: no multiprocessing context,
+    but it says its start method."""
+
+    def __init__(self, method):
+        self.method = method
+
+    def get_start_method(self):
+        return self.method
+
+
+def test_0x_a_context_that_is_no_context_fails_the_call_as_0x_did(tmp_path):
+    """0.x took any object as ``context`` and used it at the call; one that
+    is none failed there (exit_status 5, nothing captured, the output's
+    loss logged): not at construction with a ValueError. The function is
+    not called; a wrapper that names its start method works; a misspelt
+    name (0.x took no names) is still refused at once."""
+    marker = tmp_path / "called"
+    log = RecordingLogger()
+    w = lp.enforce_limits(wall_time_in_s=5, context=object(), logger=log, capture_output=True)(touch)
+    assert w(str(marker)) is None
+    assert (w.exit_status, w.result, w.stdout, w.stderr) == (5, None, None, None)
+    assert not marker.exists()
+    assert "not called" in log.errors[0] and "object" in log.errors[0], log.errors
+    assert all("Cannot recover the output from" in e for e in log.errors[1:]) and len(log.errors) == 3
+    assert lp.enforce_limits(context=WrappedContext("spawn"))(add)(2, 3) == 5
+    with pytest.raises(ValueError, match="spwan"):
+        lp.enforce_limits(context="spwan")
+
+
+def touch(path):
+    open(path, "w").close()
+    return "touched"
+
+
+CALLER_CHILDREN = r"""
+import multiprocessing, os, sys
+import leash.compat.pynisher as lp
+def add(a, b):
+    return a + b
+def children():
+    out = []
+    for e in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % e) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[1] == str(os.getpid()):
+            with open("/proc/%s/cmdline" % e, "rb") as f:
+                out.append(f.read().replace(b"\0", b" ").decode())
+    return out
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context(sys.argv[1])
+    if sys.argv[2] == "mp":
+        p = ctx.Process(target=add, args=(1, 2))
+        p.start()
+        p.join()
+    else:
+        assert lp.enforce_limits(wall_time_in_s=60, context=ctx)(add)(1, 2) == 3
+    print(sorted("resource_tracker" if "resource_tracker" in c else "forkserver" if "forkserver" in c else c
+                 for c in children()))
+"""
+
+
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_0x_the_callers_children_after_a_call(context, tmp_path):
+    """0.x's Process.start() left multiprocessing's helpers running in the
+    caller: the resource tracker under spawn, and the fork server too under
+    forkserver. The drop-in starts the tracker under spawn (it runs none of
+    the function's code); never a fork server: it forks whatever connects to
+    its socket, outside the job's cgroup, so a function could ask it for
+    processes beyond every limit. Each caller a fresh interpreter of its own;
+    the control: multiprocessing's own Process in the same context."""
+    script = tmp_path / "caller.py"
+    script.write_text(CALLER_CHILDREN)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    seen = {}
+    for how in ("mp", "drop-in"):
+        r = subprocess.run([sys.executable, str(script), context, how], capture_output=True, text=True,
+                           timeout=120, env=env, cwd=str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        seen[how] = r.stdout.strip()
+    want = {"fork": "[]", "spawn": "['resource_tracker']", "forkserver": "['forkserver', 'resource_tracker']"}
+    assert seen["mp"] == want[context]
+    assert seen["drop-in"] == ("[]" if context == "fork" else "['resource_tracker']")
+
+
+ESCAPE = r"""
+import glob, multiprocessing, os, sys, tempfile, time
+from multiprocessing import forkserver
+import leash.compat.pynisher as lp
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+def ask_a_fork_server(search):
+    fs = forkserver._forkserver
+    if search:  # any fork server's socket in $TMPDIR (a fresh interpreter knows of none)
+        fs.ensure_running = lambda: None
+        fs._forkserver_alive_fd = os.pipe()[0]
+        servers = glob.glob(os.path.join(tempfile.gettempdir(), "pymp-*", "listener-*"))
+    for address in servers if search else [None]:
+        if address is not None:
+            fs._forkserver_address = address
+        try:
+            p = multiprocessing.get_context("forkserver").Process(target=time.sleep, args=(60,))
+            p.start()
+            return p.pid
+        except Exception:
+            pass
+    return None
+if __name__ == "__main__":
+    if sys.argv[2] == "server":  # the control: a caller that runs a fork server
+        multiprocessing.set_forkserver_preload([])
+        forkserver.ensure_running()
+    left = []
+    for search in (False, True):
+        pid = lp.enforce_limits(wall_time_in_s=60, context=sys.argv[1])(ask_a_fork_server)(search)
+        if pid is not None and alive(pid):
+            left.append(pid)
+            os.kill(pid, 9)
+    print(len(left))
+"""
+
+
+@pytest.mark.parametrize("context,caller", [("spawn", "-"), ("forkserver", "-"), ("spawn", "server")])
+def test_0x_no_fork_server_for_a_function_to_escape_through(context, caller, tmp_path):
+    """Why the drop-in never starts 0.x's fork server in the caller: a
+    function that finds a fork server's socket (multiprocessing's, in
+    $TMPDIR) and asks it for a process gets one outside the job (cgroup /,
+    alive after the call: measured), even from a fresh interpreter. The
+    control ("server"): a caller that runs one. Under the drop-in's spawn
+    and forkserver only the function's own fork server exists, in its job,
+    and what it forks ends with the call."""
+    script = tmp_path / "escape.py"
+    script.write_text(ESCAPE)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TMPDIR=str(tmp_path))
+    r = subprocess.run([sys.executable, str(script), context, caller], capture_output=True, text=True,
+                       timeout=180, env=env, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == ("1" if caller == "server" else "0"), r.stderr
+
+
+STATE = ["as imported"]
+
+
+def read_state():
+    return STATE[0]
+
+
+def test_0x_forkserver_is_no_fork_of_the_caller():
+    """As under multiprocessing's fork server the function's process is a
+    fresh interpreter (leash's spawn), not a fork of the caller: it does
+    not see the caller's state, and RLIMIT_AS (no memory controller) limits
+    its own address space, not a copy of the caller's. The control: fork,
+    where both are the caller's."""
+    STATE[0] = "changed by the caller"
+    try:
+        assert lp.enforce_limits(context="fork")(read_state)() == "changed by the caller"
+        assert lp.enforce_limits(context="forkserver")(read_state)() == "as imported"
+    finally:
+        STATE[0] = "as imported"
+    if not memory_by_rlimit():
+        return
+    skip_rlimit_as_under_asan()
+    held = bytearray(600 << 20)
+    held[::4096] = b"x" * len(held[::4096])
+    # 150 MiB: past glibc's largest mmap threshold (32 MiB) and more than the
+    # free heap a fork inherits from this test process holds (40 MiB was
+    # taken from it once): it needs new address space
+    fork = lp.enforce_limits(mem_in_mb=400, context="fork")(allocate)
+    assert fork(150) is None and fork.exit_status is lp.MemorylimitException  # 600 MB mapped already
+    fs = lp.enforce_limits(mem_in_mb=400, context="forkserver")(allocate)
+    assert fs(150) == 150 << 20 and fs.exit_status == 0
+    del held
 
 
 # --- 1.x ----------------------------------------------------------------------------

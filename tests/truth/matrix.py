@@ -454,9 +454,6 @@ def py_wall_time(cell, p, caller):
 
 def py_cpu_time(cell, p, caller):
     want = CALLERS[caller][2]
-    if caller == "pynisher0":
-        cell.known = ("0.x's own CPU timer ends the call before the CPU measured around it reaches the limit"
-                      ", and the report's reason is signal, not cpu_time")
     over = call(p, caller, {"cpu_time": 1, "wall_time": 120}, "spin", 30)
     py_common(cell, over)
     cell.check(over.exc == want and over.get("reason") == "cpu_time",

@@ -52,6 +52,7 @@ import shutil
 import signal as _signal
 import sys
 import tempfile
+import threading
 import time
 import traceback as _traceback
 from functools import wraps
@@ -236,9 +237,11 @@ def _seconds(t, what):
 def _context_name(context):
     """The leash context for pynisher's ``context``: a name, a
     multiprocessing context object, or None (multiprocessing's default,
-    which is forkserver from Python 3.14 on). forkserver runs as leash's
-    fork: the library forks straight into the job's cgroup and nothing is
-    pickled (see the compatibility table in the README)."""
+    which is forkserver from Python 3.14 on). 1.x runs forkserver as
+    leash's fork: the library forks straight into the job's cgroup and
+    nothing is pickled; 0.x as leash's spawn, a fresh interpreter, as its
+    fork server's processes were (see the compatibility table in the
+    README)."""
     if context is None:
         context = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_context().get_start_method()
     elif isinstance(context, multiprocessing.context.BaseContext):
@@ -246,6 +249,19 @@ def _context_name(context):
     if context not in contexts:
         raise ValueError("`context` {} must be in {}".format(context, contexts))
     return context
+
+
+def _start_method_of(context):
+    """0.x's ``context`` object as a start method name where it says one:
+    a multiprocessing context, or any object whose ``get_start_method()``
+    names one (a wrapper of a context); the object itself otherwise."""
+    if isinstance(context, (str, multiprocessing.context.BaseContext)):
+        return context
+    try:
+        name = context.get_start_method()
+    except Exception:
+        return context
+    return name if isinstance(name, str) else context
 
 
 _probe = {}  # leash.configure() generation -> how a memory limit is enforced
@@ -664,8 +680,34 @@ _STATUS0 = {
 }
 
 
+_cpu_deadline = [None]  # the job's process: process_time() at its CPU budget
+_in_job = [False]  # this process runs a 0.x call's function
+_OWN_SIGNALS = {_signal.SIGALRM, _signal.SIGXCPU, _signal.SIGPROF}
+
+
+def _defer_own_limits():
+    """A 0.x call made inside a 0.x call's function (nested): the outer
+    call's soft limits (its alarm, its CPU timer) are held while the inner
+    call runs and raise in the outer function once it returns. 0.x's inner
+    wrapper swallowed them and waited for its child (the outer limit lost);
+    interrupting the wait here ended the inner job at once. The outer
+    call's hard limits (its wall time and grace period: leash's SIGTERM to
+    the whole tree; RLIMIT_CPU) are not held. The old mask, or None."""
+    if not _in_job[0] or threading.current_thread() is not threading.main_thread():
+        return None
+    return _signal.pthread_sigmask(_signal.SIG_BLOCK, _OWN_SIGNALS)
+
+
 def _raise_for_signal(signum, frame):
     # 0.x's handler in its subprocess: the limit's signal becomes an exception
+    if signum == _signal.SIGPROF and _cpu_deadline[0] is not None:
+        # the kernel's CPU-time timers fire early on some hosts (here at
+        # 0.85-0.92 of the interval by the process's own clock): the timer
+        # is armed again for what is left until the clock has the budget
+        left = _cpu_deadline[0] - time.process_time()
+        if left > 0:
+            _signal.setitimer(_signal.ITIMER_PROF, max(0.001, left))
+            return
     if signum in (_signal.SIGXCPU, _signal.SIGPROF):
         raise CpuTimeoutException
     if signum == _signal.SIGALRM:
@@ -694,8 +736,8 @@ class _Enforced:
     CpuTimeoutException/TimeoutException/SignalException, RLIMIT_AS (where
     the host has no memory controller), RLIMIT_NPROC (``num_processes``),
     an alarm at the wall time, a CPU-time interval timer at the CPU time
-    (SIGPROF: exactly the budget, from the call) and RLIMIT_CPU at the end
-    of the grace period (SIGKILL). A limit the function catches ends the process
+    (SIGPROF: at least the budget by the process's clock, from the call)
+    and RLIMIT_CPU at the end of the grace period (SIGKILL). A limit the function catches ends the process
     cleanly (exit 0) with its status, as 0.x's did; the status travels as
     data (a tuple of plain values). A class, so it pickles for spawn."""
 
@@ -706,8 +748,11 @@ class _Enforced:
         self.__name__ = getattr(func, "__name__", "function")
 
     def _limit_self(self):
+        _in_job[0] = True
         for sig in (_signal.SIGALRM, _signal.SIGXCPU, _signal.SIGPROF, _signal.SIGQUIT):
             _signal.signal(sig, _raise_for_signal)
+        # a nested call's caller deferred its own limits' signals (below)
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _OWN_SIGNALS)
         if self.rlimit_memory is not None:
             _resource.setrlimit(_resource.RLIMIT_AS, (self.rlimit_memory, self.rlimit_memory))
         if self.num_processes is not None:
@@ -715,15 +760,18 @@ class _Enforced:
         if self.cpu_time is not None:
             # From now: a spawned interpreter's start-up is not the function's
             # (a forked child's CPU clock starts at 0 at the fork). The soft
-            # limit exactly: a CPU-time interval timer (SIGPROF, all threads,
-            # as RLIMIT_CPU counts); RLIMIT_CPU, whole seconds of the
-            # process's clock, is the hard limit (SIGKILL), the second nearest
-            # to the grace period's end. (Whole seconds for the soft limit
-            # too gave up to a second more: ceil(0.003 s used) + 1.)
+            # limit: a CPU-time interval timer (SIGPROF, all threads, as
+            # RLIMIT_CPU counts), armed again until time.process_time() has
+            # the budget (_raise_for_signal). RLIMIT_CPU, whole seconds, is
+            # the hard limit (SIGKILL) at the second nearest to the grace
+            # period's end, and no sooner than a quarter over the budget: the
+            # kernel's limit fires early too (at 0.90 s of a 1 s limit here),
+            # and must not kill before the soft limit said so.
             used = _resource.getrusage(_resource.RUSAGE_SELF)
             used = used.ru_utime + used.ru_stime
+            _cpu_deadline[0] = time.process_time() + self.cpu_time
             _signal.setitimer(_signal.ITIMER_PROF, max(0.001, self.cpu_time))
-            hard = max(1, round(used + self.cpu_time + max(0, self.grace)))
+            hard = max(1, round(used + self.cpu_time + max(0, self.grace)), math.ceil(1.25 * (used + self.cpu_time)))
             _resource.setrlimit(_resource.RLIMIT_CPU, (hard, hard))
         if self.wall_time is not None:
             _signal.alarm(max(1, math.ceil(self.wall_time)))
@@ -750,6 +798,43 @@ class _Enforced:
             _signal.setitimer(_signal.ITIMER_PROF, 0)
 
 
+_OWN_LIMIT = {
+    "CpuTimeoutException": ("cpu_time", "its CPU-time timer at cpu_time_in_s (SIGPROF"),
+    "TimeoutException": ("wall_time", "its alarm at wall_time_in_s (SIGALRM"),
+}
+
+
+def _own_limit_report(report, status):
+    """The report of a 0.x call that the function's process ended itself at
+    a limit (its own timer's signal became the exception, and it exited 0
+    with the status, as 0.x's did): leash saw a clean exit, reason ok; the
+    limit ended it: reason cpu_time or wall_time, and likely_cause says how."""
+    if status not in _OWN_LIMIT or not isinstance(report, dict) or report.get("reason") != "ok":
+        return report
+    reason, how = _OWN_LIMIT[status]
+    cause = "the function's process ended itself at the limit: {}, raised as {}), then exited 0".format(how, status)
+    return dict(report, reason=reason, likely_cause=cause)
+
+
+class _NoContext(Exception):
+    """A 0.x call whose ``context`` object is no multiprocessing context."""
+
+
+def _mp_helpers(context_name):
+    """What 0.x's Process.start() left running in the caller under spawn
+    and forkserver: multiprocessing's resource tracker (one per caller,
+    started once), so that the caller's children are 0.x's. It runs none of
+    the function's code and starts nothing: the function's process is still
+    leash's fresh interpreter in the job. Never the fork server 0.x's
+    forkserver also started: it forks whatever connects to its socket,
+    outside the job's cgroup (a function could ask it for processes beyond
+    every limit)."""
+    if context_name in ("spawn", "forkserver"):
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+
+
 class enforce_limits:
     """pynisher 0.x's decorator factory.
 
@@ -764,8 +849,19 @@ class enforce_limits:
     resort did), ``wall_clock_time``, ``stdout``/``stderr`` (with
     ``capture_output``), ``os_errno``, ``resources_function``,
     ``resources_pynisher`` (getrusage of children and of this process) and
-    ``report`` (leash's report). ``context``: a name or a multiprocessing
-    context object. ``num_processes``: RLIMIT_NPROC in the job's process,
+    ``report`` (leash's report; where the function's own timer ended it at
+    the CPU or wall time and it exited 0, the reason ``cpu_time`` or
+    ``wall_time`` and ``likely_cause`` saying so). ``context``: a name, a
+    multiprocessing context object or an object whose
+    ``get_start_method()`` names one; any other object fails each call as
+    0.x's did (``exit_status`` 5, the function not called, the reason
+    logged). forkserver runs the function in a fresh interpreter (leash's
+    spawn), as the fork server did; spawn and forkserver start
+    multiprocessing's resource tracker in the caller, as 0.x's
+    Process.start() did, never its fork server (it would fork, outside the
+    job, whatever asks it). A call inside a 0.x call's function holds the
+    outer call's alarm and CPU timer until it returns; they raise then
+    (0.x's inner wrapper swallowed them). ``num_processes``: RLIMIT_NPROC in the job's process,
     as 0.x (it counts the user's processes, and uid 0 is exempt), and
     pids.max of the job where a pids controller exists. leash's own:
     ``trust_result`` (passed to ``leash.limit``).
@@ -785,7 +881,15 @@ class enforce_limits:
         result_types=(),
     ):
         self.context = multiprocessing.get_context() if context is None else context
-        self._context_name = _context_name(self.context)
+        self._context_error = None
+        try:
+            self._context_name = _context_name(_start_method_of(self.context))
+        except ValueError as e:
+            if isinstance(self.context, str):
+                raise
+            # 0.x took any object and used its Pipe and Process at the call;
+            # one that is no context fails each call as 0.x's did (exit_status 5)
+            self._context_name, self._context_error = None, e
         self.mem_in_mb = mem_in_mb
         self.cpu_time_in_s = cpu_time_in_s
         self.num_processes = num_processes
@@ -811,7 +915,11 @@ class enforce_limits:
         terminate()), SIGKILL a second later; leash's CPU time, over the
         whole tree, a backstop at twice RLIMIT_CPU's hard limit and 5 s more
         (30 s for spawn, whose interpreter's start-up it counts too): the
-        process's own limit acts first; the backstop bounds a tree."""
+        process's own limit acts first; the backstop bounds a tree.
+        forkserver runs as leash's spawn: as under multiprocessing's fork
+        server, the function's process is no fork of the caller (its
+        threads' locks, its address space under RLIMIT_AS)."""
+        fresh = self._context_name in ("spawn", "forkserver")
         memory = None if self.mem_in_mb is None else int(self.mem_in_mb * (1 << 20))
         rlimit_memory = memory if memory is not None and _memory_enforced_by() != "cgroup" else None
         grace = self.grace_period_in_s
@@ -824,12 +932,12 @@ class enforce_limits:
             memory=None if rlimit_memory is not None else memory,
             cpu_time=None
             if self.cpu_time_in_s is None
-            else 2 * (max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace)) + (30 if self._context_name == "spawn" else 5),
+            else 2 * (max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace)) + (30 if fresh else 5),
             wall_time=None if self.wall_time_in_s is None else self.wall_time_in_s + grace,
             pids=self.num_processes,
             signal="TERM",
             grace=1,
-            context=self._context_name,
+            context="spawn" if fresh else "fork",
             **self._trust
         )
 
@@ -855,17 +963,32 @@ class enforce_limits:
                 self.report = None
 
             def __call__(self, *args, **kwargs):
+                mask = _defer_own_limits()
+                try:
+                    return self._call(*args, **kwargs)
+                finally:
+                    if mask is not None:  # a held limit raises here
+                        _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
+
+            def _call(self, *args, **kwargs):
                 self._reset_attributes()
                 tmp = tempfile.mkdtemp(prefix="leash-pynisher-") if outer.capture_output else None
                 paths = (None, None) if tmp is None else (os.path.join(tmp, "std.out"), os.path.join(tmp, "std.err"))
                 outer.logger.debug("Function called with argument: {}, {}".format(args, kwargs))
                 start = time.time()
                 try:
+                    if outer._context_error is not None:
+                        raise _NoContext(outer._context_error)
+                    _mp_helpers(outer._context_name)
                     limited = outer._limited(self.func, *paths)
                     value, self.report = limited.call_with_report(*args, **kwargs)
                     self._returned(value)
                 except KeyboardInterrupt:
                     raise
+                except _NoContext as e:
+                    outer.logger.error("pynisher: {}: the function was not called".format(e))
+                    outer.logger.debug("Something else went wrong, sorry.")
+                    self.exit_status = 5  # 0.x's status when nothing came back
                 except BaseException as e:
                     self.report = getattr(e, "report", None)
                     self.exit_status = self._status_of(e)
@@ -891,6 +1014,7 @@ class enforce_limits:
                     raise PynisherError("the job's process returned no 0.x status")
                 _, self.result, status, self.os_errno = value
                 self.exit_status = 0 if status == 0 else _STATUS0.get(status, PynisherError)
+                self.report = _own_limit_report(self.report, status)
 
             def _status_of(self, e):
                 if isinstance(e, _errors.MemoryLimitExceeded) or isinstance(e, MemoryError):
