@@ -136,6 +136,8 @@ struct placement {
         char why[512];    /* one line: which step decided, and why the earlier ones did not */
         char remedy[512]; /* with NONE: what would give a cgroup on this machine */
         bool moved;       /* leash moved the processes of parent into parent/leash-leaf */
+        char own[4096];   /* leash's own cgroup ("/a/b" in the mount) as the decision read it and left it; "" when
+                           * unread or moved: the escape home reads it from the decision, not again from /proc */
 };
 
 #define LEASH_SIGNALS_MAX 16
