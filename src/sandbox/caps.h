@@ -27,6 +27,7 @@ struct caps_plan {
         bool drop_bounding; /* leash holds CAP_SETPCAP */
         bool keepcaps;      /* keep permitted caps across setresuid */
         uint64_t keep;
+        uint64_t bset; /* drop_bounding: the bounding set's capabilities not known absent (what the child drops) */
         unsigned last_cap;
         void *target; /* cap_t: E = P = I = keep */
 };

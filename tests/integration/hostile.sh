@@ -386,6 +386,29 @@ pulled "pulled into the job's cgroup" 124 wall_time ""
 # job cgroup to empty, which it would never do with leash inside
 sup_leash -w 20 -- $H mkdir @CG@/sub + write-pidfile @CG@/sub/cgroup.procs $TMP/leash.pid + sleep 1 + exit 0
 pulled "pulled into a child cgroup" 0 ok /sub
+# The same through the placement chain (no --cgroup-parent): there the home
+# is leash's cgroup as the placement decision read it, not read again. Root on
+# a host no manager owns: the chain ends at the host step, CG2/leash.
+if $ROOT && [ ! -e /run/systemd/system ]; then
+        rm -f "$TMP/a.json" "$TMP/leash.pid"
+        sh -c 'echo $$ >"$1/cgroup.procs" && echo $$ >"$2.tmp" && mv "$2.tmp" "$2" && shift 2 && exec "$@"' sh "$SUP" \
+                "$TMP/leash.pid" "$LEASH" run -n pulled -q -o "$TMP/a.json" -w 2 -g 100ms -- $A4 >"$TMP/aout" 2>"$TMP/aerr" &
+        LPID=$!
+        in=
+        for _ in $(seq 150); do
+                in=$(sed -n 's/^0:://p' "/proc/$LPID/cgroup" 2>/dev/null)
+                case "$in" in /leash/pulled@*) break ;; esac
+                sleep 0.02
+        done
+        sup_wait
+        check "control: the chain's job pulled leash into its cgroup ($in)" test "${in%@*}" = /leash/pulled
+        check "the chain's job: leash moved back to ${SUP#"$CG2"}, the cgroup the placement read (124, wall_time)" \
+                test "$RC/$(jget "$TMP/a.json" reason):$(jget "$TMP/a.json" supervisor_moved.0.moved_back_to)" = "124/wall_time:${SUP#"$CG2"}"
+else
+        SKIP_WHY="needs root on a host without systemd (the chain's host step)"
+        skip "control: the chain's job pulled leash into its cgroup"
+        skip "the chain's job: leash moved back to the cgroup the placement read"
+fi
 if $CAN_ISOLATE; then
         sup_leash --isolate -w 1 -g 100ms -- $A4
         sup_wait

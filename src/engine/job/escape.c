@@ -89,6 +89,8 @@ static int proc_cgroup(pid_t pid, char *ret, size_t size) {
 /* ---- leash pulled into the job cgroup ---- */
 
 void escape_home_find(struct leash_job *j, struct placement_cache *cache) {
+        if (j->home[0]) /* the placement's decision read it (job_place) */
+                return;
         /* a config's jobs: read once per process (a call of a limited
          * function reads no /proc file for it: 40 us of a forked call) */
         if ((cache ? placement_cache_own(cache, j->home, sizeof j->home) : host_own_cgroup(j->home, sizeof j->home)) <

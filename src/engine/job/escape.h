@@ -11,8 +11,9 @@ struct leash_job;
 struct placement_cache;
 
 /* Leash's own cgroup, where it goes back to if the job pulls it in, into
- * j->home: before the job starts. cache: a config's (its first job in this
- * process read /proc/self/cgroup), or NULL. */
+ * j->home: before the job starts. Kept when j->home is already set (the
+ * placement decision of this job read it); else cache: a config's (its
+ * first job in this process read /proc/self/cgroup), or NULL: read now. */
 void escape_home_find(struct leash_job *j, struct placement_cache *cache);
 /* Opens it (O_PATH) under the cgroup2 mount, r.cgroup's first mount_len
  * bytes; failing leaves the guard without a home (it goes back to the

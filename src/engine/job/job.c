@@ -255,6 +255,10 @@ static int job_place(struct leash_job *j, struct placement_cache *cache, struct 
         snprintf(j->r.placement_why, sizeof j->r.placement_why, "%s", p->why);
         snprintf(j->r.cgroup, sizeof j->r.cgroup, "%s", p->parent);
         j->mount_len = p->kind == PLACEMENT_NONE ? 0 : p->mount_len;
+        /* the escape home as the decision read it: no second read of
+         * /proc/self/cgroup (a config's jobs have it from their cache) */
+        if (!cache && strlen(p->own) < sizeof j->home)
+                strcpy(j->home, p->own);
         if (p->kind == PLACEMENT_NONE && j->spec.strict)
                 return leash_error_set(err, PLACEMENT_STRICT_STEP, p->why, p->error ? -p->error : -EOPNOTSUPP);
         j->no_cgroup = p->kind == PLACEMENT_NONE;

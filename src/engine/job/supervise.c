@@ -289,6 +289,9 @@ static int arm_timer(struct leash_job *j) {
                         next = j->deadline[d];
         if (next != DEADLINE_NEVER)
                 its.it_value = ns_to_timespec(next ? next : 1);
+        else if (!j->timer_set) /* made disarmed, never armed: nothing to disarm (a run without limits) */
+                return 0;
+        j->timer_set = true;
         if (timerfd_settime(j->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
                 return negative_errno();
         return 0;
@@ -468,7 +471,8 @@ int leash_job_dispatch(struct leash_job *j) {
                 return 1;
         if (j->state != JOB_RUNNING)
                 return 0;
-        n = read(j->timer_fd, &expirations, sizeof expirations);
+        if (j->timer_set) /* a timer never armed has nothing to read */
+                n = read(j->timer_fd, &expirations, sizeof expirations);
         supervise_due(j, now_ns(CLOCK_MONOTONIC));
         if (j->main_ended && j->no_cgroup) {
                 r = tree_empty(j);

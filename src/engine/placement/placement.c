@@ -128,6 +128,7 @@ struct ctx {
         const char *requested;
         bool apply;
         bool in_ns;       /* not the initial cgroup namespace */
+        int systemd;      /* /run/systemd/system is there: -1 not yet looked at */
         char mount[4096]; /* the cgroup2 mount */
         char own[8192];   /* leash's cgroup, absolute */
         char top[8192];   /* the walk's end: a delegated cgroup, a job or the ns root */
@@ -410,8 +411,11 @@ static int step_subtree(struct ctx *c, struct placement *p, enum placement_kind 
         return 1;
 }
 
-static bool systemd_booted(void) {
-        return access("/run/systemd/system", F_OK) == 0;
+/* looked at once per decision (the systemd step and the host step's why) */
+static bool systemd_booted(struct ctx *c) {
+        if (c->systemd < 0)
+                c->systemd = access("/run/systemd/system", F_OK) == 0;
+        return c->systemd;
 }
 
 /* The unit the walk stopped at, where the manager says it is ours: the
@@ -513,7 +517,7 @@ static int step_systemd(struct ctx *c, struct placement *p) {
         char what[256] = "", own[4096];
         int r;
 
-        if (!systemd_booted() || c->in_ns || !c->own[0])
+        if (!systemd_booted(c) || c->in_ns || !c->own[0])
                 return 0;
         if (step_systemd_unit(c, p) > 0 || step_systemd_join(c, p) > 0)
                 return 1;
@@ -565,9 +569,9 @@ static int step_host(struct ctx *c, struct placement *p, struct leash_error *err
                 p->error = errno;
                 return 0;
         }
-        why_add(p, systemd_booted() ? "root: systemd is PID 1 but no scope was asked of it: beside its slices, in no "
-                                      "unit it delegated"
-                                    : "root, on a host whose cgroup tree no service manager owns");
+        why_add(p, systemd_booted(c) ? "root: systemd is PID 1 but no scope was asked of it: beside its slices, in no "
+                                       "unit it delegated"
+                                     : "root, on a host whose cgroup tree no service manager owns");
         return 1;
 }
 
@@ -587,12 +591,12 @@ static void remedy(struct ctx *c, struct placement *p) {
                          "writable cgroup mount (docker/podman run --cgroupns=private -v "
                          "/sys/fs/cgroup:/sys/fs/cgroup:rw), or give --cgroup-parent a cgroup delegated to uid %u",
                          uid);
-        else if (systemd_booted() && uid != 0 && !user_manager_running(uid))
+        else if (systemd_booted(c) && uid != 0 && !user_manager_running(uid))
                 snprintf(p->remedy, sizeof p->remedy,
                          "systemd's user manager is not running for uid %u: loginctl enable-linger (or log in), then "
                          "systemd-run --user --scope -p Delegate=yes leash run ...",
                          uid);
-        else if (systemd_booted() && uid != 0)
+        else if (systemd_booted(c) && uid != 0)
                 snprintf(p->remedy, sizeof p->remedy,
                          "ask systemd for a delegated scope: systemd-run --user --scope -p Delegate=yes leash run ...");
         else /* cgroup v2 moves a process only for a writer of the common
@@ -614,6 +618,7 @@ static int ctx_init(struct ctx *c, const char *requested, bool apply, struct pla
         c->mount[0] = c->own[0] = c->top[0] = c->stop_unit[0] = '\0';
         c->top_kind = PLACEMENT_NONE;
         c->user_owned = 0;
+        c->systemd = -1;
         c->requested = requested;
         c->apply = apply;
         c->in_ns = in_cgroup_namespace();
@@ -645,19 +650,9 @@ static int ctx_init(struct ctx *c, const char *requested, bool apply, struct pla
         return 1;
 }
 
-/* Kept apart from placement_decide so that the big context stays out of the
- * caller's frame. */
-static __attribute__((noinline)) int decide(const char *requested, bool apply, struct placement *p,
-                                            struct leash_error *err) {
-        _cleanup_free_ struct ctx *c = malloc(sizeof *c);
-        int r;
-
-        if (!c)
-                return leash_error_set(err, "decide the placement", "", -ENOMEM);
-        r = ctx_init(c, requested, apply, p, err);
-        if (r <= 0)
-                return r;
-        r = step_config(c, p, err);
+/* The chain's steps, in order: the first that finds a parent decides. */
+static int steps(struct ctx *c, struct placement *p, struct leash_error *err) {
+        int r = step_config(c, p, err);
         if (r != 0)
                 return r < 0 ? r : (p->kind = PLACEMENT_CONFIG, 0);
         if (step_subtree(c, p, PLACEMENT_DELEGATED) > 0)
@@ -675,6 +670,28 @@ static __attribute__((noinline)) int decide(const char *requested, bool apply, s
         return 0;
 }
 
+/* Kept apart from placement_decide so that the big context stays out of the
+ * caller's frame. */
+static __attribute__((noinline)) int decide(const char *requested, bool apply, struct placement *p,
+                                            struct leash_error *err) {
+        _cleanup_free_ struct ctx *c = malloc(sizeof *c);
+        int r;
+
+        if (!c)
+                return leash_error_set(err, "decide the placement", "", -ENOMEM);
+        r = ctx_init(c, requested, apply, p, err);
+        if (r <= 0)
+                return r;
+        r = steps(c, p, err);
+        /* what /proc/self/cgroup said, unless leash's processes were moved
+         * since (into a leaf) */
+        if (r >= 0 && c->own[0] && !p->moved) {
+                const char *rel = c->own + strlen(c->mount);
+                snprintf(p->own, sizeof p->own, "%s", rel[0] ? rel : "/");
+        }
+        return r;
+}
+
 int placement_decide(const char *requested, bool apply, struct placement *p, struct leash_error *err) {
         int r;
 
@@ -682,7 +699,7 @@ int placement_decide(const char *requested, bool apply, struct placement *p, str
         p->error = 0;
         p->mount_len = 0;
         p->moved = p->joined = false;
-        p->parent[0] = p->why[0] = p->remedy[0] = '\0';
+        p->parent[0] = p->why[0] = p->remedy[0] = p->own[0] = '\0';
         r = decide(requested, apply, p, err);
         if (r < 0)
                 return r;

@@ -79,6 +79,7 @@ struct leash_job {
         int home_fd;               /* O_PATH: leash's own cgroup when the job was made, to go back to */
         char home[256];            /* its path, relative to the cgroup2 root */
         bool stuck;                /* leash is in the job cgroup and could not leave it */
+        bool timer_set;            /* timer_fd was ever armed: until then it is neither read nor disarmed */
         bool sweep;                /* its start sweeps dead leashes' cgroups (once per config and process) */
         unsigned long long pidns;  /* leash's pid namespace (its inode), for the record and the sweep; 0 unknown */
         unsigned controllers;      /* the job cgroup's, as it was made or adopted (CTL_* bits) */
