@@ -340,6 +340,13 @@ static int sd_ready(char *what, size_t what_size) {
         return sd_loaded < 0 ? sd_loaded : 0;
 }
 
+/* libsystemd loaded and the manager connected, or why not (in what) */
+static int sd_open(bool user, sd_bus **b, bool *client, char *what, size_t what_size) {
+        int r = sd_ready(what, what_size);
+
+        return r < 0 ? r : manager_connect(user, b, client);
+}
+
 int systemd_start_scope(bool user, const struct systemd_scope_request *want, pid_t pid, char *what, size_t what_size) {
         struct systemd_scope_request q_bound = *want, *q = &q_bound;
         _cleanup_(bus_closep) sd_bus *b = NULL;
@@ -349,10 +356,7 @@ int systemd_start_scope(bool user, const struct systemd_scope_request *want, pid
         bool client, retry;
         int r;
 
-        r = sd_ready(what, what_size);
-        if (r < 0)
-                return r;
-        r = manager_connect(user, &b, &client);
+        r = sd_open(user, &b, &client, what, what_size);
         if (r < 0)
                 return r;
         /* before the call, so that a JobRemoved that comes first is not lost */
@@ -387,10 +391,7 @@ int systemd_unit_delegates(bool user, const char *unit) {
 
         if (!iface)
                 return -EINVAL;
-        r = sd_ready(NULL, 0);
-        if (r < 0)
-                return r;
-        r = manager_connect(user, &b, &client);
+        r = sd_open(user, &b, &client, NULL, 0);
         if (r < 0)
                 return r;
         r = unit_path(b, unit, &reply, &path);
@@ -406,10 +407,7 @@ int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid
         bool client;
         int r;
 
-        r = sd_ready(what, what_size);
-        if (r < 0)
-                return r;
-        r = manager_connect(user, &b, &client);
+        r = sd_open(user, &b, &client, what, what_size);
         if (r < 0)
                 return r;
         r = sd.sd_bus_call_method(b, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
