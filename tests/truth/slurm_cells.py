@@ -4,12 +4,13 @@
 single-node cluster with leash's Prolog, TaskProlog and Epilog (mode own),
 sets SLURM_TRUTH_DIR to its directory (work/, reports/) and maps the
 partitions to the profiles these cells need: debug -> cpu-time 2s,
-short -> wall-time 3s, both with a 2 s grace.
+short -> wall-time 3s, both with a 2 s grace, truth -> memory 64M, pids 20.
 
 Each cell: a batch job over the limit and one under it, submitted as root
 with sbatch; the report the Epilog writes is checked against the job's own
 clocks (date +%s.%N inside the batch script) and a burner's own getrusage
-(tests/helpers/lh-children's tree_cpu_s)."""
+(tests/helpers/lh-children's tree_cpu_s), what a job could allocate and
+touch (lh-alloc's exit) and start (its shell's own count)."""
 
 import json
 import os
@@ -24,6 +25,8 @@ STARTUP_S = 10.0
 PROLOG_S = 2.0
 # a trap runs once the foreground command (a sleep 0.1 or the burner) ends
 TRAP_S = 0.5
+# partition truth's profile (truthlim): memory and pids, which need controllers
+MEMORY_MIB, PIDS = 64, 20
 
 
 def script(d, name, body):
@@ -137,6 +140,41 @@ def cpu_time(cell, d, helpers):
                "under: usage.cpu_time_s {} >= the burner's own {} and < it + 1 s".format(got, truth))
 
 
+def not_enforced(cell, j, limit, what):
+    cell.check(j.get("limits.{}.enforced_by".format(limit)) == "none",
+               "{}: limits.{}.enforced_by none ({})".format(what, limit, j.get("limits.{}.enforced_by".format(limit))))
+    cell.check(any(w.startswith("--{} ".format(limit)) and "not enforced" in w for w in j.get("warnings") or []),
+               "{}: a warning says {} is not enforced ({})".format(what, limit, j.get("warnings")))
+
+
+def memory(cell, d, helpers):
+    """No memory controller on the tier's host, and slurmstepd (not leash)
+    starts the tasks, so no RLIMIT_AS either: the limit is not enforced."""
+    alloc = os.path.join(helpers, "lh-alloc")
+    for what, mib in (("over", 128), ("under", 16)):
+        j = Job(d, "truth", script(d, "mem-" + what, "{} {} 300\necho alloc_rc=$?\n".format(alloc, mib)))
+        common(cell, j, "ok", 0)
+        cell.check(j.out.get("alloc_rc") == "0", "{}: the job touched its {} MiB (limit {} MiB): lh-alloc exit {}".format(
+            what, mib, MEMORY_MIB, j.out.get("alloc_rc")))
+        peak = j.get("usage.memory_peak_bytes")
+        cell.check(peak is None or peak >= mib << 20, "{}: usage.memory_peak_bytes {} null or >= the {} MiB touched".format(
+            what, peak, mib))
+        not_enforced(cell, j, "memory", what)
+    cell.weak = ("not enforced (no memory controller on this host; slurmstepd starts the tasks, so no RLIMIT_AS):"
+                 " the report says none, with a warning")
+
+
+def pids(cell, d):
+    for what, n in (("over", 2 * PIDS), ("under", PIDS // 4)):
+        body = "for _ in $(seq {}); do sleep 2 & done\necho started=$(jobs -p | wc -l)\nwait\n".format(n)
+        j = Job(d, "truth", script(d, "pids-" + what, body))
+        common(cell, j, "ok", 0)
+        cell.check(j.out.get("started") == str(n), "{}: the job started its {} processes (limit {}): {}".format(
+            what, n, PIDS, j.out.get("started")))
+        not_enforced(cell, j, "pids", what)
+    cell.weak = "not enforced (no pids controller on this host): the report says none, with a warning"
+
+
 CALLERS = {"own": "Slurm own (sbatch; Prolog, TaskProlog, Epilog)",
            "nest": "Slurm nest (Slurm's cgroup/v2, the SPANK plugin)"}
 NEST_WHY = ("the systemd VM's tests/vm/systemd/30-slurm-cgroup-v2.sh proves mode nest (wall time, memory,"
@@ -157,6 +195,10 @@ def run(cell_class, helpers):
     wall_time(c, d)
     c = cells[("cpu-time (profile)", "own")] = cell_class("cpu-time / Slurm own")
     cpu_time(c, d, helpers)
+    c = cells[("memory (profile)", "own")] = cell_class("memory / Slurm own")
+    memory(c, d, helpers)
+    c = cells[("pids (profile)", "own")] = cell_class("pids / Slurm own")
+    pids(c, d)
     return cells, None
 
 
