@@ -64,6 +64,7 @@ $extra
 NodeName=leashnode NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=debug Nodes=leashnode Default=YES MaxTime=INFINITE State=UP
 PartitionName=short Nodes=leashnode MaxTime=INFINITE State=UP
+PartitionName=truth Nodes=leashnode MaxTime=INFINITE State=UP
 CONF
         [ -f "$SLURM_DIR/plugstack.conf" ] || : >"$SLURM_DIR/plugstack.conf"
         chmod 644 "$SLURM_DIR/slurm.conf" "$SLURM_DIR/plugstack.conf"

@@ -20,6 +20,9 @@ happen, or a weakness the report does not state). TAP on stdout, one line per ch
 placement none) and the build tree: LEASH, HELPERS as make check sets them.
 
   LEASH=build/src/cli/leash HELPERS=build/tests/helpers tests/truth/matrix.py --write docs/TRUTH.md
+
+--tier slurm runs the Slurm cells (tests/truth/slurm_cells.py) on the cluster
+tests/slurm/run started (SLURM_TRUTH_DIR); without it the section is not compared.
 """
 import difflib
 import json
@@ -752,6 +755,8 @@ TIERS = {
             " and CI machines), as root",
     "vm": "the VM tier (tests/vm: pure cgroup v2, memory, pids, cpu and io controllers), as root",
     "systemd-vm": "the systemd VM (tests/vm/systemd: systemd 252 as PID 1), as root from a system service",
+    "slurm": "the slurm tier (tests/slurm/run: slurm-wlm 22.05 on this hybrid host, mode own), jobs submitted"
+             " as root through leash's Prolog, TaskProlog and Epilog; one table, a column per Slurm mode",
 }
 PLACES = {
     "cgroup": "a job cgroup of leash's own under a private parent (`--cgroup-parent`, `leash.configure`)",
@@ -924,6 +929,9 @@ def write(path, tier, sec):
         f.write(before + sec + after)
 
 
+REWRITE = {"slurm": "tests/slurm/run, copying build/truth-slurm.md's section,"}
+
+
 def compare(path, tier, sec, kind):
     """A TAP check: the section generated is the one committed."""
     if kind:
@@ -933,10 +941,10 @@ def compare(path, tier, sec, kind):
     with open(path) as f:
         committed = split(f.read(), tier)[1]
     if committed is None:
-        tap(False, "{} has a {} section (make truth TIER={} writes it)".format(path, tier, tier))
+        tap(False, "{} has a {} section ({} writes it)".format(path, tier, REWRITE.get(tier, "make truth TIER=" + tier)))
         return
-    same = tap(committed == sec, "the {} section generated is {}'s (else regenerate with make truth and commit)".format(
-        tier, os.path.basename(path)))
+    same = tap(committed == sec, "the {} section generated is {}'s (else regenerate with {} and commit)".format(
+        tier, os.path.basename(path), REWRITE.get(tier, "make truth")))
     if not same:
         for line in difflib.unified_diff(committed.splitlines(), sec.splitlines(), "committed", "generated",
                                          lineterm=""):
@@ -993,6 +1001,23 @@ def args():
     return (tier, opts["--compare"], opts["--write"]) if tier in TIERS else None
 
 
+def slurm_main(against, out):
+    """The slurm tier's section: its cells need the cluster tests/slurm/run started."""
+    import slurm_cells
+    cells, why = slurm_cells.run(Cell, HELPERS)
+    if out and why:  # never a section of n/a over the one the tier wrote
+        print("matrix.py --tier slurm --write: {}; tests/slurm/run writes the section (build/truth-slurm.md)".format(
+            why), file=sys.stderr)
+        return 2
+    sec = slurm_cells.section("slurm", TIERS["slurm"], cells, why)
+    if against:
+        compare(against, "slurm", sec, why)
+    if out:
+        write(out, "slurm", sec)
+    print("1..{}".format(N))
+    return 1 if FAILED else 0
+
+
 def main():
     parsed = args()
     if not parsed:
@@ -1005,6 +1030,8 @@ def main():
     if os.geteuid() != 0:
         print("1..0 # SKIP needs root (a private cgroup parent, and uid {} for placement none)".format(NOBODY))
         return 0
+    if tier == "slurm":
+        return slurm_main(against, out)
     tmp = reachable_tmp()
     parent, made = None, []
     try:
