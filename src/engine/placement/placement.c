@@ -29,7 +29,9 @@
  *                started once if absent; leash stays in its cgroup, the
  *                job's watchdog goes into the unit's leaf (joined: no unit
  *                per launch); a user in a login session has its manager
- *                move leash into that leaf (AttachProcessesToUnit). Else a
+ *                move leash into that leaf (AttachProcessesToUnit), leaving
+ *                a sentinel in the session's scope that passes the
+ *                session's end on to leash as SIGTERM. Else a
  *                scope of this process's own, leash-NAME-PID.scope in
  *                leash.slice with Delegate=yes, from the user manager for an
  *                ordinary user and from the system manager for root
@@ -75,6 +77,7 @@
 #include "../../basic/fileio.h"
 #include "../../basic/macro.h"
 #include "../../basic/procstat.h"
+#include "../process/sentinel.h"
 #include "host.h"
 #include "jobstate.h"
 #include "sweep.h"
@@ -465,7 +468,9 @@ static bool may_move_between(const char *a, const char *b) {
  * unit that started leash reaches it (joined). A user in a login session
  * (below root's user-UID.slice) has the user manager move leash into the
  * unit's leaf instead (one AttachProcessesToUnit), as the scope of its own
- * did; a session is the system manager's and bound nothing either. */
+ * did; a session is the system manager's and bound nothing either. Before
+ * the move leash leaves a sentinel in the session's scope (sentinel.c):
+ * the session's end signals it, and it passes a SIGTERM on to leash. */
 static int step_systemd_join(struct ctx *c, struct placement *p) {
         char what[256] = "";
         bool user = geteuid() != 0, started, attach;
@@ -490,6 +495,9 @@ static int step_systemd_join(struct ctx *c, struct placement *p) {
          * cgroups go beside it */
         if (r > 0 && c->apply && placement_holds_processes(p->parent))
                 r = move_into_leaf(p->parent);
+        /* the session's stop still reaches leash through its sentinel */
+        if (r >= 0 && c->apply && attach)
+                r = sentinel_start();
         if (r >= 0 && c->apply && attach)
                 r = systemd_scope_shared_enter(user, "/" PLACEMENT_LEAF, what, sizeof what);
         if (r < 0) {
