@@ -685,20 +685,14 @@ static void job_page(struct writer *w, const struct history_job *j) {
                 writer_put(w, ".</strong> ");
                 writer_esc(w, verdict);
                 writer_put(w, "</p>\n");
-        } else if (w->fmt == RENDER_MARKDOWN) {
-                writer_put(w, "# leash report: ");
+        } else { /* Markdown and text: the same lines, Markdown's marks */
+                bool md = w->fmt == RENDER_MARKDOWN;
+
+                writer_put(w, md ? "# leash report: " : "leash report: ");
                 writer_esc(w, j->name ? j->name : "job");
-                writer_put(w, "\n\n**");
+                writer_put(w, md ? "\n\n**" : "\n\nverdict: ");
                 writer_esc(w, j->reason);
-                writer_put(w, ".** ");
-                writer_esc(w, verdict);
-                writer_put(w, "\n");
-        } else {
-                writer_put(w, "leash report: ");
-                writer_esc(w, j->name ? j->name : "job");
-                writer_put(w, "\n\nverdict: ");
-                writer_esc(w, j->reason);
-                writer_put(w, ". ");
+                writer_put(w, md ? ".** " : ". ");
                 writer_esc(w, verdict);
                 writer_put(w, "\n");
         }
