@@ -172,6 +172,7 @@ class Executor(concurrent.futures.Executor):
         self._ends = []
         self._running = {}
         self._shutdown = False
+        self._cancel_running = False  # shutdown(cancel_futures=True): a task started since is ended too
         self._thread = None
         self._idle_exit = False
         self._wake_r = self._wake_w = -1
@@ -228,6 +229,9 @@ class Executor(concurrent.futures.Executor):
             if cancel_futures:
                 pending, self._pending = list(self._pending), collections.deque()
                 running = [t.future for t in self._running.values()]
+                # a task the supervisor took from the queue but has not yet
+                # registered as running is in neither list: _start ends it
+                self._cancel_running = True
             else:
                 pending = running = []
         for future, *_ in pending:
@@ -360,6 +364,7 @@ class Executor(concurrent.futures.Executor):
         jfd = job.fileno()
         with self._lock:
             self._running[jfd] = task
+            cancel = self._cancel_running
         fds[jfd] = task
         fds[task.rfd] = task
         poller.register(jfd, select.POLLIN)
@@ -367,6 +372,8 @@ class Executor(concurrent.futures.Executor):
         if task.cw >= 0:
             fds[task.cw] = task
             poller.register(task.cw, select.POLLOUT)
+        if cancel:  # shut down with cancel_futures while it was starting
+            future.cancel()
 
     def _event(self, task, fd, poller, fds):
         if fd == task.cw:

@@ -7,6 +7,8 @@ import concurrent.futures
 import errno
 import os
 import signal
+import sys
+import threading
 import time
 import warnings
 
@@ -147,6 +149,47 @@ def test_cancel_ends_a_running_task_by_the_ladder(tmp_path):
     with leash.Executor(max_workers=1) as ex:
         f = ex.submit(square, 3)
         assert f.result() == 9 and not f.cancel()
+
+
+def _blocked_in_join(thread):
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None:
+        if frame.f_code.co_name == "join":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def test_shutdown_cancel_futures_ends_a_task_being_started(tmp_path, monkeypatch):
+    """A task the supervisor has taken from the queue but not yet registered
+    as running is in neither of shutdown's lists: shutdown(cancel_futures=True)
+    still ends it (before the fix it ran on, and shutdown waited for it
+    forever: CI's ASan run hung here in the test below)."""
+    from leash import _executor
+
+    launching, go = threading.Event(), threading.Event()
+    real = _executor._launch
+
+    def held_launch(*args):
+        launching.set()
+        assert go.wait(60)
+        return real(*args)
+
+    monkeypatch.setattr(_executor, "_launch", held_launch)
+    ex = leash.Executor(max_workers=1)
+    f = ex.submit(sleep_forever, str(tmp_path / "0"))
+    assert launching.wait(60)
+    stopper = threading.Thread(target=ex.shutdown, kwargs={"wait": True, "cancel_futures": True})
+    stopper.start()
+    deadline = time.monotonic() + 60
+    while not _blocked_in_join(stopper) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _blocked_in_join(stopper), "shutdown made its lists while the task was being started"
+    go.set()
+    stopper.join(60)
+    assert not stopper.is_alive(), "shutdown(cancel_futures=True) waits for a task it did not end"
+    assert f.cancelled() and f.report["reason"] == "killed"
+    assert not job_cgroups()
 
 
 def test_shutdown_cancel_futures_ends_running_and_pending(tmp_path):
