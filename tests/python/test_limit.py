@@ -701,9 +701,22 @@ def test_an_unknown_option_is_refused():
 def test_weak_limit_warning_names_the_enforcer_and_the_better_option():
     import warnings
 
+    def weak_call():
+        # without a memory controller memory="300M" is RLIMIT_AS, which in
+        # an ASan build leaves the child no room for ASan's shadow: the call
+        # dies when ASan's runtime needs a new mapping, and the warning is
+        # still the caller's
+        if rlimit_as_under_asan():
+            try:
+                leash.limit(memory="300M", pids=8)(double)(2)
+            except leash.JobExited:
+                pass
+        else:
+            assert leash.limit(memory="300M", pids=8)(double)(2) == 4
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert leash.limit(memory="300M", pids=8)(double)(2) == 4
+        weak_call()
     weak = [str(w.message) for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
     have = controllers()
     # in Python terms (issue 41 item 4): the keywords that work here, no CLI option
@@ -729,7 +742,7 @@ def test_weak_limit_warning_names_the_enforcer_and_the_better_option():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         warnings.simplefilter("ignore", leash.WeakLimitWarning)
-        leash.limit(memory="300M", pids=8)(double)(2)
+        weak_call()
     assert not [w for w in caught if issubclass(w.category, leash.WeakLimitWarning)]
 
 

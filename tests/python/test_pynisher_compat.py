@@ -16,9 +16,11 @@ import inspect
 import multiprocessing
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -474,9 +476,15 @@ def test_0x_no_fork_server_for_a_function_to_escape_through(context, caller, tmp
     and what it forks ends with the call."""
     script = tmp_path / "escape.py"
     script.write_text(ESCAPE)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TMPDIR=str(tmp_path))
-    r = subprocess.run([sys.executable, str(script), context, caller], capture_output=True, text=True,
-                       timeout=180, env=env, cwd=str(tmp_path))
+    # the fork server's socket lives in $TMPDIR: a short one of this test's
+    # own (a package build's tmp_path is past AF_UNIX's 108 bytes)
+    sockets = tempfile.mkdtemp(prefix="leash-fs.", dir="/tmp")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TMPDIR=sockets)
+    try:
+        r = subprocess.run([sys.executable, str(script), context, caller], capture_output=True, text=True,
+                           timeout=180, env=env, cwd=str(tmp_path))
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == ("1" if caller == "server" else "0"), r.stderr
 
