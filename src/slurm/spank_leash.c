@@ -141,6 +141,9 @@ static void step_name(uint32_t step, char *buf, size_t size) {
 /* The Prolog's state for the job: 0 and "" when there is none, 0 and the
  * text for root's well-formed file, -1 for one leash cannot trust (a value
  * that forged a line, a key given twice: see src/basic/kvfile.h). */
+/* The job's state file into buf ("" when there is none): 0, -errno when it
+ * cannot be opened or read, -EBADMSG when it is not a regular file of root's
+ * that no one else may write, too long, or not key=value lines. */
 static int read_state(uint32_t job, char *buf, size_t size) {
         char path[1200];
         struct stat st;
@@ -151,15 +154,19 @@ static int read_state(uint32_t job, char *buf, size_t size) {
         snprintf(path, sizeof path, "%s/job_%" PRIu32 "/state", state_dir, job);
         fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
-                return errno == ENOENT ? 0 : -1;
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022) &&
-            (size_t) st.st_size < size) {
+                return errno == ENOENT ? 0 : errno == ELOOP ? -EBADMSG : -errno;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) || (size_t) st.st_size >= size)
+                r = -EBADMSG;
+        else {
                 n = read(fd, buf, size - 1);
+                if (n < 0)
+                        r = -errno;
                 buf[n > 0 ? n : 0] = '\0';
-                if (n != st.st_size || kv_check(buf) < 0)
-                        r = -1;
-        } else
-                r = -1;
+                if (r == 0 && (n != st.st_size || kv_check(buf) < 0))
+                        r = -EBADMSG;
+        }
         close(fd);
         if (r < 0)
                 buf[0] = '\0';
@@ -195,10 +202,15 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av) {
 
         if (job_and_step(sp, &job, step, sizeof step) < 0)
                 return 0;
-        if (read_state(job, state, sizeof state) < 0) {
-                /* never unconfined on a state that was tampered with */
-                dprintf(STDERR_FILENO, "leash: job %" PRIu32 ": task refused: its state file is malformed\n", job);
-                slurm_error("leash: job %" PRIu32 ": task refused: its state file is malformed", job);
+        r = read_state(job, state, sizeof state);
+        if (r < 0) {
+                /* never unconfined on a state that was tampered with or cannot be read */
+                if (r == -EBADMSG)
+                        snprintf(why, sizeof why, "its state file is malformed or not root's alone");
+                else
+                        snprintf(why, sizeof why, "its state file cannot be read: %s", strerror(-r));
+                dprintf(STDERR_FILENO, "leash: job %" PRIu32 ": task refused: %s\n", job, why);
+                slurm_error("leash: job %" PRIu32 ": task refused: %s", job, why);
                 return -1;
         }
         if (!state[0])
