@@ -309,6 +309,7 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
          * init, so a process that left the job cgroup is still found below
          * leash (src/engine/job/escape.c). leash has no other children. */
         spec->reaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+        spec->exit_after = true; /* one job, then leash exits: its descriptors go with the exit */
         r = leash_job_new_spec(spec, &job, err);
         if (r < 0)
                 return r;
@@ -547,8 +548,10 @@ int cmd_run(int argc, char **argv) {
         report_close(&series);
         leash_settings_done(&s);
         leash_profiles_free(profiles);
+        /* the signals stay blocked and the signalfd open until the exit that
+         * follows: nothing that arrives now can kill leash before it exits
+         * with the job's status, and nothing needs reading or closing */
         if (interrupt)
                 reraise(interrupt);
-        unguard_signals(sig_fd, &old_mask);
         return code;
 }

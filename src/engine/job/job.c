@@ -129,6 +129,16 @@ static void job_release_undumpable(struct leash_job *j) {
         j->undumpable = false;
 }
 
+/* The job's descriptors closed and the caller's dumpability given back,
+ * unless the caller's exit does both (spec.exit_after). */
+static void job_let_go(struct leash_job *j) {
+        if (j->spec.exit_after)
+                return;
+        job_release_undumpable(j);
+        job_close(j);
+        escape_close(j);
+}
+
 static void job_destroy(struct leash_job *j) {
         if (!j)
                 return;
@@ -137,9 +147,7 @@ static void job_destroy(struct leash_job *j) {
                 (void) tree_kill_all(j);
                 holder_release(&j->holder, NULL);
         }
-        job_release_undumpable(j);
-        job_close(j);
-        escape_close(j);
+        job_let_go(j);
         sampler_free(j->sampler);
         sandbox_plan_done(&j->plan);
         isolate_plan_done(&j->iso);
@@ -898,11 +906,9 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         }
         watchdog_stop(&j->wd);
         j->state = JOB_FINISHED;
-        job_release_undumpable(j);
         /* a finished job is its results: no descriptor is kept (a caller may
          * keep many of them, or one per thread, until it reads their reports) */
-        job_close(j);
-        escape_close(j);
+        job_let_go(j);
         return rc;
 }
 
