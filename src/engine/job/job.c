@@ -766,7 +766,6 @@ static int job_populated(const struct leash_job *j) {
  * True when the first look found the job cgroup empty. */
 static bool kill_leftovers(struct leash_job *j) {
         struct leash_result *r = &j->r;
-        pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
 
         if (j->no_cgroup) { /* the tree: stopped, then killed, in rounds */
                 int n = tree_kill_all(j);
@@ -784,7 +783,8 @@ static bool kill_leftovers(struct leash_job *j) {
                 r->leftovers_killed = n > 0 ? (unsigned) n : 0;
                 (void) cgroupfs_kill(j->job_fd);
                 supervise_log_signal(j, SIGKILL, "leftover");
-        } else if (j->stuck) { /* leash is in there: never freeze or cgroup.kill */
+        } else if (j->stuck) {                                    /* leash is in there: never freeze or cgroup.kill */
+                pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)}; /* asked only here: a system call */
                 int n = cgroupfs_signal_each(j->job_fd, 0, skip, ELEMENTSOF(skip));
                 r->leftovers_killed = n > 0 ? (unsigned) n : 0;
                 if (n > 0) {
