@@ -309,6 +309,7 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
          * init, so a process that left the job cgroup is still found below
          * leash (src/engine/job/escape.c). leash has no other children. */
         spec->reaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+        spec->exit_after = true; /* one job, then leash exits: its descriptors go with the exit */
         r = leash_job_new_spec(spec, &job, err);
         if (r < 0)
                 return r;
@@ -326,7 +327,7 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
                 err->error = -jfd;
                 return jfd;
         }
-        for (;;) {
+        for (bool sig_ready = true;;) { /* the first pass: one may have come while the job started */
                 struct pollfd pfd[2] = {{.fd = jfd, .events = POLLIN}, {.fd = *sig_fd, .events = POLLIN}};
                 struct signalfd_siginfo si;
 
@@ -334,16 +335,19 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
                  * in a session of its own, gets it from leash, then the grace, then
                  * SIGKILL. Read before the job's end is: `systemctl stop` of leash's
                  * unit signals leash and the job at once, and the report says
-                 * interrupted whichever of the two the kernel woke first */
-                while (read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
+                 * interrupted whichever of the two the kernel woke first. Read
+                 * when poll says there is one (not an EAGAIN per pass) */
+                while (sig_ready && read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
                         (void) leash_job_interrupt(job, (int) si.ssi_signo);
                 r = leash_job_dispatch(job);
                 if (r != 0)
                         break;
-                if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
+                r = poll(pfd, 2, -1);
+                if (r < 0 && errno != EINTR) {
                         r = negative_errno();
                         break;
                 }
+                sig_ready = r < 0 || pfd[1].revents != 0;
         }
         if (r < 0) {
                 err->step = "supervise the job";
@@ -547,8 +551,10 @@ int cmd_run(int argc, char **argv) {
         report_close(&series);
         leash_settings_done(&s);
         leash_profiles_free(profiles);
+        /* the signals stay blocked and the signalfd open until the exit that
+         * follows: nothing that arrives now can kill leash before it exits
+         * with the job's status, and nothing needs reading or closing */
         if (interrupt)
                 reraise(interrupt);
-        unguard_signals(sig_fd, &old_mask);
         return code;
 }

@@ -97,6 +97,11 @@ struct leash_spec {
          * children are this job's: every orphan of the job is reparented to it,
          * so its process tree holds every process of the job (leash run) */
         bool reaper;
+        /* the caller's process exits once the job is finished (leash run): the
+         * job's descriptors are left to that exit, which closes them all, and
+         * the caller stays undumpable until then (every fd is O_CLOEXEC: the
+         * job inherits none either way) */
+        bool exit_after;
         struct leash_sampling sampling;
         struct leash_devices devices;
 };

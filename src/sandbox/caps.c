@@ -162,7 +162,7 @@ static uint64_t bound_present(unsigned last, uint64_t all) {
 
 int caps_prepare(enum leash_caps_mode mode, uint64_t mask, bool switch_uid, struct caps_plan *ret,
                  struct leash_sandbox_result *res, unsigned *ret_missing) {
-        _cleanup_(cap_freep) cap_t cur = cap_get_proc(), target = NULL;
+        _cleanup_(cap_freep) cap_t cur = cap_get_proc();
         uint64_t eff, prm, inh, bnd, amb = 0, keep, all;
         unsigned last = last_cap();
         bool may_drop;
@@ -216,19 +216,20 @@ int caps_prepare(enum leash_caps_mode mode, uint64_t mask, bool switch_uid, stru
         ret->act = eff || prm || inh || amb || ret->drop_bounding;
 
         if (ret->act) {
-                target = cap_init();
-                if (!target)
-                        return -ENOMEM;
+                /* the current sets, read above, cleared into the target: a
+                 * cap_init() would ask the kernel's version again (capget) */
+                if (cap_clear(cur) < 0)
+                        return negative_errno();
                 for (unsigned i = 0; i <= last; i++) {
                         cap_value_t v = (cap_value_t) i;
                         if (!(keep & BIT(i)))
                                 continue;
-                        if (cap_set_flag(target, CAP_EFFECTIVE, 1, &v, CAP_SET) < 0 ||
-                            cap_set_flag(target, CAP_PERMITTED, 1, &v, CAP_SET) < 0 ||
-                            cap_set_flag(target, CAP_INHERITABLE, 1, &v, CAP_SET) < 0)
+                        if (cap_set_flag(cur, CAP_EFFECTIVE, 1, &v, CAP_SET) < 0 ||
+                            cap_set_flag(cur, CAP_PERMITTED, 1, &v, CAP_SET) < 0 ||
+                            cap_set_flag(cur, CAP_INHERITABLE, 1, &v, CAP_SET) < 0)
                                 return negative_errno();
                 }
-                ret->target = TAKE_PTR(target);
+                ret->target = TAKE_PTR(cur);
         }
         res->cap_effective = res->cap_permitted = res->cap_inheritable = res->cap_ambient = keep;
         /* bnd is LIST's part only when dropping, the whole set otherwise */

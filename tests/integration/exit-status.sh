@@ -61,4 +61,17 @@ check "fallback spawn: 127" test "$RC" = 127
 
 run_leash -- sh -c 'cat /proc/self/cgroup'
 check "clone3 spawn: job ran inside its cgroup" bash -c "grep -q '^0::.*/t-exit-status-$$/sh@' <<<\"\$0\"" "$OUT"
+
+# a setup failure's whole record (step, errno, the rlimit and its value) back
+# from the child: through the pipe (the fork form) and through the memory the
+# vfork form shares with leash. Above fs.nr_open, RLIMIT_NOFILE fails even for root.
+big=$(($(cat /proc/sys/fs/nr_open) + 1))
+for spawn in clone3 fork; do
+        LEASH_SPAWN=$spawn run_leash -o "$TMP/r.json" --nofile "$big" -- true
+        check "$spawn spawn, an rlimit the child cannot set: 125 ($RC)" test "$RC" = 125
+        check "$spawn spawn: reason setup_error" test "$(jget "$TMP/r.json" reason)" = setup_error
+        check "$spawn spawn: the step, the rlimit, its value and the error said ($ERR)" \
+                bash -c '[[ "$1" == *"set an rlimit for the job: RLIMIT_NOFILE = $2 (--nofile): Operation not permitted"* ]]' \
+                - "$ERR" "$big"
+done
 finish

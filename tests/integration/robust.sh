@@ -21,6 +21,14 @@ check "stderr closed: the report says not found" test "$(jget "$TMP/closed.json"
 # all three closed: the job sees /dev/null, not a file leash opened
 "$LEASH" run --cgroup-parent "$PARENT" -q -o "$TMP/c3.json" -- sh -c 'echo job-line; echo job-err >&2' <&- >&- 2>&-
 check "fds 0-2 closed: the job's output never reaches the report" strict_json "$TMP/c3.json"
+# stdin open but O_PATH: poll() calls it closed (POLLNVAL) where it is not; the
+# probe confirms with fcntl, or /dev/null would land on fd 3 and leash refuse
+"$PY" -c 'import os, sys
+fd = os.open("/", os.O_PATH)
+os.dup2(fd, 0)
+os.execv(sys.argv[1], sys.argv[1:])' "$LEASH" run --cgroup-parent "$PARENT" -q -o "$TMP/opath.json" -- true
+rc=$?
+check "stdin an O_PATH descriptor: leash runs the job ($rc)" test "$rc" = 0
 
 # --- 10.5: report encoding ----------------------------------------------------------------
 args=(true $'\xff' $'a\e[31mb\r\x01' 'é' $'\xc2\x9b')

@@ -129,6 +129,16 @@ static void job_release_undumpable(struct leash_job *j) {
         j->undumpable = false;
 }
 
+/* The job's descriptors closed and the caller's dumpability given back,
+ * unless the caller's exit does both (spec.exit_after). */
+static void job_let_go(struct leash_job *j) {
+        if (j->spec.exit_after)
+                return;
+        job_release_undumpable(j);
+        job_close(j);
+        escape_close(j);
+}
+
 static void job_destroy(struct leash_job *j) {
         if (!j)
                 return;
@@ -137,9 +147,7 @@ static void job_destroy(struct leash_job *j) {
                 (void) tree_kill_all(j);
                 holder_release(&j->holder, NULL);
         }
-        job_release_undumpable(j);
-        job_close(j);
-        escape_close(j);
+        job_let_go(j);
         sampler_free(j->sampler);
         sandbox_plan_done(&j->plan);
         isolate_plan_done(&j->iso);
@@ -758,7 +766,6 @@ static int job_populated(const struct leash_job *j) {
  * True when the first look found the job cgroup empty. */
 static bool kill_leftovers(struct leash_job *j) {
         struct leash_result *r = &j->r;
-        pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
 
         if (j->no_cgroup) { /* the tree: stopped, then killed, in rounds */
                 int n = tree_kill_all(j);
@@ -776,7 +783,8 @@ static bool kill_leftovers(struct leash_job *j) {
                 r->leftovers_killed = n > 0 ? (unsigned) n : 0;
                 (void) cgroupfs_kill(j->job_fd);
                 supervise_log_signal(j, SIGKILL, "leftover");
-        } else if (j->stuck) { /* leash is in there: never freeze or cgroup.kill */
+        } else if (j->stuck) {                                    /* leash is in there: never freeze or cgroup.kill */
+                pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)}; /* asked only here: a system call */
                 int n = cgroupfs_signal_each(j->job_fd, 0, skip, ELEMENTSOF(skip));
                 r->leftovers_killed = n > 0 ? (unsigned) n : 0;
                 if (n > 0) {
@@ -898,11 +906,9 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
         }
         watchdog_stop(&j->wd);
         j->state = JOB_FINISHED;
-        job_release_undumpable(j);
         /* a finished job is its results: no descriptor is kept (a caller may
          * keep many of them, or one per thread, until it reads their reports) */
-        job_close(j);
-        escape_close(j);
+        job_let_go(j);
         return rc;
 }
 

@@ -137,7 +137,7 @@ static void signal_main(struct leash_job *j, int sig) {
 /* sig to every process in the job cgroup but the main one (signalled through
  * its pidfd): frozen meanwhile, unless leash itself is stuck in there. */
 static int signal_cgroup(struct leash_job *j, int sig) {
-        pid_t skip[3] = {j->pidfd >= 0 ? j->r.pid : 0, getpid(), watchdog_pid(&j->wd)};
+        pid_t main_pid = j->pidfd >= 0 ? j->r.pid : 0;
 
         if (j->no_cgroup)
                 return tree_signal(j, sig); /* the main process among them */
@@ -145,8 +145,12 @@ static int signal_cgroup(struct leash_job *j, int sig) {
                 return j->signal_fn(j->signal_userdata, sig);
 
         if (escape_guard(j) == 0)
-                return cgroupfs_signal_all(j->job_fd, sig, skip[0]);
-        return cgroupfs_signal_each(j->job_fd, sig, skip, ELEMENTSOF(skip));
+                return cgroupfs_signal_all(j->job_fd, sig, main_pid);
+        {
+                /* leash is in there: itself and its watchdog spared (getpid asked only here) */
+                pid_t skip[3] = {main_pid, getpid(), watchdog_pid(&j->wd)};
+                return cgroupfs_signal_each(j->job_fd, sig, skip, ELEMENTSOF(skip));
+        }
 }
 
 /* Whether anything of the job runs: > 0 yes, 0 no, < 0 cannot tell. */
@@ -155,8 +159,6 @@ static int job_runs(struct leash_job *j) {
 }
 
 void supervise_kill_tree(struct leash_job *j) {
-        pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
-
         if (j->no_cgroup) {
                 (void) tree_signal(j, SIGKILL);
                 return;
@@ -167,10 +169,12 @@ void supervise_kill_tree(struct leash_job *j) {
         }
         if (escape_guard(j) == 0)
                 (void) cgroupfs_kill(j->job_fd);
-        else /* never cgroup.kill with leash inside: each process, a few rounds */
+        else { /* never cgroup.kill with leash inside: each process, a few rounds */
+                pid_t skip[2] = {getpid(), watchdog_pid(&j->wd)};
                 for (int round = 0; round < 100; round++)
                         if (cgroupfs_signal_each(j->job_fd, SIGKILL, skip, ELEMENTSOF(skip)) <= 0)
                                 break;
+        }
 }
 
 void supervise_kill_now(struct leash_job *j, const char *why) {

@@ -34,7 +34,10 @@
  *
  * Errors in the child travel back over a CLOEXEC pipe as {step, errno}: EOF
  * on the pipe means exec succeeded. That is how 125 (setup), 126 (not
- * executable) and 127 (not found) are told apart.
+ * executable) and 127 (not found) are told apart. The vfork form needs no
+ * pipe (four system calls fewer): its child writes the record into leash's
+ * memory, which it shares, and leash reads it once the kernel has woken it,
+ * which is after the child's exec or exit (as glibc's posix_spawn does).
  */
 #include "spawn.h"
 #include "holder.h"
@@ -100,14 +103,34 @@ const char *spawn_step_to_string(enum spawn_step s) {
         return "start the job";
 }
 
-static _Noreturn void child_fail(int errfd, enum spawn_step step, int error) {
-        struct spawn_failure f = {.step = step, .error = error};
-        ssize_t n _unused_ = write(errfd, &f, sizeof f);
+/* Where a child's failure goes: down the pipe (fd), or, in the vfork form,
+ * into the parent's record (shared, in the memory both share). */
+struct child_report {
+        int fd;
+        struct shared_failure *shared;
+};
+
+struct shared_failure {
+        bool failed;
+        struct spawn_failure f;
+};
+
+static _Noreturn void child_fail_with(const struct child_report *to, struct spawn_failure f) {
+        if (to->shared) {
+                to->shared->f = f;
+                to->shared->failed = true;
+        } else {
+                ssize_t n _unused_ = write(to->fd, &f, sizeof f);
+        }
         _exit(127);
 }
 
+static _Noreturn void child_fail(const struct child_report *to, enum spawn_step step, int error) {
+        child_fail_with(to, (struct spawn_failure){.step = step, .error = error});
+}
+
 /* In the child: async-signal-safe calls only. Returns when set up. */
-static void child_setup(const struct spawn_params *p, int errfd, pid_t parent, bool migrate) {
+static void child_setup(const struct spawn_params *p, const struct child_report *errfd, pid_t parent, bool migrate) {
         if (migrate && p->cgroup_fd >= 0) {
                 int fd = openat(p->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
                 if (fd < 0 || write(fd, "0", 1) != 1)
@@ -130,12 +153,9 @@ static void child_setup(const struct spawn_params *p, int errfd, pid_t parent, b
                 /* soft = hard = value: the job may not raise it back. An unprivileged
                  * leash asking above its own hard limit fails here, loudly. */
                 struct rlimit rl = {p->rlimits[i].value, p->rlimits[i].value};
-                if (setrlimit(p->rlimits[i].resource, &rl) < 0) {
-                        struct spawn_failure f = {SPAWN_STEP_RLIMIT, errno, p->rlimits[i].resource,
-                                                  p->rlimits[i].value};
-                        ssize_t n _unused_ = write(errfd, &f, sizeof f);
-                        _exit(127);
-                }
+                if (setrlimit(p->rlimits[i].resource, &rl) < 0)
+                        child_fail_with(errfd, (struct spawn_failure){SPAWN_STEP_RLIMIT, errno, p->rlimits[i].resource,
+                                                                      p->rlimits[i].value});
         }
         if (p->sigchld_ignored)
                 (void) signal(SIGCHLD, SIG_IGN);
@@ -239,7 +259,8 @@ static void exec_path(const char *file, char *const *argv, char *const *envp) {
 #define SPAWN_VFORK 0
 #endif
 
-static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t parent, bool migrate) {
+static _Noreturn void child_main(const struct spawn_params *p, const struct child_report *errfd, pid_t parent,
+                                 bool migrate) {
         child_setup(p, errfd, parent, migrate);
         exec_path(p->argv[0], p->argv, p->sandbox && p->sandbox->envp ? p->sandbox->envp : environ);
         child_fail(errfd, SPAWN_STEP_EXEC, errno);
@@ -255,7 +276,7 @@ static _Noreturn void child_main(const struct spawn_params *p, int errfd, pid_t 
  * child inherits. */
 struct child_args {
         const struct spawn_params *p;
-        int errfd;
+        const struct child_report *errfd;
         pid_t parent;
 };
 
@@ -303,7 +324,7 @@ static size_t child_stack_size(char *const *argv) {
 
 /* Returns the pid in the parent, -1 with errno on failure; the child never
  * returns from here. */
-static pid_t do_clone3(const struct spawn_params *p, int errfd, pid_t parent, int *ret_pidfd) {
+static pid_t do_clone3(const struct spawn_params *p, const struct child_report *errfd, pid_t parent, int *ret_pidfd) {
         struct clone_args args = {
                 /* no cgroup (placement none): a plain clone, leash's own cgroup */
                 .flags = CLONE_PIDFD | (p->cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
@@ -381,17 +402,60 @@ static void collect(int rfd, pid_t pid, int *pidfd, pid_t *ret_pid, int *ret_pid
         }
 }
 
+/* The vfork form's spawn: no pipe, the child's failure read from the record
+ * it shares with leash. 1: done (started or failed, said in the outputs);
+ * 0: no clone3 here, another form is to be taken; -errno. */
+static int spawn_vfork(const struct spawn_params *p, pid_t parent, pid_t *ret_pid, int *ret_pidfd,
+                       struct spawn_failure *ret_failure) {
+#if SPAWN_VFORK
+        _cleanup_close_ int pidfd = -1;
+        struct shared_failure shared = {.failed = false};
+        struct child_report to = {.fd = -1, .shared = &shared};
+        pid_t pid = do_clone3(p, &to, parent, &pidfd);
+        siginfo_t si;
+
+        if (pid < 0)
+                return errno == ENOSYS || errno == E2BIG || errno == EINVAL ? 0 : negative_errno();
+        *ret_pid = pid;
+        /* leash slept until the child's exec or exit: what it wrote is there */
+        if (shared.failed) {
+                (void) waitid(P_PID, (id_t) pid, &si, WEXITED | __WALL);
+                *ret_failure = shared.f;
+                *ret_pidfd = -1;
+        } else {
+                ret_failure->step = SPAWN_STEP_NONE;
+                ret_failure->error = 0;
+                *ret_pidfd = TAKE_FD(pidfd);
+        }
+        return 1;
+#else
+        (void) p, (void) parent, (void) ret_pid, (void) ret_pidfd, (void) ret_failure;
+        return 0;
+#endif
+}
+
 int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, struct spawn_failure *ret_failure,
               bool *ret_used_clone3) {
         _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
+        struct child_report to = {.fd = -1};
         int fds[2];
         pid_t parent = getpid(), pid = -1;
         bool used_clone3 = false;
 
+        if (!p->holder && !p->isolate && !p->force_fallback) {
+                int r = spawn_vfork(p, parent, ret_pid, ret_pidfd, ret_failure);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        *ret_used_clone3 = true;
+                        return 0;
+                }
+        }
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return negative_errno();
         rfd = fds[0];
         wfd = fds[1];
+        to.fd = wfd;
 
         if (p->holder) {
                 pid_t holder;
@@ -400,7 +464,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
                 if (r < 0)
                         return r;
                 if (r == 1)
-                        child_main(p, wfd, holder, false);
+                        child_main(p, &to, holder, false);
         } else if (p->isolate) {
                 /* fork-like: the init never execs, a vfork would never return */
                 pid = isolate_clone(p->cgroup_fd, &pidfd);
@@ -409,12 +473,12 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
                 if (pid == 0) {
                         int r = isolate_child(p->isolate, wfd);
                         if (r < 0)
-                                child_fail(wfd, SPAWN_STEP_ISOLATE, -r);
-                        child_main(p, wfd, 1, false); /* the job, pid 2, child of the init */
+                                child_fail(&to, SPAWN_STEP_ISOLATE, -r);
+                        child_main(p, &to, 1, false); /* the job, pid 2, child of the init */
                 }
                 used_clone3 = true;
-        } else if (!p->force_fallback) {
-                pid = do_clone3(p, wfd, parent, &pidfd);
+        } else if (!p->force_fallback && !SPAWN_VFORK) {
+                pid = do_clone3(p, &to, parent, &pidfd);
                 if (pid > 0)
                         used_clone3 = true;
                 else if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
@@ -425,7 +489,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, stru
                 if (pid < 0)
                         return negative_errno();
                 if (pid == 0)
-                        child_main(p, wfd, parent, true);
+                        child_main(p, &to, parent, true);
         }
         close(TAKE_FD(wfd));
         collect(rfd, pid, &pidfd, ret_pid, ret_pidfd, ret_failure);
@@ -510,7 +574,7 @@ int spawn_fork(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd, str
                  * an exec'd job gets it from exec */
                 undumpable_child();
                 cp.close_held = true; /* and the lock, a copy held by the parent's thread, made anew */
-                child_setup(&cp, wfd, parent, migrate);
+                child_setup(&cp, &(struct child_report){.fd = wfd}, parent, migrate);
                 if (p->sandbox && p->sandbox->envp)
                         environ = p->sandbox->envp;
                 /* one byte, then EOF: set up (a parent that did not wait tells
