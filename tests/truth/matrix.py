@@ -586,6 +586,25 @@ def py_cpu_time(cell, p, caller):
 
 
 
+def inner_held(cell, over, inner, said):
+    """An outer limit over a leash inside the job: the inner leash wrote its
+    report (reason interrupted) with its job's own status 7, which the job
+    wrote itself (said), and the outer killed nothing."""
+    try:
+        with open(inner) as f:
+            rep = json.load(f)
+        os.unlink(inner)
+    except (OSError, ValueError):
+        rep = {}
+    cell.check(rep.get("reason") == "interrupted", "over: the inner leash wrote its report, reason interrupted ({})"
+               .format(rep.get("reason")))
+    cell.check(read_int(said) == 7 and (rep.get("exit") or {}).get("status") == 7,
+               "over: the inner job's own status 7 is in the inner report")
+    sigs = [x.get("signal") for x in over.get("signals") or []]
+    cell.check("KILL" not in sigs and over.get("usage.leftovers_killed") == 0,
+               "over: the outer killed nothing ({}), no leftover".format(sigs))
+
+
 def nested(cell, p):
     # a leash inside the job: the outer's wall-time limit fires, the inner
     # leash passes the signal on, its job takes a moment of the grace and
@@ -597,19 +616,7 @@ def nested(cell, p):
                ["sh", "-c", "'{}' run -q -o '{}' -- sh -c \"{}\"".format(p["leash"], inner, job)])
     common(cell, over, "wall_time")
     cell.check(over.get("reason") == "wall_time" and over.rc == 124, "over: outer reason wall_time, exit 124")
-    try:
-        with open(inner) as f:
-            rep = json.load(f)
-        os.unlink(inner)
-    except (OSError, ValueError):
-        rep = {}
-    cell.check(rep.get("reason") == "interrupted", "over: the inner leash wrote its report, reason interrupted ({})".format(
-        rep.get("reason")))
-    cell.check(read_int(said) == 7 and (rep.get("exit") or {}).get("status") == 7,
-               "over: the inner job's own status 7 is in the inner report")
-    sigs = [x.get("signal") for x in over.get("signals") or []]
-    cell.check("KILL" not in sigs and over.get("usage.leftovers_killed") == 0,
-               "over: the outer killed nothing ({}), no leftover".format(sigs))
+    inner_held(cell, over, inner, said)
     under = Run(p["work"], p, ["-w", "30s"], ["sh", "-c", "'{}' run -q -o '{}' -- true".format(p["leash"], inner)])
     common(cell, under, "wall_time")
     cell.check(under.rc == 0 and under.get("reason") == "ok" and os.path.exists(inner), "under: both ok, both reports")
@@ -789,22 +796,36 @@ def limit_disk(cell, p):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def nvml_standin(cell, p):
+    """The stand-in NVML's script (the job appends its pid and bytes), the
+    environment that names it and the library, and the job's shell text
+    (bytes, seconds held); (None, None, None) and the cell n/a without it."""
+    lib = os.path.join(p["helpers"], "libnvml-standin.so")
+    if not os.path.exists(lib):
+        cell.na = "no stand-in NVML (make check builds tests/helpers/libnvml-standin.so)"
+        return None, None, None
+    script = os.path.join(p["work"], "nvml")
+    env = {"LEASH_NVML_LIBRARY": lib, "LEASH_NVML_STANDIN": script}
+    return script, env, 'printf "proc 0 $$ {} 0\\n" >>"$LEASH_NVML_STANDIN"; sleep {}'
+
+
+def nvml_reset(p, script):
+    """The script as before a run: one GPU, and pid 1's 900 MiB (never the job's)."""
+    with open(script, "w") as f:
+        f.write("gpu 0 GPU-0000aaaa-truth Truth-A\nproc 0 1 {} 0\n".format(900 << 20))
+    if p["uid"] is not None:
+        os.chown(script, p["uid"], p["uid"])
+
+
 def gpu_memory(cell, p):
     # the stand-in NVML (tests/helpers/nvml-standin.c) answers from a script the
     # job writes its own pid and bytes into: what the job put there is the truth
     # (pid 1's line, with a larger figure, is not the job's and must never count)
-    lib = os.path.join(p["helpers"], "libnvml-standin.so")
-    if not os.path.exists(lib):
-        cell.na = "no stand-in NVML (make check builds tests/helpers/libnvml-standin.so)"
+    script, env, job = nvml_standin(cell, p)
+    if not script:
         return
-    script = os.path.join(p["work"], "nvml")
-    env = {"LEASH_NVML_LIBRARY": lib, "LEASH_NVML_STANDIN": script}
-    job = 'printf "proc 0 $$ {} 0\\n" >>"$LEASH_NVML_STANDIN"; sleep {}'
     for mib, hold, name in ((200, 30, "over"), (50, 0.5, "under")):
-        with open(script, "w") as f:
-            f.write("gpu 0 GPU-0000aaaa-truth Truth-A\nproc 0 1 {} 0\n".format(900 << 20))
-        if p["uid"] is not None:
-            os.chown(script, p["uid"], p["uid"])
+        nvml_reset(p, script)
         run = Run(p["work"], p, ["--limit", "gpu_memory=100M", "--sample", "100ms"],
                   ["sh", "-c", job.format(mib << 20, hold)], env)
         common(cell, run, "gpu_memory")
@@ -1164,19 +1185,12 @@ def py_limit_memory(cell, p, caller):
 
 
 def py_gpu_memory(cell, p, caller):
-    lib = os.path.join(p["helpers"], "libnvml-standin.so")
-    if not os.path.exists(lib):
-        cell.na = "no stand-in NVML (make check builds tests/helpers/libnvml-standin.so)"
+    script, env, job = nvml_standin(cell, p)
+    if not script:
         return
-    script = os.path.join(p["work"], "nvml")
-    env = {"LEASH_NVML_LIBRARY": lib, "LEASH_NVML_STANDIN": script}
-    job = 'printf "proc 0 $$ {} 0\\n" >>"$LEASH_NVML_STANDIN"; sleep {}'
     lim = {"gpu_memory": 100} if caller == "monitored" else {"limit": "gpu_memory=100M", "sample": "100ms"}
     for mib, hold, name in ((200, 30, "over"), (50, 0.5, "under")):
-        with open(script, "w") as f:
-            f.write("gpu 0 GPU-0000aaaa-truth Truth-A\nproc 0 1 {} 0\n".format(900 << 20))
-        if p["uid"] is not None:
-            os.chown(script, p["uid"], p["uid"])
+        nvml_reset(p, script)
         run = pcall(cell, p, caller, lim, "sh", job.format(mib << 20, hold), env=env)
         seen = run.get("sampling.peaks.gpu_memory_bytes.value") if run.rep else run.res.get("gpu_memory", 0) * (1 << 20)
         cell.check(seen == mib << 20, "{}: the GPU memory peak {} is the {} MiB the job wrote, not pid 1's".format(
@@ -1202,19 +1216,7 @@ def py_nested(cell, p, caller):
     want = CALLERS[caller][1]
     cell.check(over.exc == want and over.get("reason") == "wall_time",
                "over: {}, reason wall_time ({}, {})".format(want, over.exc, over.get("reason")))
-    try:
-        with open(inner) as f:
-            rep = json.load(f)
-        os.unlink(inner)
-    except (OSError, ValueError):
-        rep = {}
-    cell.check(rep.get("reason") == "interrupted", "over: the inner leash wrote its report, reason interrupted ({})"
-               .format(rep.get("reason")))
-    cell.check(read_int(said) == 7 and (rep.get("exit") or {}).get("status") == 7,
-               "over: the inner job's own status 7 is in the inner report")
-    sigs = [x.get("signal") for x in over.get("signals") or []]
-    cell.check("KILL" not in sigs and not over.get("usage.leftovers_killed"),
-               "over: the outer killed nothing ({}), no leftover".format(sigs))
+    inner_held(cell, over, inner, said)
     under = pcall(cell, p, caller, {"wall_time": 30}, "sh", "'{}' run -q -o '{}' -- true".format(p["leash"], inner))
     ended_ok(cell, under)
     cell.check(under.value == 0 and os.path.exists(inner), "under: the inner leash ok, its report written")
