@@ -244,30 +244,41 @@ static void summary_rlimit_hint(const struct leash_spec *c, const struct leash_r
                          r->status_code, v);
 }
 
-/* Status 153 (128 + SIGXFSZ) under --fsize: what a shell returns when its
- * command died of SIGXFSZ. leash did not see that death (the shell reaped
- * it), so the reason stays exit and this says only what the status suggests. */
-static bool summary_fsize_hint(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
+/* A failure under --fsize that leash did not see as SIGXFSZ: status 153
+ * (128 + SIGXFSZ) is what a shell returns when its command died of it (the
+ * shell reaped it); any other failure may be a write the kernel refused with
+ * EFBIG to a process that ignores SIGXFSZ (Python does). The reason stays
+ * exit; this says only what the status suggests. */
+static bool summary_fsize_hint(const struct leash_spec *c, const struct leash_result *r, bool any_status, char *buf,
+                               size_t size) {
         char v[32];
 
-        if (r->term_signal || r->status_code != 128 + SIGXFSZ || r->enforced[LEASH_LIMIT_FSIZE] != LEASH_BY_RLIMIT)
+        if (r->term_signal || r->status_code == 0 || r->enforced[LEASH_LIMIT_FSIZE] != LEASH_BY_RLIMIT)
                 return false;
         format_bytes_human(c->limit[LEASH_LIMIT_FSIZE], v, sizeof v);
-        snprintf(buf, size,
-                 "the job exited with status %d, a shell's status for a command that died of SIGXFSZ: a write past "
-                 "the fsize limit %s (RLIMIT_FSIZE) may be why",
-                 r->status_code, v);
+        if (r->status_code == 128 + SIGXFSZ)
+                snprintf(buf, size,
+                         "the job exited with status %d, a shell's status for a command that died of SIGXFSZ: a "
+                         "write past the fsize limit %s (RLIMIT_FSIZE) may be why",
+                         r->status_code, v);
+        else if (any_status)
+                snprintf(buf, size,
+                         "the job exited with status %d; files are limited to %s by RLIMIT_FSIZE here: a write past "
+                         "it fails with EFBIG where SIGXFSZ is ignored (Python ignores it), which may be why",
+                         r->status_code, v);
+        else
+                return false;
         return true;
 }
 
 bool report_text_likely_cause(const struct leash_spec *c, const struct leash_result *r, char *buf, size_t size) {
-        if (summary_fsize_hint(c, r, buf, size))
+        if (summary_fsize_hint(c, r, false, buf, size))
                 return true;
         if (r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_RLIMIT && leash_spec_has(c, LEASH_LIMIT_MEMORY)) {
                 summary_rlimit_hint(c, r, buf, size);
                 return true;
         }
-        return false;
+        return summary_fsize_hint(c, r, true, buf, size);
 }
 
 int leash_report_summary(const struct leash_spec *c, const struct leash_result *r, char **ret_text) {

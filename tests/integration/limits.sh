@@ -41,6 +41,24 @@ check "--fsize over sh -c dd: reason exit, status 153 ($(jget "$TMP/r.json" reas
 check "--fsize over sh -c dd: the line says may, not reached" \
         bash -c "grep -q 'status 153, a shell.s status for a command that died of SIGXFSZ: a write past the fsize limit 1.00 MiB (RLIMIT_FSIZE) may be why' '$TMP/err' && ! grep -q reached '$TMP/err'"
 rm -f "$TMP/big"
+# a process that ignores SIGXFSZ (Python does) gets EFBIG and fails by
+# itself: likely_cause names the limit (the truth matrix's Python fsize
+# cells; before, no likely_cause). The control: the same failure without
+# --fsize names nothing.
+efbig="import sys; sys.exit(1) if len(sys.argv) > 1 else open('$TMP/big', 'wb').write(bytes(4 << 20))"
+if [ -x /usr/bin/python3 ]; then
+        run_leash --fsize 1M -o "$TMP/r.json" -- /usr/bin/python3 -c "$efbig"
+        check "--fsize, SIGXFSZ ignored: exit 1, the file stopped at the limit ($RC, $(stat -c %s "$TMP/big"))" \
+                test "$RC" = 1 -a "$(stat -c %s "$TMP/big")" = 1048576
+        check "--fsize, SIGXFSZ ignored: likely_cause names RLIMIT_FSIZE ($(jget "$TMP/r.json" likely_cause))" \
+                test -n "$(jget "$TMP/r.json" likely_cause | grep 'limited to 1.00 MiB by RLIMIT_FSIZE')"
+        run_leash -o "$TMP/r.json" -- /usr/bin/python3 -c "$efbig" fail
+        check "control: exit 1 without --fsize, no likely_cause ($RC, $(jget "$TMP/r.json" likely_cause))" \
+                test "$RC" = 1 -a "$(jget "$TMP/r.json" likely_cause)" = null
+        rm -f "$TMP/big"
+else
+        skip "no /usr/bin/python3 (a job that ignores SIGXFSZ)"
+fi
 
 # memory
 if has_controller memory; then

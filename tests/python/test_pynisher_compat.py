@@ -292,6 +292,8 @@ def test_0x_num_processes(context):
     w = lp.enforce_limits(num_processes=1, context=context)(start_pool)
     assert w(4) is None
     assert (w.exit_status, w.exitcode, w.os_errno) == (lp.SubprocessException, 0, errno.EAGAIN)
+    # the report says what refused the forks (before issue 39's matrix: "none" where RLIMIT_NPROC did)
+    assert w.report["limits"]["pids"]["enforced_by"] in ("cgroup", "rlimit"), w.report["limits"]
 
 
 @pytest.mark.parametrize("context", CONTEXTS)

@@ -7,13 +7,22 @@
  * stdout and, last on stderr, its ground truth measured around the call: the
  * wall time (CLOCK_MONOTONIC) and the CPU time of its reaped children
  * (RUSAGE_CHILDREN). KIND: spin (ARG s of CPU), sleep (ARG s), alloc (touch
- * ARG MiB; exit 3 when the allocation is refused).
+ * ARG MiB; exit 3 when the allocation is refused), hold (touch MiB and keep it
+ * S s: ARG "MiB:S"), write (ARG bytes to ./big in 64 KiB writes), open (open
+ * /dev/null up to ARG times), dev (open /dev/null), core (copy the job's "Max
+ * core" line of /proc/self/limits to ./limits; ARG 1: then SIGSEGV itself),
+ * cpus (spin 1 s of CPU), sh (run /bin/sh -c ARG). What the function found
+ * (the count it opened, 0 or errno of the device, the milliseconds 1 s of CPU
+ * took, the shell's status) goes to ./value, which the matrix reads.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,16 +55,101 @@ static int touch(size_t mib) {
         return 0;
 }
 
-static int function(const char *kind, double arg) {
-        if (strcmp(kind, "alloc") == 0)
-                return touch((size_t) arg);
-        if (strcmp(kind, "sleep") == 0) {
-                struct timespec ts = {(time_t) arg, (long) ((arg - (double) (time_t) arg) * 1e9)};
-                nanosleep(&ts, NULL);
-                return 0;
-        }
-        for (double t0 = now(CLOCK_PROCESS_CPUTIME_ID); now(CLOCK_PROCESS_CPUTIME_ID) - t0 < arg;)
+static void sleep_s(double s) {
+        struct timespec ts = {(time_t) s, (long) ((s - (double) (time_t) s) * 1e9)};
+        nanosleep(&ts, NULL);
+}
+
+static void spin(double s) {
+        for (double t0 = now(CLOCK_PROCESS_CPUTIME_ID); now(CLOCK_PROCESS_CPUTIME_ID) - t0 < s;)
                 ;
+}
+
+static int value(long v) {
+        FILE *f = fopen("value", "we");
+        if (!f)
+                return 4;
+        fprintf(f, "%ld\n", v);
+        return fclose(f) == 0 ? 0 : 4;
+}
+
+static int write_big(size_t bytes) {
+        static const char block[65536];
+        int fd = open("big", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return 4;
+        for (size_t done = 0; done < bytes; done += sizeof block)
+                if (write(fd, block, sizeof block) != (ssize_t) sizeof block)
+                        return close(fd), 1; /* EFBIG where SIGXFSZ is ignored */
+        return close(fd), value((long) bytes);
+}
+
+static int open_many(long n) {
+        int fds[4096];
+        long opened = 0;
+        while (opened < n && opened < 4096 && (fds[opened] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+                opened++;
+        for (long i = 0; i < opened; i++) /* closed first: ./value needs one */
+                close(fds[i]);
+        return value(opened);
+}
+
+static int core(int crash) {
+        char line[256];
+        FILE *in = fopen("/proc/self/limits", "re"), *out = fopen("limits", "we");
+        if (!in || !out)
+                return 4;
+        while (fgets(line, sizeof line, in))
+                if (strncmp(line, "Max core", 8) == 0)
+                        fputs(line, out);
+        fclose(in);
+        if (fclose(out) != 0)
+                return 4;
+        return crash ? raise(SIGSEGV), 5 : 0;
+}
+
+static int shell(const char *script) {
+        int status;
+        pid_t pid = fork();
+        if (pid == 0) {
+                execl("/bin/sh", "sh", "-c", script, (char *) NULL);
+                _exit(127);
+        }
+        if (pid < 0 || waitpid(pid, &status, 0) < 0)
+                return 4;
+        return value(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+static int function(const char *kind, const char *arg) {
+        double a = strtod(arg, NULL), w0;
+        int fd;
+
+        if (strcmp(kind, "alloc") == 0)
+                return touch((size_t) a);
+        if (strcmp(kind, "hold") == 0) {
+                int r = touch((size_t) a);
+                return r ? r : (sleep_s(strtod(strchr(arg, ':') ? strchr(arg, ':') + 1 : "0", NULL)), 0);
+        }
+        if (strcmp(kind, "sleep") == 0)
+                return sleep_s(a), 0;
+        if (strcmp(kind, "write") == 0)
+                return write_big((size_t) a);
+        if (strcmp(kind, "open") == 0)
+                return open_many((long) a);
+        if (strcmp(kind, "dev") == 0) {
+                fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                return value(fd < 0 ? errno : 0);
+        }
+        if (strcmp(kind, "core") == 0)
+                return core(a != 0);
+        if (strcmp(kind, "cpus") == 0) {
+                w0 = now(CLOCK_MONOTONIC);
+                spin(1.0);
+                return value((long) ((now(CLOCK_MONOTONIC) - w0) * 1000));
+        }
+        if (strcmp(kind, "sh") == 0)
+                return shell(arg);
+        spin(a);
         return 0;
 }
 
@@ -82,7 +176,7 @@ int main(int argc, char **argv) {
         pid_t pid;
 
         if (argc < 5)
-                return fprintf(stderr, "usage: lh-truth PARENT HOLD_MIB spin|sleep|alloc ARG [KEY=VALUE...]\n"), 2;
+                return fprintf(stderr, "usage: lh-truth PARENT HOLD_MIB KIND ARG [KEY=VALUE...]\n"), 2;
         if (touch(strtoul(argv[2], NULL, 10)) != 0 || leash_config_new(&c) < 0 || configure(c, argc, argv, &err) < 0 ||
             leash_job_new(c, &j, &err) < 0) {
                 fprintf(stderr, "lh-truth: %s: %s: %s\n", err.step ? err.step : "config", err.detail,
@@ -94,7 +188,7 @@ int main(int argc, char **argv) {
         cpu0 = children_cpu();
         pid = leash_job_fork(j, &err);
         if (pid == 0)
-                _exit(function(argv[3], strtod(argv[4], NULL)));
+                _exit(function(argv[3], argv[4]));
         if (pid < 0 || leash_job_wait(j) < 0 || leash_job_finish(j, &err) < 0 ||
             leash_job_report(j, LEASH_FORMAT_JSON, &text) < 0) {
                 fprintf(stderr, "lh-truth: %s\n", err.step ? err.step : "the job");

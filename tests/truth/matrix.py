@@ -1,17 +1,22 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The truth matrix (issue 39), a first slice: for each limit x each placement
-this host offers x the CLI caller, one job that crosses the limit and one
-that stays under it, each report checked against a ground truth measured
-apart from leash:
+"""The truth matrix (issue 39): for each limit x each placement this host
+offers x each caller (the CLI; leash.limit in fork, spawn and forkserver; the
+pynisher 1.x and 0.x and resource_monitor drop-ins where their originals have
+the limit; libleash through tests/truth/lh-truth), one job that crosses the
+limit and one that stays under it, each report checked against a ground
+truth measured apart from leash:
   - CPU and wall time: this script's RUSAGE_CHILDREN and monotonic clock
     around the leash run (they hold leash's own share too: a bound the
-    report's figure must stay below);
+    report's figure must stay below); for a call, the caller's around it, or
+    the private parent's cpu.stat where that holds more (a killed job's
+    orphans);
   - memory: what the job itself allocated and touched (lh-alloc), and whether
     its allocation was refused (its own exit status);
   - processes: how many children the job itself could start;
-  - file size: the file's size on disk; open files: how many the job could
-    open.
+  - file size: the file's size on disk; open files: how many the job (or
+    the function, in its own process) could open; RLIMIT_CORE: the job's own
+    /proc/self/limits.
 Each cell is "yes" (every statement true, enforced as asked), "weaker, and
 says so" (enforced another way or not at all, and the report says how),
 "n/a" with the reason, or "NO" (a failing check: a statement that did not
@@ -276,22 +281,84 @@ def nofile(cell, p):
 # the caller's script) -------------------------------------------------------
 
 DRIVER = r"""
-import json, os, resource, sys, time
+import json, os, resource, signal, subprocess, sys, time
+
+
+def spin(s):
+    t = time.process_time()
+    while time.process_time() - t < s:
+        pass
+
+
+def touch(mib):
+    b = bytearray(mib << 20)
+    for i in range(0, len(b), 4096):
+        b[i] = 1
+    return b
 
 
 def job(kind, arg):
+    # what the function found is its return value (a count, an errno, a
+    # shell's status), or a file of the working directory (big, limits)
     if kind == "alloc":
-        b = bytearray(arg << 20)
-        for i in range(0, len(b), 4096):
-            b[i] = 1
+        return len(touch(arg))
+    if kind == "hold":
+        b = touch(arg[0])
+        time.sleep(arg[1])
         return len(b)
     if kind == "sleep":
         time.sleep(arg)
         return 0
-    t = time.process_time()
-    while time.process_time() - t < arg:
-        pass
+    if kind == "write":  # SIGXFSZ is ignored in Python: a write past fsize raises EFBIG
+        with open("big", "wb") as f:
+            for _ in range(arg >> 16):
+                f.write(bytes(65536))
+        return arg
+    if kind == "open":
+        fds = []
+        try:
+            while len(fds) < arg:
+                fds.append(os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC))
+        except OSError:
+            pass
+        for fd in fds:
+            os.close(fd)
+        return len(fds)
+    if kind == "dev":
+        try:
+            os.close(os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC))
+            return 0
+        except OSError as e:
+            return e.errno
+    if kind == "core":
+        with open("/proc/self/limits") as f, open("limits", "w") as out:
+            out.write("".join(line for line in f if line.startswith("Max core")))
+        if arg:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return 0
+    if kind == "cpus":
+        w = time.monotonic()
+        spin(1)
+        return int((time.monotonic() - w) * 1000)
+    if kind == "sh":
+        return subprocess.run(["sh", "-c", arg]).returncode
+    spin(arg)
     return 0
+
+
+def limited(spec, caller, lim):
+    import leash
+    if caller in leash.contexts:
+        lf = leash.limit(job, context=caller, **lim)
+        return lf, lambda: lf.last_report
+    import pynisher
+    if caller == "pynisher":
+        pn = pynisher.limit(job, **lim)
+        return pn, lambda: pn.report
+    names = {"wall_time": "wall_time_in_s", "cpu_time": "cpu_time_in_s", "pids": "num_processes",
+             "grace": "grace_period_in_s"}
+    w = pynisher.enforce_limits(**{names[k]: v for k, v in lim.items()})(job)
+    return w, lambda: w.report
 
 
 def call(spec, kind, arg):
@@ -299,30 +366,27 @@ def call(spec, kind, arg):
     caller, lim = spec["caller"], spec["limits"]
     if spec["parent"]:
         leash.configure(cgroup_parent=spec["parent"])
-    if caller in leash.contexts:
-        lf = leash.limit(job, context=caller, **lim)
+    out = {"value": None, "exc": None, "msg": None, "report": None, "resources": None}
+    if caller == "monitored":
         try:
-            return lf(kind, arg), None, lf.last_report, None
+            out["value"], out["resources"] = leash.monitored(limits=lim, interval=0.5, **spec["options"])(job)(kind, arg)
+        except leash.ResourceExhaustion as e:
+            out.update(exc=type(e).__name__, msg=str(e), report=e.report, resources=e.resources)
         except Exception as e:
-            return None, type(e).__name__, lf.last_report, None
-    if caller == "pynisher":
-        import pynisher
-        pn = pynisher.limit(job, **lim)
-        try:
-            return pn(kind, arg), None, pn.report, None
-        except Exception as e:
-            return None, type(e).__name__, pn.report, None
-    if caller == "pynisher0":
-        import pynisher
-        names = {"wall_time": "wall_time_in_s", "cpu_time": "cpu_time_in_s"}
-        w = pynisher.enforce_limits(**{names[k]: v for k, v in lim.items()})(job)
-        value = w(kind, arg)
-        return value, getattr(w.exit_status, "__name__", None), w.report, None
+            out.update(exc=type(e).__name__, msg=str(e))
+        return out
     try:
-        value, res = leash.monitored(limits=lim, interval=0.5)(job)(kind, arg)
-        return value, None, None, res
-    except leash.ResourceExhaustion as e:
-        return None, type(e).__name__, e.report, e.resources
+        f, report = limited(spec, caller, dict(lim, **spec["options"]))
+    except Exception as e:
+        return dict(out, exc=type(e).__name__, msg=str(e))
+    try:
+        out["value"] = f(kind, arg)
+    except Exception as e:
+        out.update(exc=type(e).__name__, msg=str(e))
+    out["report"] = report()
+    if caller == "pynisher0":
+        out["exc"] = getattr(f.exit_status, "__name__", None)
+    return out
 
 
 if __name__ == "__main__":
@@ -330,12 +394,13 @@ if __name__ == "__main__":
     hold = bytearray(spec["hold_mb"] << 20)
     for i in range(0, len(hold), 4096):
         hold[i] = 1
+    with open("/proc/self/status") as f:
+        rss = [int(line.split()[1]) << 10 for line in f if line.startswith("VmRSS:")][0]
     r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-    value, exc, report, res = call(spec, spec["kind"], spec["arg"])
+    out = call(spec, spec["kind"], spec["arg"])
     wall = time.monotonic() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(json.dumps({"value": value, "exc": exc, "report": report, "resources": res, "wall": wall,
-                      "cpu": r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime}))
+    print(json.dumps(dict(out, wall=wall, rss=rss, cpu=r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)))
 """
 
 # caller: (column heading, its wall-time and CPU-time exceptions)
@@ -350,58 +415,108 @@ CALLERS = {
 }
 
 
+def nproc_limit(nproc):
+    """A preexec_fn that sets RLIMIT_NPROC (the fork bomb's bound), or None."""
+    return (lambda: resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))) if nproc else None
+
+
+def cg_usage(p):
+    """The CPU seconds of every job ever under the placement's parent (the
+    private parent, or leash.slice for the scopes) with the directory's inode
+    (a slice made again starts at 0): its cpu.stat, which cgroup2 keeps
+    without controllers and into which a removed child's usage is folded;
+    None without one."""
+    try:
+        with open(os.path.join(p["cpu_cg"], "cpu.stat")) as f:
+            return int(f.read().split("usage_usec")[1].split()[0]) / 1e6, os.stat(p["cpu_cg"]).st_ino
+    except (OSError, IndexError, ValueError, TypeError):
+        return None
+
+
+def job_cpu(p, before, measured):
+    """The call's CPU ground truth: the caller's RUSAGE_CHILDREN, or, where
+    more, the parent's cpu.stat around the call (it holds the CPU of the job's
+    orphans, which are reaped out of the caller's sight when no holder is
+    their subreaper; only this matrix's jobs run there)."""
+    after = cg_usage(p) if p["cpu_cg"] else None
+    if before is None or after is None or before[1] != after[1]:
+        return measured
+    return max(measured, after[0] - before[0])
+
+
 class PyRun(Run):
     """One call in a Python caller of its own, its ground truth (wall,
-    RUSAGE_CHILDREN) measured by that caller around the call."""
+    RUSAGE_CHILDREN, its own resident memory before the call) measured by
+    that caller around the call. ``options``: keywords beside the limits
+    (``sample_disk``), ``env``: the caller's environment's additions."""
 
-    def __init__(self, p, caller, limits, kind, arg, hold_mb=0):
+    def __init__(self, p, caller, limits, kind, arg, hold_mb=0, options=None, env=None, nproc=None):
         spec = {"parent": p["parent"], "caller": caller, "limits": limits, "kind": kind, "arg": arg,
-                "hold_mb": hold_mb}
+                "hold_mb": hold_mb, "options": options or {}}
         cmd = ["/usr/bin/python3", p["driver"], json.dumps(spec)]
         if p["uid"] is not None:
             cmd = ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups"] + cmd
-        env = dict(as_env(p, p["work"]) or os.environ, PYTHONPATH=p["pythonpath"])
-        q = subprocess.run(cmd, cwd=p["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        env = dict(as_env(p, p["work"]) or os.environ, PYTHONPATH=p["pythonpath"], **(env or {}))
+        cg0 = cg_usage(p) if p["cpu_cg"] else None
+        q = subprocess.run(cmd, cwd=p["work"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
+                           preexec_fn=nproc_limit(nproc))
         self.rc, self.err = q.returncode, q.stderr.decode(errors="replace")
         try:
             d = json.loads(q.stdout.decode().strip().splitlines()[-1])
         except (ValueError, IndexError):
             d = {}
         self.rep, self.value, self.exc = d.get("report") or {}, d.get("value"), d.get("exc")
-        self.res = d.get("resources") or {}
-        self.wall, self.cpu = d.get("wall", 0.0), d.get("cpu", 0.0)
+        self.msg, self.res, self.rss = d.get("msg") or "", d.get("resources") or {}, d.get("rss", 0)
+        self.wall, self.cpu = d.get("wall", 0.0), job_cpu(p, cg0, d.get("cpu", 0.0))
+
+
+def lib_setting(key, value):
+    """leash.limit's keyword and value -> libleash's KEY=VALUE (seconds as durations)."""
+    key = key.replace("_", "-")
+    if key in ("wall-time", "cpu-time", "grace") and not isinstance(value, str):
+        return "{}={}s".format(key, value)
+    return "{}={}".format(key, value)
 
 
 class LibRun(Run):
     """One C function forked into a libleash job by tests/truth/lh-truth,
-    which measures the wall and its children's CPU time around the call."""
+    which measures the wall and its children's CPU time around the call;
+    what the function found is in ./value (read_int)."""
 
-    def __init__(self, p, limits, kind, arg, hold_mb=0):
-        sets = ["{}={}s".format(k.replace("_", "-"), v) for k, v in limits.items()]
-        cmd = [p["lhtruth"], p["parent"] or "-", str(hold_mb), kind, str(arg)] + sets
+    def __init__(self, p, limits, kind, arg, hold_mb=0, options=None, env=None, nproc=None):
+        sets = [lib_setting(k, v) for k, v in dict(limits, **(options or {})).items()]
+        text = "{}:{}".format(*arg) if isinstance(arg, list) else str(arg)
+        cmd = [p["lhtruth"], p["parent"] or "-", str(hold_mb), kind, text] + sets
         if p["uid"] is not None:
             cmd = ["setpriv", "--reuid={}".format(NOBODY), "--regid={}".format(NOBODY), "--clear-groups"] + cmd
-        env = as_env(p, p["work"])
-        if env is not None:  # uid 65534: libleash.so.0 from the copies beside lh-truth
+        env = dict(as_env(p, p["work"]) or os.environ, **(env or {}))
+        if p["uid"] is not None:  # uid 65534: libleash.so.0 from the copies beside lh-truth
             env["LD_LIBRARY_PATH"] = os.path.dirname(p["lhtruth"])
+        cg0 = cg_usage(p) if p["cpu_cg"] else None
         q = subprocess.run(cmd, cwd=p["work"], env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=300)
+                           stderr=subprocess.PIPE, timeout=300, preexec_fn=nproc_limit(nproc))
         self.rc, self.err = q.returncode, q.stderr.decode(errors="replace")
         try:
             self.rep = json.loads(q.stdout.decode())
         except ValueError:
             self.rep = {}
         m = re.search(r"^truth wall=([0-9.]+) cpu=([0-9.]+)$", self.err, re.M)
-        self.wall, self.cpu = (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
-        self.res, self.exc = {}, None
+        self.wall, self.cpu = (float(m.group(1)), job_cpu(p, cg0, float(m.group(2)))) if m else (0.0, 0.0)
+        self.res, self.exc, self.msg, self.rss = {}, None, self.err, 0
+        found = read_int(os.path.join(p["work"], "value"))
         # the function's exit 0 is its return: it touched what it was asked to
-        self.value = None if self.get("exit.status") != 0 else (arg << 20 if kind == "alloc" else 0)
+        if self.get("exit.status") != 0:
+            self.value = None
+        elif found >= 0:
+            self.value = found
+        else:
+            self.value = arg << 20 if kind == "alloc" else arg[0] << 20 if kind == "hold" else 0
 
 
-def call(p, caller, limits, kind, arg, hold_mb=0):
+def call(p, caller, limits, kind, arg, hold_mb=0, **kw):
     if caller == "libleash":
-        return LibRun(p, limits, kind, arg, hold_mb)
-    return PyRun(p, caller, limits, kind, arg, hold_mb)
+        return LibRun(p, limits, kind, arg, hold_mb, **kw)
+    return PyRun(p, caller, limits, kind, arg, hold_mb, **kw)
 
 
 def py_common(cell, run):
@@ -414,7 +529,7 @@ def py_common(cell, run):
     cell.check(run.rep or run.res, "a report or resources (caller exit {}, stderr {!r})".format(run.rc, run.err[-300:]))
     cell.check(wall is not None and wall <= run.wall + 0.01, "{} wall time {} within the call's measured {:.3f} s".format(
         what, wall, run.wall))
-    cell.check(cpu is not None and cpu <= run.cpu + 0.02, "{} CPU time {} within the child's rusage {:.3f} s".format(
+    cell.check(cpu is not None and cpu <= run.cpu + 0.02, "{} CPU time {} within the job's measured {:.3f} s".format(
         what, cpu, run.cpu))
 
 
@@ -470,7 +585,25 @@ def py_cpu_time(cell, p, caller):
     cell.check(not under.rep or under.get("reason") == "ok", "under: reason ok where there is a report")
 
 
-PY_LIMITS = {"memory (-m)": py_memory, "cpu-time (-t)": py_cpu_time, "wall-time (-w)": py_wall_time}
+
+def inner_held(cell, over, inner, said):
+    """An outer limit over a leash inside the job: the inner leash wrote its
+    report (reason interrupted) with its job's own status 7, which the job
+    wrote itself (said), and the outer killed nothing."""
+    try:
+        with open(inner) as f:
+            rep = json.load(f)
+        os.unlink(inner)
+    except (OSError, ValueError):
+        rep = {}
+    cell.check(rep.get("reason") == "interrupted", "over: the inner leash wrote its report, reason interrupted ({})"
+               .format(rep.get("reason")))
+    cell.check(read_int(said) == 7 and (rep.get("exit") or {}).get("status") == 7,
+               "over: the inner job's own status 7 is in the inner report")
+    sigs = [x.get("signal") for x in over.get("signals") or []]
+    cell.check("KILL" not in sigs and over.get("usage.leftovers_killed") == 0,
+               "over: the outer killed nothing ({}), no leftover".format(sigs))
+
 
 def nested(cell, p):
     # a leash inside the job: the outer's wall-time limit fires, the inner
@@ -483,19 +616,7 @@ def nested(cell, p):
                ["sh", "-c", "'{}' run -q -o '{}' -- sh -c \"{}\"".format(p["leash"], inner, job)])
     common(cell, over, "wall_time")
     cell.check(over.get("reason") == "wall_time" and over.rc == 124, "over: outer reason wall_time, exit 124")
-    try:
-        with open(inner) as f:
-            rep = json.load(f)
-        os.unlink(inner)
-    except (OSError, ValueError):
-        rep = {}
-    cell.check(rep.get("reason") == "interrupted", "over: the inner leash wrote its report, reason interrupted ({})".format(
-        rep.get("reason")))
-    cell.check(read_int(said) == 7 and (rep.get("exit") or {}).get("status") == 7,
-               "over: the inner job's own status 7 is in the inner report")
-    sigs = [x.get("signal") for x in over.get("signals") or []]
-    cell.check("KILL" not in sigs and over.get("usage.leftovers_killed") == 0,
-               "over: the outer killed nothing ({}), no leftover".format(sigs))
+    inner_held(cell, over, inner, said)
     under = Run(p["work"], p, ["-w", "30s"], ["sh", "-c", "'{}' run -q -o '{}' -- true".format(p["leash"], inner)])
     common(cell, under, "wall_time")
     cell.check(under.rc == 0 and under.get("reason") == "ok" and os.path.exists(inner), "under: both ok, both reports")
@@ -675,22 +796,36 @@ def limit_disk(cell, p):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def nvml_standin(cell, p):
+    """The stand-in NVML's script (the job appends its pid and bytes), the
+    environment that names it and the library, and the job's shell text
+    (bytes, seconds held); (None, None, None) and the cell n/a without it."""
+    lib = os.path.join(p["helpers"], "libnvml-standin.so")
+    if not os.path.exists(lib):
+        cell.na = "no stand-in NVML (make check builds tests/helpers/libnvml-standin.so)"
+        return None, None, None
+    script = os.path.join(p["work"], "nvml")
+    env = {"LEASH_NVML_LIBRARY": lib, "LEASH_NVML_STANDIN": script}
+    return script, env, 'printf "proc 0 $$ {} 0\\n" >>"$LEASH_NVML_STANDIN"; sleep {}'
+
+
+def nvml_reset(p, script):
+    """The script as before a run: one GPU, and pid 1's 900 MiB (never the job's)."""
+    with open(script, "w") as f:
+        f.write("gpu 0 GPU-0000aaaa-truth Truth-A\nproc 0 1 {} 0\n".format(900 << 20))
+    if p["uid"] is not None:
+        os.chown(script, p["uid"], p["uid"])
+
+
 def gpu_memory(cell, p):
     # the stand-in NVML (tests/helpers/nvml-standin.c) answers from a script the
     # job writes its own pid and bytes into: what the job put there is the truth
     # (pid 1's line, with a larger figure, is not the job's and must never count)
-    lib = os.path.join(p["helpers"], "libnvml-standin.so")
-    if not os.path.exists(lib):
-        cell.na = "no stand-in NVML (make check builds tests/helpers/libnvml-standin.so)"
+    script, env, job = nvml_standin(cell, p)
+    if not script:
         return
-    script = os.path.join(p["work"], "nvml")
-    env = {"LEASH_NVML_LIBRARY": lib, "LEASH_NVML_STANDIN": script}
-    job = 'printf "proc 0 $$ {} 0\\n" >>"$LEASH_NVML_STANDIN"; sleep {}'
     for mib, hold, name in ((200, 30, "over"), (50, 0.5, "under")):
-        with open(script, "w") as f:
-            f.write("gpu 0 GPU-0000aaaa-truth Truth-A\nproc 0 1 {} 0\n".format(900 << 20))
-        if p["uid"] is not None:
-            os.chown(script, p["uid"], p["uid"])
+        nvml_reset(p, script)
         run = Run(p["work"], p, ["--limit", "gpu_memory=100M", "--sample", "100ms"],
                   ["sh", "-c", job.format(mib << 20, hold)], env)
         common(cell, run, "gpu_memory")
@@ -711,6 +846,24 @@ def gpu_memory(cell, p):
     cell.weak = "sampled every 100 ms through NVML (the note says up to one interval late), not refused"
 
 
+def nobody_quiet():
+    """Wait (up to 120 s) until uid 65534 has fewer than 100 processes: a
+    bomb's RLIMIT_NPROC of 300 counts every process of the user, a last
+    bomb's until they are reaped, and another test's."""
+    for _ in range(1200):
+        n = sum(1 for d in os.listdir("/proc") if d.isdigit() and _uid_of(d) == NOBODY)
+        if n < 100:
+            return
+        time.sleep(0.1)
+
+
+def _uid_of(pid):
+    try:
+        return os.stat("/proc/" + pid).st_uid
+    except OSError:
+        return None
+
+
 def fork_bomb(cell, p):
     # issue 39 item 9: a fork bomb beside 3 spinners under -t 1s without a
     # cgroup, as an ordinary user (uid 65534 under RLIMIT_NPROC 300, which
@@ -723,6 +876,7 @@ def fork_bomb(cell, p):
         return
     bomb = os.path.join(p["helpers"], "fb{}".format(os.getpid()))  # a name no other process has
     script = "'{}/lh-spin' 60 3 & sleep 0.3; '{}' >/dev/null; wait".format(p["helpers"], bomb)
+    nobody_quiet()
     over = Run(p["work"], p, ["-t", "1s", "-w", "120s", "-g", "1"], ["sh", "-c", script], nproc=300)
     common(cell, over, "cpu_time")
     cell.check(over.get("reason") == "cpu_time" and over.rc == 124, "over: reason cpu_time, exit 124 ({}, {})".format(
@@ -735,10 +889,371 @@ def fork_bomb(cell, p):
     cell.check("lower bound" in (over.get("limits.cpu_time.note") or ""), "the note says the figure is a lower bound")
     left = subprocess.run(["pgrep", "-u", str(NOBODY), "-x", os.path.basename(bomb)], stdout=subprocess.PIPE)
     cell.check(not left.stdout.strip(), "over: nothing of the bomb left ({!r})".format(left.stdout.decode()))
+    nobody_quiet()
     under = Run(p["work"], p, ["-t", "30s"], [p["helpers"] + "/lh-spin", "0.2", "3"], nproc=300)
     common(cell, under, "cpu_time")
     cell.check(under.rc == 0 and under.get("reason") == "ok", "under: 3 spinners for 0.2 s, ok")
     cell.weak = "no cgroup: checked over the process tree, its CPU a lower bound (the note says so)"
+
+
+
+# --- the other limits for the Python callers and libleash: the same jobs as
+# the CLI's, run by the function (in its own process where the limit is the
+# process's: an rlimit; by a shell it starts where it is the tree's) ---------
+
+# the drop-ins' limits (their originals' contracts) and the keyword each row is
+DROPINS = {
+    "pynisher": ("pynisher 1.x", "memory, cpu_time, wall_time", {}),
+    "pynisher0": ("pynisher 0.x", "mem_in_mb, cpu_time_in_s, wall_time_in_s, num_processes, grace_period_in_s",
+                  {"pids (--pids)": "num_processes"}),
+    "monitored": ("resource_monitor", "wall_time, cpu_time, memory, swap_memory, disk, bytes_read, bytes_written,"
+                  " max_concurrent_processes, total_processes, total_files, cores_avg; leash's gpu_memory",
+                  {"pids (--pids)": "max_concurrent_processes", "swap (--swap)": "swap_memory",
+                   "--limit disk (sampled)": "disk", "--limit gpu_memory (stand-in NVML)": "gpu_memory"}),
+}
+# rows that are no limit of their own: a drop-in's cell where it has the limit the row uses
+DROPIN_ANY = {"a leash inside the job (-w)": "wall_time", "a fork bomb (-t, uid 65534)": "cpu_time"}
+
+
+def dropin_na(limit, caller):
+    """The reason a drop-in has no cell for the row, or None."""
+    if caller == "pynisher0" and limit == "a fork bomb (-t, uid 65534)":
+        return ("n/a: pynisher 0.x's cpu_time_in_s limits the function's own process (RLIMIT_CPU and a timer, its"
+                " contract), not the tree a bomb grows; leash's limit on the tree is a backstop at 2 x (the limit +"
+                " the grace) + 5 s")
+    if caller not in DROPINS or limit in ("memory (-m)", "cpu-time (-t)", "wall-time (-w)") or \
+            limit in DROPINS[caller][2] or limit in DROPIN_ANY:
+        return None
+    name, contract, _ = DROPINS[caller]
+    why = "n/a: {} has no such limit (its contract: {})".format(name, contract)
+    if caller == "monitored" and limit == "--limit memory (sampled)":
+        why = "n/a: resource_monitor's memory limit is leash's -m (the memory row), not a sampled one"
+    elif caller == "monitored" and limit == "--limit procs (sampled)":
+        why = "n/a: resource_monitor's max_concurrent_processes is the pids row (--pids and --limit procs together)"
+    return why
+
+
+def limit_exc(caller, reason):
+    """The exception a caller raises for a limit's reason (None: libleash)."""
+    if caller == "libleash":
+        return None
+    if caller == "monitored":
+        return "ResourceExhaustion"
+    return {"memory": "MemoryLimitExceeded", "pids": "PidsLimitExceeded"}.get(reason, "LimitExceeded")
+
+
+def pcall(cell, p, caller, limits, kind, arg, **kw):
+    run = call(p, caller, limits, kind, arg, **kw)
+    py_common(cell, run)
+    return run
+
+
+def ended_ok(cell, run, what="under"):
+    cell.check(run.exc is None and (not run.rep or run.get("reason") == "ok"),
+               "{}: the call returned, reason ok ({}, {}, {!r})".format(what, run.exc, run.get("reason"), run.msg[-200:]))
+
+
+def py_pids(cell, p, caller):
+    started = os.path.join(p["work"], "started")
+    if caller == "monitored":  # sampled too: the sleepers are held until a sample sees them
+        lim, script = {"max_concurrent_processes": 8}, "for i in $(seq 20); do echo >>started; sleep 30 & done; wait"
+    else:
+        lim = {"pids": 8}
+        script = ('n=0; for i in $(seq 20); do sleep 30 & [ $? = 0 ] && n=$((n+1)); done; echo $n >started; '
+                  'kill $(jobs -p) 2>/dev/null; exit 0')
+    over = pcall(cell, p, caller, lim, "sh", script)
+    if caller == "monitored":
+        with open(started) as f:
+            n = len(f.readlines())
+        os.unlink(started)
+    else:
+        n = read_int(started)
+    by = enforced(over, "pids")
+    if by == "cgroup":
+        cell.check(n < 20, "over: pids.max refused forks (the job started {} of 20)".format(n))
+    elif caller == "monitored":
+        cell.check(by == "none" and over.get("limits.pids.note"), "pids not enforced, and the note says so ({})".format(by))
+        cell.check(over.exc == "ResourceExhaustion" and over.get("reason") == "procs" and
+                   enforced(over, "procs") == "sampling",
+                   "over: the sampled process count ended it: ResourceExhaustion, reason procs ({}, {})".format(
+                       over.exc, over.get("reason")))
+        cell.check(8 < (over.get("sampling.limit_reached.value") or 0) <= n + 3,
+                   "over: the count seen passed 8, at most what the job held ({} sleepers, its shell, the call)".format(n))
+        cell.weak = "no pids controller: the sampled process count ends the call (the report says both)"
+    elif caller == "pynisher0" and p["uid"] is not None:  # 0.x's RLIMIT_NPROC binds an ordinary user
+        cell.check(by == "rlimit" and "RLIMIT_NPROC" in (over.get("limits.pids.note") or ""),
+                   "enforced_by rlimit, the note names RLIMIT_NPROC ({})".format(by))
+        cell.check(n < 20, "over: RLIMIT_NPROC refused forks (the job started {} of 20; -1: its shell died of it)"
+                   .format(n))
+        cell.check(not any("--pids" in w for w in over.get("warnings") or []), "no warning that pids is not enforced")
+        cell.weak = "num_processes is RLIMIT_NPROC in the function's process (the user's processes): the report says so"
+    else:
+        cell.check(by == "none", "enforced_by none without a pids controller ({})".format(by))
+        cell.check(n == 20, "over: nothing refused a fork (the job started {} of 20)".format(n))
+        cell.check(over.get("limits.pids.note") and over.get("warnings"), "the note and a warning say it is not enforced")
+        cell.weak = "not enforced (no pids controller; RLIMIT_NPROC counts the whole user): the report says none"
+    # 0.x's RLIMIT_NPROC counts the whole user's processes: its under-limit is far above them
+    under = pcall(cell, p, caller, {"max_concurrent_processes" if caller == "monitored" else "pids":
+                                    1024 if caller == "pynisher0" else 64}, "sh", "sleep 0.1 & sleep 0.1 & wait")
+    ended_ok(cell, under)
+
+
+def py_fsize(cell, p, caller):
+    big = os.path.join(p["work"], "big")
+    over = pcall(cell, p, caller, {"fsize": "1M"}, "write", 4 << 20)
+    size = os.path.getsize(big) if os.path.exists(big) else -1
+    cell.check(size == 1 << 20, "over: the file on disk stopped at the limit ({} bytes)".format(size))
+    cell.check(enforced(over, "fsize") == "rlimit", "enforced_by rlimit ({})".format(enforced(over, "fsize")))
+    if caller == "libleash":  # C keeps SIGXFSZ's default: the kernel's signal ends it
+        cell.check(over.get("reason") == "fsize" and over.get("exit.signal") == "XFSZ",
+                   "over: reason fsize, SIGXFSZ ({}, {})".format(over.get("reason"), over.get("exit.signal")))
+    else:  # Python ignores SIGXFSZ: the write raised EFBIG in the function
+        cell.check(over.exc == "OSError" and "File too large" in over.msg, "over: the call raised OSError EFBIG ({}, {!r})"
+                   .format(over.exc, over.msg[-120:]))
+        cell.check(over.get("reason") == "exit" and "RLIMIT_FSIZE" in (over.get("likely_cause") or ""),
+                   "over: reason exit, likely_cause names RLIMIT_FSIZE ({}, {!r})".format(
+                       over.get("reason"), over.get("likely_cause")))
+    under = pcall(cell, p, caller, {"fsize": "1M"}, "write", 8 << 16)
+    size = os.path.getsize(big) if os.path.exists(big) else -1
+    ended_ok(cell, under)
+    cell.check(size == 8 << 16 and under.value == 8 << 16, "under: 512 KiB written ({} bytes on disk)".format(size))
+    if os.path.exists(big):
+        os.unlink(big)
+
+
+def py_nofile(cell, p, caller):
+    over = pcall(cell, p, caller, {"nofile": 16}, "open", 64)
+    cell.check(over.value is not None and over.value < 16, "over: the function could open {} files, fewer than 16"
+               .format(over.value))
+    cell.check(enforced(over, "nofile") == "rlimit", "enforced_by rlimit ({})".format(enforced(over, "nofile")))
+    ended_ok(cell, over, "over")
+    under = pcall(cell, p, caller, {"nofile": 256}, "open", 64)
+    ended_ok(cell, under)
+    cell.check(under.value == 64, "under: the function opened all 64 ({})".format(under.value))
+
+
+def core_line(p):
+    path = os.path.join(p["work"], "limits")
+    try:
+        with open(path) as f:
+            return f.read().split()
+    except OSError:
+        return []
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def py_core(cell, p, caller):
+    over = pcall(cell, p, caller, {"core": 0}, "core", 1)
+    lim = core_line(p)
+    cell.check(lim[4:6] == ["0", "0"], "over: the function's RLIMIT_CORE is 0 soft and hard ({})".format(lim[4:6]))
+    cell.check(over.get("reason") == "signal" and over.get("exit.signal") == "SEGV" and
+               over.exc in (None, "JobKilled"), "over: reason signal, SEGV, JobKilled ({}, {}, {})".format(
+                   over.get("reason"), over.get("exit.signal"), over.exc))
+    cell.check(enforced(over, "core") == "rlimit", "enforced_by rlimit ({})".format(enforced(over, "core")))
+    under = pcall(cell, p, caller, {"core": "1M"}, "core", 0)
+    lim = core_line(p)
+    ended_ok(cell, under)
+    cell.check(lim[4:5] == ["1048576"], "under: the function's soft RLIMIT_CORE is 1 MiB ({})".format(lim[4:5]))
+
+
+def py_not_enforced(cell, run, limit, why):
+    """not_enforced for a call; where the caller hands back no report
+    (monitored's returned call), the caller's WeakLimitWarning says it."""
+    if run.rep:
+        not_enforced(cell, run, limit, why)
+        return
+    cell.check(re.search(r'\b{}="[^"]*" is not enforced'.format(limit), run.err),
+               "the caller's WeakLimitWarning says {} is not enforced ({!r})".format(limit, run.err[-200:]))
+    cell.weak = why + " (resource_monitor: its WeakLimitWarning)"
+
+
+def py_memory_high(cell, p, caller):
+    over = pcall(cell, p, caller, {"memory_high": "32M", "wall_time": 5}, "alloc", 64)
+    cell.check(over.get("reason") in ("ok", "wall_time") and not over.get("usage.oom_kills"),
+               "over: throttled or not, never killed for memory ({}, oom_kills {})".format(
+                   over.get("reason"), over.get("usage.oom_kills")))
+    if enforced(over, "memory_high") == "cgroup":
+        cell.check((over.get("usage.memory_high_events") or 0) > 0, "over: memory_high_events counts the throttling")
+    else:
+        py_not_enforced(cell, over, "memory_high", "not enforced (no memory controller): the report says none")
+    under = pcall(cell, p, caller, {"memory_high": "256M"}, "alloc", 32)
+    ended_ok(cell, under)
+    cell.check(not under.get("usage.memory_high_events"), "under: no memory_high_events")
+
+
+def py_swap(cell, p, caller):
+    script = 'cat "/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)/memory.swap.max" >swapmax 2>/dev/null; exit 0'
+    over = pcall(cell, p, caller, {"swap_memory" if caller == "monitored" else "swap": 0}, "sh", script)
+    path = os.path.join(p["work"], "swapmax")
+    seen = open(path).read().strip() if os.path.exists(path) else None
+    if os.path.exists(path):
+        os.unlink(path)
+    if enforced(over, "swap") == "cgroup":
+        cell.check(seen == "0", "the job's cgroup's memory.swap.max, read by the job, is 0 ({})".format(seen))
+    else:
+        py_not_enforced(cell, over, "swap", "not enforced (no memory controller): the report says none")
+    ended_ok(cell, over, "the job")
+
+
+def py_cpus(cell, p, caller):
+    over = pcall(cell, p, caller, {"cpus": 0.5}, "cpus", 0)
+    ended_ok(cell, over, "over")
+    if enforced(over, "cpus") == "cgroup":
+        cell.check((over.value or 0) >= 1900, "over: 1 s of the function's CPU took {} ms of its wall time at 0.5 cores"
+                   .format(over.value))
+        cell.check((over.get("usage.cpu_throttled_periods") or 0) > 0, "over: cpu_throttled_periods counts it")
+    else:
+        py_not_enforced(cell, over, "cpus", "not enforced (no cpu controller): the report says none")
+    under = pcall(cell, p, caller, {"cpus": 2}, "spin", 0.2)
+    ended_ok(cell, under)
+
+
+def py_devices(cell, p, caller):
+    over = call(p, caller, {"devices": "none"}, "dev", 0)
+    if p["uid"] is not None:
+        said = over.msg if caller != "libleash" else over.err
+        cell.check(not over.rep and over.value is None and "devices" in said,
+                   "refused before the function runs, naming devices ({}, {!r})".format(over.exc, said[-160:]))
+        cell.weak = "refused: a device program needs a cgroup (an error naming devices)"
+        return
+    py_common(cell, over)
+    cell.check(over.value not in (None, 0), "over: the function could not open /dev/null (errno {})".format(over.value))
+    cell.check(enforced(over, "devices") == "cgroup device program", "enforced_by the cgroup device program")
+    under = pcall(cell, p, caller, {"devices": "/dev/null rw"}, "dev", 0)
+    ended_ok(cell, under)
+    cell.check(under.value == 0, "under: /dev/null allowed, the function opened it ({})".format(under.value))
+
+
+def sampled_over(cell, over, caller, reason, low, high):
+    """A sampled limit's over call: its reason and exception, by sampling, the
+    figure seen between the limit and what the job held."""
+    want = limit_exc(caller, reason)
+    cell.check(over.exc == want and over.get("reason") == reason and enforced(over, reason) == "sampling",
+               "over: {}, reason {}, enforced_by sampling ({}, {}, {})".format(
+                   want, reason, over.exc, over.get("reason"), enforced(over, reason)))
+    seen = over.get("sampling.limit_reached.value") or 0
+    cell.check(low < seen <= high, "over: the figure seen ({}) passed {}, at most what the job held ({})".format(
+        seen, low, high))
+    cell.check(over.get("limits.{}.note".format(reason)), "the note says it is sampled (up to one interval late)")
+    cell.check(over.wall < 25, "over: ended before the 30 s hold ({:.3f} s)".format(over.wall))
+    cell.weak = "sampled every 100 ms (the note says up to one interval late), not refused"
+
+
+def py_limit_procs(cell, p, caller):
+    script = "for i in 1 2 3 4 5 6; do echo >>started; sleep 30 & done; wait"
+    over = pcall(cell, p, caller, {"limit": "procs=3", "sample": "100ms"}, "sh", script)
+    try:
+        with open(os.path.join(p["work"], "started")) as f:
+            held = 2 + len(f.readlines())  # the function's process, its shell and the sleepers
+        os.unlink(os.path.join(p["work"], "started"))
+    except OSError:
+        held = -1
+    sampled_over(cell, over, caller, "procs", 3, held)
+    under = pcall(cell, p, caller, {"limit": "procs=50", "sample": "100ms"}, "sh", "sleep 0.3 & sleep 0.3; wait")
+    ended_ok(cell, under)
+
+
+def py_limit_disk(cell, p, caller):
+    d = os.path.join(p["work"], "disk")
+    os.mkdir(d)
+    if p["uid"] is not None:
+        os.chown(d, p["uid"], p["uid"])
+    lim = (lambda mib: {"disk": mib}) if caller == "monitored" else \
+        (lambda mib: {"limit": "disk={}M".format(mib), "sample": "100ms"})
+    try:
+        over = pcall(cell, p, caller, lim(1), "sh", "dd if=/dev/zero of=disk/f bs=1M count=4 2>/dev/null; sleep 30",
+                     options={"sample_disk": d})
+        size = os.path.getsize(os.path.join(d, "f")) if os.path.exists(os.path.join(d, "f")) else -1
+        # a sample may end dd before its 4 MiB (the systemd VM's emulated CPU): past 1 MiB is the truth
+        cell.check(1 << 20 < size <= 4 << 20, "over: the job wrote past 1 MiB ({} bytes on disk)".format(size))
+        sampled_over(cell, over, caller, "disk", 1 << 20, 5 << 20)
+        under = pcall(cell, p, caller, lim(8), "sh", "dd if=/dev/zero of=disk/f bs=64K count=4 2>/dev/null",
+                      options={"sample_disk": d})
+        ended_ok(cell, under)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def py_limit_memory(cell, p, caller):
+    over = pcall(cell, p, caller, {"limit": "memory=64M", "sample": "100ms"}, "hold", [200, 30])
+    # a forked function shares its caller's resident pages: what it held is at most 200 MiB and those
+    sampled_over(cell, over, caller, "memory", 64 << 20, (210 << 20) + over.rss)
+    under = pcall(cell, p, caller, {"limit": "memory=256M", "sample": "100ms"}, "hold", [16, 0.3])
+    ended_ok(cell, under)
+
+
+def py_gpu_memory(cell, p, caller):
+    script, env, job = nvml_standin(cell, p)
+    if not script:
+        return
+    lim = {"gpu_memory": 100} if caller == "monitored" else {"limit": "gpu_memory=100M", "sample": "100ms"}
+    for mib, hold, name in ((200, 30, "over"), (50, 0.5, "under")):
+        nvml_reset(p, script)
+        run = pcall(cell, p, caller, lim, "sh", job.format(mib << 20, hold), env=env)
+        seen = run.get("sampling.peaks.gpu_memory_bytes.value") if run.rep else run.res.get("gpu_memory", 0) * (1 << 20)
+        cell.check(seen == mib << 20, "{}: the GPU memory peak {} is the {} MiB the job wrote, not pid 1's".format(
+            name, seen, mib))
+        if name == "over":
+            sampled_over(cell, run, caller, "gpu_memory", 100 << 20, 200 << 20)
+        else:
+            ended_ok(cell, run)
+    os.unlink(script)
+    cell.weak = "sampled every 100 ms through NVML (the note says up to one interval late), not refused"
+
+
+def py_nested(cell, p, caller):
+    inner = os.path.join(p["work"], "inner.json")
+    said = os.path.join(p["work"], "said")
+    # the job takes a moment of the grace where the caller lets one be asked
+    # (pynisher has no grace: 1.x's is leash's 5 s, 0.x's TERM is followed by KILL 1 s later)
+    pause = "" if caller in ("pynisher", "pynisher0") else "sleep 0.5; "
+    job = "trap '{}echo 7 >said; exit 7' XCPU TERM; while :; do sleep 0.1; done".format(pause)
+    over = pcall(cell, p, caller, {"wall_time": 1} if caller in DROPINS else {"wall_time": 1, "grace": 30}, "sh",
+                 "'{}' run -q -o '{}' -- sh -c \"{}\"".format(p["leash"], inner, job),
+                 options={"grace": 30} if caller == "monitored" else None)
+    want = CALLERS[caller][1]
+    cell.check(over.exc == want and over.get("reason") == "wall_time",
+               "over: {}, reason wall_time ({}, {})".format(want, over.exc, over.get("reason")))
+    inner_held(cell, over, inner, said)
+    under = pcall(cell, p, caller, {"wall_time": 30}, "sh", "'{}' run -q -o '{}' -- true".format(p["leash"], inner))
+    ended_ok(cell, under)
+    cell.check(under.value == 0 and os.path.exists(inner), "under: the inner leash ok, its report written")
+    if os.path.exists(inner):
+        os.unlink(inner)
+
+
+def py_fork_bomb(cell, p, caller):
+    if p["uid"] is None:
+        cell.na = "an ordinary user's bomb (placement none): RLIMIT_NPROC does not bound root's"
+        return
+    bomb = os.path.join(p["helpers"], "fb{}".format(os.getpid()))
+    script = "'{}/lh-spin' 60 3 & sleep 0.3; '{}' >/dev/null; wait".format(p["helpers"], bomb)
+    lim = {"cpu_time": 1, "wall_time": 120} if caller in DROPINS else {"cpu_time": 1, "wall_time": 120, "grace": 1}
+    nobody_quiet()
+    over = pcall(cell, p, caller, lim, "sh", script, nproc=300)
+    want = CALLERS[caller][2]
+    cell.check(over.exc == want and over.get("reason") == "cpu_time", "over: {}, reason cpu_time ({}, {})".format(
+        want, over.exc, over.get("reason")))
+    cpu = over.get("usage.cpu_time_s") or 0
+    cell.check(cpu >= 1.0, "over: cpu_time_s {} at least the limit".format(cpu))
+    cell.check("lower bound" in (over.get("limits.cpu_time.note") or ""), "the note says the figure is a lower bound")
+    left = subprocess.run(["pgrep", "-u", str(NOBODY), "-x", os.path.basename(bomb)], stdout=subprocess.PIPE)
+    cell.check(not left.stdout.strip(), "over: nothing of the bomb left ({!r})".format(left.stdout.decode()))
+    nobody_quiet()
+    under = pcall(cell, p, caller, {"cpu_time": 30}, "sh", "'{}/lh-spin' 0.2 3".format(p["helpers"]), nproc=300)
+    ended_ok(cell, under)
+    cell.weak = "no cgroup: checked over the process tree, its CPU a lower bound (the note says so)"
+
+
+PY_LIMITS = {"memory (-m)": py_memory, "cpu-time (-t)": py_cpu_time, "wall-time (-w)": py_wall_time,
+             "pids (--pids)": py_pids, "fsize (--fsize)": py_fsize, "nofile (--nofile)": py_nofile,
+             "memory-high (--memory-high)": py_memory_high, "cpus (--cpus)": py_cpus, "core (--core)": py_core,
+             "devices (--devices)": py_devices, "--limit procs (sampled)": py_limit_procs,
+             "--limit disk (sampled)": py_limit_disk, "swap (--swap)": py_swap,
+             "--limit memory (sampled)": py_limit_memory, "a leash inside the job (-w)": py_nested,
+             "--limit gpu_memory (stand-in NVML)": py_gpu_memory, "a fork bomb (-t, uid 65534)": py_fork_bomb}
 
 
 LIMITS = [("memory (-m)", memory), ("pids (--pids)", pids), ("cpu-time (-t)", cpu_time),
@@ -778,7 +1293,9 @@ def place(name, tmp, leash, helpers, uid, parent, pythonpath):
     os.mkdir(work)
     if uid is not None:
         os.chown(work, uid, uid)
-    return {"name": name, "leash": leash, "helpers": helpers, "uid": uid, "parent": parent,
+    mount = cgroup2_mount() or ""
+    cpu_cg = parent or (os.path.join(mount, "leash.slice") if name == "scope" and mount else None)
+    return {"name": name, "leash": leash, "helpers": helpers, "uid": uid, "parent": parent, "cpu_cg": cpu_cg,
             "args": ["--cgroup-parent", parent] if parent else [], "work": work, "pythonpath": pythonpath,
             "driver": os.path.join(tmp, "bin", "driver.py"),
             "lhtruth": os.path.join(helpers, "lh-truth") if uid is not None else LH_TRUTH}
@@ -884,8 +1401,8 @@ def cell_text(cells, why_na, limit, pname, caller):
         return c.status()
     if pname in why_na:
         return "n/a: " + why_na[pname]
-    if caller != "CLI" and limit not in PY_LIMITS:
-        return "n/a: not yet in the matrix for this caller"
+    if dropin_na(limit, caller):
+        return dropin_na(limit, caller)
     if caller not in ("CLI", "libleash") and not PYTHONPATH:
         return "n/a: " + PY_WHY
     if caller != "CLI":
@@ -966,16 +1483,24 @@ def tier_callers(tier):
     return list(CALLERS) if tier == "host" else ["fork", "libleash"]
 
 
+
+
 def run_cells(places, callers):
-    cells = {}
+    """Every cell of the places and callers; TRUTH_ROWS (a regular
+    expression, for work on the matrix) runs only the rows it matches."""
+    cells, rows = {}, re.compile(os.environ.get("TRUTH_ROWS") or "")
     for p in places:
         for limit, fn in LIMITS:
+            if not rows.search(limit):
+                continue
             c = cells[(limit, p["name"], "CLI")] = Cell("{} / {} / CLI".format(limit, p["name"]))
             fn(c, p)
         for caller in callers:
             if caller != "libleash" and not p["pythonpath"]:
                 continue
             for limit, fn in PY_LIMITS.items():
+                if dropin_na(limit, caller) or not rows.search(limit):
+                    continue
                 c = cells[(limit, p["name"], caller)] = Cell("{} / {} / {}".format(limit, p["name"], caller))
                 fn(c, p, caller)
     return cells

@@ -264,24 +264,51 @@ def _start_method_of(context):
     return name if isinstance(name, str) else context
 
 
-_probe = {}  # leash.configure() generation -> how a memory limit is enforced
+_probe = {}  # leash.configure() generation -> how a memory and a pids limit are enforced
 
 
-def _memory_enforced_by():
-    """"cgroup" where a job's memory limit is the memory controller's,
-    "rlimit" where leash falls back to RLIMIT_AS: one job made (not
-    started) and closed, once per leash.configure() state. Made without
-    new_job's WeakLimitWarning: the probe's 1G is no limit the user asked."""
+def _probed():
+    """How a job's memory and pids limits are enforced here ("cgroup", or
+    "rlimit"/"none" without the controller): one job made (not started) and
+    closed, once per leash.configure() state. Made without new_job's
+    WeakLimitWarning: the probe's limits are none the user asked."""
     gen = _leash._defaults_gen
     if gen not in _probe:
-        job = _leash._call.require_extension().Job(_leash._defaults + [("memory", str(1 << 30))], "pynisher-probe")
+        settings = _leash._defaults + [("memory", str(1 << 30)), ("pids", "4096")]
+        job = _leash._call.require_extension().Job(settings, "pynisher-probe")
         try:
             limits = json.loads(job.report("json")).get("limits") or {}
         finally:
             job.close()
         _probe.clear()
-        _probe[gen] = (limits.get("memory") or {}).get("enforced_by")
+        _probe[gen] = {k: (limits.get(k) or {}).get("enforced_by") for k in ("memory", "pids")}
     return _probe[gen]
+
+
+def _memory_enforced_by():
+    """"cgroup" where a job's memory limit is the memory controller's,
+    "rlimit" where leash falls back to RLIMIT_AS."""
+    return _probed()["memory"]
+
+
+def _nproc_binds():
+    """Whether 0.x's num_processes is the function's own RLIMIT_NPROC here:
+    no pids controller, and a caller the kernel does not exempt (uid 0 is)."""
+    return _probed()["pids"] != "cgroup" and os.geteuid() != 0
+
+
+def _nproc_report(report, num_processes):
+    """A 0.x call's report where its num_processes was RLIMIT_NPROC in the
+    function's process (_nproc_binds; leash was given no pids limit): the
+    limit as the report's other limits are, enforced_by rlimit."""
+    if num_processes is None or not isinstance(report, dict) or not _nproc_binds():
+        return report
+    note = (
+        "RLIMIT_NPROC in the function's process (pynisher 0.x's num_processes, no pids controller here): it "
+        "counts every process of the user, not only the job's"
+    )
+    pids = {"value": int(num_processes), "unit": "count", "enforced_by": "rlimit", "note": note}
+    return dict(report, limits=dict(report.get("limits") or {}, pids=pids))
 
 
 def _vms():
@@ -863,7 +890,9 @@ class enforce_limits:
     outer call's alarm and CPU timer until it returns; they raise then
     (0.x's inner wrapper swallowed them). ``num_processes``: RLIMIT_NPROC in the job's process,
     as 0.x (it counts the user's processes, and uid 0 is exempt), and
-    pids.max of the job where a pids controller exists. leash's own:
+    pids.max of the job where a pids controller exists; without one the
+    report's pids limit is that RLIMIT_NPROC (enforced_by rlimit), or, for
+    uid 0, leash's none with its warning. leash's own:
     ``trust_result`` (passed to ``leash.limit``).
     """
 
@@ -934,7 +963,9 @@ class enforce_limits:
             if self.cpu_time_in_s is None
             else 2 * (max(1, math.ceil(self.cpu_time_in_s)) + math.ceil(grace)) + (30 if fresh else 5),
             wall_time=None if self.wall_time_in_s is None else self.wall_time_in_s + grace,
-            pids=self.num_processes,
+            # where RLIMIT_NPROC binds (_nproc_binds), it is the limit: leash's
+            # pids would only say, falsely, that nothing bounds the forks
+            pids=None if _nproc_binds() else self.num_processes,
             signal="TERM",
             grace=1,
             context="spawn" if fresh else "fork",
@@ -999,6 +1030,7 @@ class enforce_limits:
                             " uncatchable signal."
                         )
                 finally:
+                    self.report = _nproc_report(self.report, outer.num_processes)
                     self.resources_function = _resource.getrusage(_resource.RUSAGE_CHILDREN)
                     self.resources_pynisher = _resource.getrusage(_resource.RUSAGE_SELF)
                     self.wall_clock_time = time.time() - start
