@@ -78,7 +78,11 @@ unset LEASH_TEST_PARENT
 # its cgroup is a failure, and is killed so that it cannot disturb the next script.
 run_script() {
 	local label=$1 script=$2 cg=$3 uid=${4:-0}
-	local rel=${script#"$srcdir"/} out rc t0 t1 left i
+	local rel=${script#"$srcdir"/} out rc t0 t1 left i limit=$script_timeout own
+	# a script that needs more than the default says so in its head:
+	# "# leash-vm-script-timeout: SECONDS" (never less than the default)
+	own=$(sed -n '1,40s/^# leash-vm-script-timeout: \([0-9][0-9]*\)$/\1/p' "$script" | head -n 1)
+	[[ -n $own && $own -gt $limit ]] && limit=$own
 	local cmd=(bash -c 'echo $$ >"$0/cgroup.procs" || exit 125; exec "$@"' "$cg")
 	if [[ $uid != 0 ]]; then
 		# Moved as root (the user may not write the root cgroup's cgroup.procs), then
@@ -88,7 +92,7 @@ run_script() {
 	fi
 	out=$(mktemp)
 	t0=$(date +%s.%N)
-	timeout -k 10 "$script_timeout" "${cmd[@]}" bash "$script" </dev/null >"$out" 2>&1
+	timeout -k 10 "$limit" "${cmd[@]}" bash "$script" </dev/null >"$out" 2>&1
 	rc=$?
 	t1=$(date +%s.%N)
 	left=$(tr '\n' ' ' <"$cg/cgroup.procs")
@@ -101,7 +105,7 @@ run_script() {
 		done
 	fi
 	echo "# [$label] $rel (exit $rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
-	merge_tap "$label" "$rel" "$out" "$rc" "$script_timeout"
+	merge_tap "$label" "$rel" "$out" "$rc" "$limit"
 	rm -f -- "$out"
 	[[ -z $left ]] || emit_not_ok "[$label] $rel: no process left behind (left: $left)"
 }

@@ -1,6 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
+# leash-vm-script-timeout: 600
+# (every row for the fork caller and libleash: 170-190 s of one emulated CPU
+# here, past half of the default 300 s; a slower CI host gets room)
+#
 # The truth matrix (issue 39) on the VM tier's pure cgroup v2 with the memory,
 # pids, cpu and io controllers: tests/truth/matrix.py --tier vm in a parent of
 # this script's, its checks renumbered into this script's TAP. A failing cell
