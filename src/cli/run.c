@@ -327,27 +327,31 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
                 err->error = -jfd;
                 return jfd;
         }
-        for (bool sig_ready = true;;) { /* the first pass: one may have come while the job started */
+        for (;;) {
                 struct pollfd pfd[2] = {{.fd = jfd, .events = POLLIN}, {.fd = *sig_fd, .events = POLLIN}};
                 struct signalfd_siginfo si;
+                bool sig_ready = true; /* a job that ended as it started (an exec error): looked at once */
 
+                /* nothing is due before an event (the job's end, its timer, a
+                 * signal): the first pass waits too, no dispatch finds nothing */
+                if (!leash_job_ended(job)) {
+                        int n = poll(pfd, 2, -1);
+                        if (n < 0 && errno != EINTR) {
+                                r = negative_errno();
+                                break;
+                        }
+                        sig_ready = n < 0 || pfd[1].revents != 0;
+                }
                 /* from the terminal (Ctrl-C, hangup), a scheduler or systemd: the job,
                  * in a session of its own, gets it from leash, then the grace, then
                  * SIGKILL. Read before the job's end is: `systemctl stop` of leash's
                  * unit signals leash and the job at once, and the report says
-                 * interrupted whichever of the two the kernel woke first. Read
-                 * when poll says there is one (not an EAGAIN per pass) */
+                 * interrupted whichever of the two the kernel woke first */
                 while (sig_ready && read(*sig_fd, &si, sizeof si) == (ssize_t) sizeof si)
                         (void) leash_job_interrupt(job, (int) si.ssi_signo);
                 r = leash_job_dispatch(job);
                 if (r != 0)
                         break;
-                r = poll(pfd, 2, -1);
-                if (r < 0 && errno != EINTR) {
-                        r = negative_errno();
-                        break;
-                }
-                sig_ready = r < 0 || pfd[1].revents != 0;
         }
         if (r < 0) {
                 err->step = "supervise the job";

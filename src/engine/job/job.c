@@ -118,7 +118,9 @@ static void job_close(struct leash_job *j) {
 
 /* Its processes are about to exist: none of them may ptrace this one. */
 static void job_hold_undumpable(struct leash_job *j) {
-        if (!j->undumpable)
+        if (!j->undumpable && j->spec.exit_after)
+                undumpable_hold_to_exit();
+        else if (!j->undumpable)
                 undumpable_hold();
         j->undumpable = true;
 }

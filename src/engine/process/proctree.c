@@ -23,6 +23,34 @@
 #include "../../basic/fileio.h"
 #include "../../basic/macro.h"
 #include "../../basic/time-util.h"
+#include "libcfork.h"
+
+/* One children file (dirfd, name), whole: fn for each pid in it, parent
+ * the process it lists them for; *more false once fn says stop. -ENOMEM
+ * when a long list could not be read whole. */
+static int for_listed(int dirfd, const char *name, pid_t parent, proctree_child_fn fn, void *userdata, bool *more) {
+        _cleanup_free_ char *big = NULL;
+        char small[2048], *buf = small;
+        size_t len;
+        /* the usual list fits on the stack; a long one is read again, whole */
+        int r = read_file_at(dirfd, name, small, sizeof small, &len);
+
+        if (r >= 0 && len >= sizeof small - 1) {
+                r = read_file_at_alloc(dirfd, name, &big, NULL);
+                buf = big;
+        }
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        for (char *p = buf; *p && *more;) {
+                char *end;
+                long c = strtol(p, &end, 10);
+                if (end == p)
+                        break;
+                *more = fn((pid_t) c, parent, userdata);
+                p = end;
+        }
+        return 0;
+}
 
 /* Calls fn for each child of every thread of pid (0: the caller), until fn
  * says stop. Each children file is read whole, however long (a job that
@@ -33,10 +61,15 @@ int proctree_for_children(pid_t pid, proctree_child_fn fn, void *userdata) {
         _cleanup_close_ int tfd = -1;
         struct dirread d;
         const char *tid;
-        pid_t self = getpid();
+        pid_t self = pid ? pid : getpid();
         int ret = 0;
         bool more = true;
 
+        /* the caller, one thread (glibc's __libc_single_threaded: it never
+         * started another): that thread's list is the process's, read with
+         * no walk of /proc/self/task (open, two getdents64, close) */
+        if (!pid && !libcfork_needed())
+                return for_listed(AT_FDCWD, "/proc/thread-self/children", self, fn, userdata, &more);
         if (pid)
                 snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
         else
@@ -48,32 +81,12 @@ int proctree_for_children(pid_t pid, proctree_child_fn fn, void *userdata) {
          * allocation per walk, copy-on-write faults in a forked caller) */
         dirread_init(&d, tfd);
         while (more && (tid = dirread_next(&d, NULL))) {
-                _cleanup_free_ char *big = NULL;
-                char name[300], small[2048], *buf = small;
-                size_t len;
-                int r;
+                char name[300];
                 if (tid[0] < '0' || tid[0] > '9')
                         continue;
                 snprintf(name, sizeof name, "%s/children", tid);
-                /* the usual list fits on the stack; a long one is read again, whole */
-                r = read_file_at(tfd, name, small, sizeof small, &len);
-                if (r >= 0 && len >= sizeof small - 1) {
-                        r = read_file_at_alloc(tfd, name, &big, NULL);
-                        buf = big;
-                }
-                if (r < 0) {
-                        if (r == -ENOMEM)
-                                ret = -ENOMEM;
-                        continue;
-                }
-                for (char *p = buf; *p && more;) {
-                        char *end;
-                        long c = strtol(p, &end, 10);
-                        if (end == p)
-                                break;
-                        more = fn((pid_t) c, pid ? pid : self, userdata);
-                        p = end;
-                }
+                if (for_listed(tfd, name, self, fn, userdata, &more) == -ENOMEM)
+                        ret = -ENOMEM;
         }
         return ret;
 }

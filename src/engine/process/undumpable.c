@@ -70,6 +70,15 @@ void undumpable_hold(void) {
         pthread_mutex_unlock(&lock);
 }
 
+void undumpable_hold_to_exit(void) {
+        (void) pthread_once(&once, register_atfork);
+        pthread_mutex_lock(&lock);
+        holds++;
+        before = 0; /* nothing to give back */
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        pthread_mutex_unlock(&lock);
+}
+
 void undumpable_release(void) {
         pthread_mutex_lock(&lock);
         /* 1 is the only state PR_SET_DUMPABLE can give back (2, suid_dumpable's

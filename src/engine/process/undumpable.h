@@ -8,6 +8,10 @@
 /* A job is about to start: the process is undumpable from now until the
  * matching undumpable_release(). Counted: jobs of several threads overlap. */
 void undumpable_hold(void);
+/* The same for a process that exits after its job (leash run): undumpable
+ * from now until it exits, whatever it was, so what it was is not asked
+ * (no PR_GET_DUMPABLE) and no release restores it. */
+void undumpable_hold_to_exit(void);
 /* That job has finished: the last one out restores what the process was. */
 void undumpable_release(void);
 /* In a child forked from a holding process that runs on without exec (a
