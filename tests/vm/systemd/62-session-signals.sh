@@ -25,21 +25,30 @@
 
 user=$(getent passwd 1000 | cut -d: -f1)
 chmod 0777 "$TMP"
-# The job: its handler stops its sleep (a background job of sh ignores SIGINT), writes
-# got, waits for release and exits 3; the loop goes on when leash's signal to every
-# process of its cgroup ends the sleep before the shell takes its own.
-cat >"$TMP/job.sh" <<'SH'
-trap 'kill $s 2>/dev/null; echo got >"$1/got"; while [ ! -e "$1/release" ]; do sleep 0.1; done; echo done >"$1/done"; exit 3' INT TERM
-echo $$ >"$1/job.pid"
-while :; do
-	sleep 600 &
-	s=$!
-	wait $s
-done
-SH
+# The job: Python, with no child of its own (a shell's background sleep can miss the
+# handler's kill: dash resets a trapped signal in a child after the fork, and a signal
+# that comes in between is caught by the copy of its handler and lost, so the sleep would
+# keep the job cgroup busy until the grace's SIGKILL).  Its SIGINT and SIGTERM handler
+# writes got, waits for release, writes done and exits 3.
+cat >"$TMP/job.py" <<'PY'
+import os, signal, sys, time
+d = sys.argv[1]
+def handler(sig, frame):
+    open(d + "/got", "w").close()
+    while not os.path.exists(d + "/release"):
+        time.sleep(0.1)
+    open(d + "/done", "w").close()
+    sys.exit(3)
+signal.signal(signal.SIGINT, handler)
+signal.signal(signal.SIGTERM, handler)
+with open(d + "/job.pid", "w") as f:
+    f.write(str(os.getpid()))
+while True:
+    signal.pause()
+PY
 cat >"$TMP/login.sh" <<'SH'
 set -m
-"$LEASH" run -w 300s -g 120s -o "$DIR/s.json" -- /bin/sh "$DIR/job.sh" "$DIR"
+"$LEASH" run -w 300s -g 120s -o "$DIR/s.json" -- /usr/bin/python3 "$DIR/job.py" "$DIR"
 echo "$?" >"$DIR/leash.rc"
 SH
 
@@ -100,7 +109,10 @@ login() {
 # finish WHAT: releases the handler, waits for the report, checks the grace and cleanup.
 finish() {
 	touch "$TMP/release"
-	wait_for 60 test -s "$TMP/leash.rc"
+	wait_for 60 test -s "$TMP/leash.rc" ||
+		tap_diag "leash has not exited: $(ps -o pid,ppid,pgid,stat,wchan:24,args -u 1000)
+$(for p in $(pgrep -u 1000); do echo "$p $(cat /proc/$p/cgroup 2>/dev/null) $(grep -s '^Sig[PB]\|^ShdPnd' /proc/$p/status | tr '\n' ' ')"; done)
+$(cat "$TMP/login.out")"
 	tap_check "$1: the job's handler ran to its end (its grace)" test -e "$TMP/done"
 	tap_is "$( [[ -s $TMP/s.json ]] && jget "$TMP/s.json" reason)" interrupted "$1: reason interrupted"
 	tap_is "$( [[ -s $TMP/s.json ]] && jget "$TMP/s.json" escaped)" "[]" "$1: the report names no escaped process"
