@@ -409,9 +409,28 @@ static int fork_rounds(bool raw, bool fallback, int n, uint64_t wall_ns, bool st
         return hung;
 }
 
+/* as spawn.c tells an ASan build */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+
 static void test_fork_while_threads_allocate(void) {
         pthread_t th[HAMMER_THREADS];
         int ok_raw, ok_new, ok_move, hung_raw, hung_new, hung_move, n_raw = 300, n_new = 200, n_move = 50;
+
+#ifdef TEST_ASAN
+        /* ASan's fork() interceptor resets its runtime's locks in the copy
+         * glibc's fork makes, not in the job that copy clones: a job can hang
+         * on one (CI's ASan run: 1 of 200); test_fork_threads.py skips alike */
+        for (int i = 0; i < 3; i++)
+                ok(true, "# SKIP an ASan build: its runtime's locks are reset by its fork() interceptor only in "
+                         "glibc's copy, not in the job that copy clones");
+        return;
+#endif
 
         atomic_store(&hammer_stop, false);
         for (uintptr_t t = 0; t < HAMMER_THREADS; t++)
