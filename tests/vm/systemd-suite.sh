@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # systemd-suite.sh --builddir DIR --srcdir DIR [--mode suite|script] [--script FILE]
+#                  [--phase systemd|systemd-truth|systemd-all]
 #
 # The guest side of the systemd flavour (tests/vm/run --systemd): started by systemd as
 # leash-vm.service (tests/vm/init-systemd) once dbus and logind are up.  Runs, with no
@@ -12,6 +13,10 @@
 # - tests/vm/systemd/user-*.sh as uid 1000 in a real login session: `runuser -l`, whose
 #   PAM stack (pam_systemd) registers a logind session, puts the shell in the root-owned
 #   session-N.scope and starts user@1000.service, the user manager.
+#
+# tests/vm/run boots two VMs at once in suite mode: phase systemd-truth runs the truth
+# matrix and mode nest's Slurm cluster (50-truth.sh, 30-slurm-cgroup-v2.sh), phase systemd
+# every other script; systemd-all (script mode, LEASH_VM_PARALLEL=0) runs them all.
 #
 # and prints their TAP merged (tests/vm/tap-merge.sh), the line the host trusts
 # (leash-vm: status pass=N fail=N skip=N) on ttyS1, and powers the machine off.  After
@@ -30,12 +35,14 @@ builddir=
 srcdir=
 mode=suite
 script=
+phase=systemd-all
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--builddir) builddir=$2; shift 2 ;;
 	--srcdir) srcdir=$2; shift 2 ;;
 	--mode) mode=$2; shift 2 ;;
 	--script) script=$2; shift 2 ;;
+	--phase) phase=$2; shift 2 ;;
 	*) echo "systemd-suite: unknown argument: $1"; shift ;;
 	esac
 done
@@ -50,11 +57,11 @@ export LEASH=$builddir/src/cli/leash LEASH_VM_HOG=$builddir/tests/vm/vm-hog
 export LEASH_VM_BUILDDIR=$builddir LEASH_VM_SRCDIR=$srcdir
 export LEASH_CONFIG_DIR=$builddir/tests/no-such-config
 # The guest writes what the host keeps (the verbatim reports of the closing note) here.
+# (emptied by the host before it boots: the two VMs of a suite share it)
 export LEASH_VM_KEEP=$builddir/tests/vm/systemd-keep
-rm -rf -- "$LEASH_VM_KEEP"
 mkdir -p "$LEASH_VM_KEEP" && chmod 0777 "$LEASH_VM_KEEP"
 
-echo "# leash-vm: systemd $(systemctl --version | head -n 1), kernel $(uname -r), $(nproc) CPU"
+echo "# leash-vm: systemd $(systemctl --version | head -n 1), kernel $(uname -r), $(nproc) CPU, phase $phase"
 echo "# leash-vm: system state $(systemctl is-system-running), uid 1000 is '$user'"
 
 run_one() {
@@ -93,7 +100,14 @@ tests=()
 if [[ $mode == script ]]; then
 	tests=("$script")
 else
-	tests=("$srcdir"/tests/vm/systemd/[0-9]*.sh "$srcdir"/tests/vm/systemd/user-*.sh)
+	for t in "$srcdir"/tests/vm/systemd/[0-9]*.sh "$srcdir"/tests/vm/systemd/user-*.sh; do
+		case $phase:${t##*/} in
+		systemd-all:* | systemd-truth:50-truth.sh | systemd-truth:30-slurm-cgroup-v2.sh) tests+=("$t") ;;
+		systemd-truth:*) ;;
+		systemd:50-truth.sh | systemd:30-slurm-cgroup-v2.sh) ;;
+		*) tests+=("$t") ;;
+		esac
+	done
 fi
 rm -f /run/leash-vm-stopped-scopes
 # uid 1000's scripts name the scopes they stop too (a VM of its own: no one else writes here)
