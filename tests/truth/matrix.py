@@ -1549,6 +1549,9 @@ def main():
         print("usage: matrix.py [--tier {}] [--compare FILE] [--write FILE]".format("|".join(TIERS)), file=sys.stderr)
         return 2
     tier, against, out = parsed
+    if os.environ.get("TRUTH_SKIP"):  # a tier that runs the suite again on a tree another tier ran it on
+        print("1..0 # SKIP TRUTH_SKIP: {}".format(os.environ["TRUTH_SKIP"]))
+        return 0
     if not LEASH or not HELPERS:
         print("1..0 # SKIP LEASH and HELPERS must point at the build tree")
         return 0
