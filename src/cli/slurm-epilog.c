@@ -226,9 +226,20 @@ static void epilog_own_placement(struct slurm_ctx *x, struct leash_result *r, un
                         x->job.id);
 }
 
+/* mode nest: a limit of the profile that leash did not apply (the Prolog's
+ * plan: memory, pids, cpus...) is not enforced because leash writes nothing
+ * into Slurm's job cgroup, which has the controllers: the report's note (and
+ * the warning made of it) says that, not that a controller is missing. */
+static const char nest_note[] = "mode nest, where leash writes no limit into Slurm's job cgroup; Slurm enforces its "
+                                "own only, such as --mem by ConstrainRAMSpace";
+
 static void epilog_nest(const char *verdict, struct leash_result *r, struct epilog_steps *es) {
         char list[4096] = "", *save = NULL;
         uint64_t wall = r->usage.wall_ns, ooms = 0;
+
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (r->enforced[l] == LEASH_BY_NONE)
+                        r->enforce_note[l] = nest_note;
 
         (void) kv_get(verdict, "nest_cgroup", r->cgroup, sizeof r->cgroup);
         usage_from_verdict(verdict, "job", &r->usage);
