@@ -344,6 +344,12 @@ run_job --mem=64M "$W/oom.sh"
 tap_diag "$(cat "$out")"
 tap_is "$(job_state "$id")" "OUT_OF_MEMORY OutOfMemory" "nest: Slurm says job $id is OUT_OF_MEMORY"
 tap_is "$(jget "$rep" reason)" memory "nest: leash's report says reason memory"
+# the limit that ended it is Slurm's: the report names it and who enforced it (it
+# said reason memory beside no memory limit, its text "memory limit ((not in the report))")
+tap_is "$(jget "$rep" limits.memory.value)/$(jget "$rep" limits.memory.enforced_by)" $((64 << 20))/cgroup \
+	"nest: limits.memory is Slurm's --mem (64 MiB), enforced by Slurm's job cgroup"
+tap_check "nest: its note says it is Slurm's memory.max, read by leash" \
+	grep -q "Slurm's --mem" <<<"$(jget "$rep" limits.memory.note)"
 tap_check "nest: the batch step had the OOM kill (steps[batch].oom_kills >= 1)" \
 	test "$(stepj "$rep" batch oom_kills)" -ge 1
 truth=$(sed -n 's/^step_peak=//p' "$out")
