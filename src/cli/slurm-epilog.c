@@ -226,9 +226,38 @@ static void epilog_own_placement(struct slurm_ctx *x, struct leash_result *r, un
                         x->job.id);
 }
 
+/* mode nest: a limit of the profile that leash did not apply (the Prolog's
+ * plan: memory, pids, cpus...) is not enforced because leash writes nothing
+ * into Slurm's job cgroup, which has the controllers: the report's note (and
+ * the warning made of it) says that, not that a controller is missing. */
+static const char nest_note[] = "mode nest, where leash writes no limit into Slurm's job cgroup; Slurm enforces its "
+                                "own only, such as --mem by ConstrainRAMSpace";
+
+/* mode nest: Slurm's own memory limit (--mem under ConstrainRAMSpace, the
+ * memory.max the supervisor read on Slurm's job cgroup) is the job's memory
+ * limit where the profile asked for none: the report names it and who
+ * enforced it (a job it OOM-killed said reason memory beside no memory
+ * limit). A profile's own memory, not applied, keeps its warning. */
+static const char nest_memory_note[] = "Slurm's --mem: the memory.max of Slurm's job cgroup (ConstrainRAMSpace), which "
+                                       "leash read and did not write";
+
+static void epilog_nest_memory(const char *verdict, struct leash_spec *c, struct leash_result *r) {
+        uint64_t v = verdict ? slurm_kv_u64(verdict, "slurm_memory_max", 0) : 0;
+
+        if (!v || leash_spec_has(c, LEASH_LIMIT_MEMORY))
+                return;
+        leash_spec_set_limit(c, LEASH_LIMIT_MEMORY, v);
+        r->enforced[LEASH_LIMIT_MEMORY] = LEASH_BY_CGROUP;
+        r->enforce_note[LEASH_LIMIT_MEMORY] = nest_memory_note;
+}
+
 static void epilog_nest(const char *verdict, struct leash_result *r, struct epilog_steps *es) {
         char list[4096] = "", *save = NULL;
         uint64_t wall = r->usage.wall_ns, ooms = 0;
+
+        for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
+                if (r->enforced[l] == LEASH_BY_NONE)
+                        r->enforce_note[l] = nest_note;
 
         (void) kv_get(verdict, "nest_cgroup", r->cgroup, sizeof r->cgroup);
         usage_from_verdict(verdict, "job", &r->usage);
@@ -404,6 +433,7 @@ static void epilog_cgroup(struct epilog *e) {
 
         if (e->state && kv_get(e->state, "mode", e->mode, sizeof e->mode) == 0 && strcmp(e->mode, "nest") == 0) {
                 epilog_nest(e->verdict, e->r, &e->es);
+                epilog_nest_memory(e->verdict, &e->c, e->r);
                 if (e->r->cgroup[0])
                         placement_adopted(e->r, "adopted: Slurm's job cgroup (mode nest: Slurm's cgroup plugin placed "
                                                 "the tasks and holds memory, CPUs and devices; leash moved none)");

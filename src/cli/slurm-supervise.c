@@ -125,6 +125,7 @@ struct sv {
         int nest_fd;                 /* nest: Slurm's job_<ID>, -1 until the first task */
         char nest_path[1024];        /* nest: its path */
         struct leash_usage nest_job; /* nest: job_<ID>'s own files at the last step end */
+        uint64_t nest_memory_max;    /* nest: job_<ID>'s memory.max (Slurm's --mem); 0: none, or max */
 };
 
 static int pidfd_open_(pid_t pid) {
@@ -177,6 +178,8 @@ static void sv_nest_verdict(const struct sv *s, struct kv_buf *b) {
 
         if (s->nest_path[0])
                 kv_add(b, "nest_cgroup", "%s", s->nest_path);
+        if (s->nest_memory_max)
+                kv_add(b, "slurm_memory_max", "%" PRIu64, s->nest_memory_max);
         kv_usage(b, "job", &s->nest_job);
         for (unsigned i = 0; i < s->n_steps; i++) {
                 if (!s->steps[i].ended)
@@ -216,6 +219,17 @@ static int sv_nest_adopt_job(struct sv *s) {
         return leash_job_set_signal_fn(s->job, sv_nest_signal, s);
 }
 
+/* Slurm's memory limit on the job (--mem under ConstrainRAMSpace): job_<ID>'s
+ * memory.max, read once at the first task; 0 where there is none ("max"). */
+static uint64_t sv_nest_memory_max(int job_fd) {
+        char buf[32];
+        unsigned long long v;
+
+        if (read_file_at(job_fd, "memory.max", buf, sizeof buf, NULL) < 0 || sscanf(buf, "%llu", &v) != 1)
+                return 0;
+        return (uint64_t) v;
+}
+
 /* adopt in nest mode: the task stays where Slurm put it, which must be this
  * job's step_<step> (or below); the first one names Slurm's job cgroup. */
 static int sv_nest_adopt(struct sv *s, pid_t pid, const char *step, char *reply, size_t size) {
@@ -234,6 +248,7 @@ static int sv_nest_adopt(struct sv *s, pid_t pid, const char *step, char *reply,
         }
         s->nest_fd = fd;
         snprintf(s->nest_path, sizeof s->nest_path, "%s", path);
+        s->nest_memory_max = sv_nest_memory_max(fd);
         r = sv_nest_adopt_job(s);
         if (r < 0)
                 snprintf(reply, size, "error supervise Slurm's job cgroup %s: %s", path, strerror(-r));

@@ -27,7 +27,9 @@ placement none) and the build tree: LEASH, HELPERS as make check sets them.
   LEASH=build/src/cli/leash HELPERS=build/tests/helpers tests/truth/matrix.py --write docs/TRUTH.md
 
 --tier slurm runs the Slurm cells (tests/truth/slurm_cells.py) on the cluster
-tests/slurm/run started (SLURM_TRUTH_DIR); without it the section is not compared.
+tests/slurm/run started (SLURM_TRUTH_DIR), --tier slurm-nest those of mode nest
+on the systemd VM's (tests/vm/systemd/30-slurm-cgroup-v2.sh); without its
+cluster a section is not compared.
 """
 import difflib
 import json
@@ -1272,6 +1274,9 @@ TIERS = {
     "systemd-vm": "the systemd VM (tests/vm/systemd: systemd 252 as PID 1), as root from a system service",
     "slurm": "the slurm tier (tests/slurm/run: slurm-wlm 22.05 on this hybrid host, mode own), jobs submitted"
              " as root through leash's Prolog, TaskProlog and Epilog; one table, a column per Slurm mode",
+    "slurm-nest": "the systemd VM's real Slurm (tests/vm/systemd/30-slurm-cgroup-v2.sh: slurm-wlm 22.05, slurmd"
+                  " under systemd, CgroupPlugin=cgroup/v2, mode nest), jobs submitted as uid 1000; leash adopts"
+                  " Slurm's cgroups read-only",
 }
 PLACES = {
     "cgroup": "a job cgroup of leash's own under a private parent (`--cgroup-parent`, `leash.configure`)",
@@ -1446,7 +1451,9 @@ def write(path, tier, sec):
         f.write(before + sec + after)
 
 
-REWRITE = {"slurm": "tests/slurm/run, copying build/truth-slurm.md's section,"}
+REWRITE = {"slurm": "tests/slurm/run, copying build/truth-slurm.md's section,",
+           "slurm-nest": "tests/vm/run --systemd --script tests/vm/systemd/30-slurm-cgroup-v2.sh, copying"
+                         " build/tests/vm/systemd-keep/truth-slurm-nest.md's section,"}
 
 
 def compare(path, tier, sec, kind):
@@ -1526,19 +1533,20 @@ def args():
     return (tier, opts["--compare"], opts["--write"]) if tier in TIERS else None
 
 
-def slurm_main(against, out):
-    """The slurm tier's section: its cells need the cluster tests/slurm/run started."""
+def slurm_main(tier, against, out):
+    """The slurm tiers' sections: their cells need the cluster tests/slurm/run
+    (slurm) or tests/vm/systemd/30-slurm-cgroup-v2.sh (slurm-nest) started."""
     import slurm_cells
-    cells, why = slurm_cells.run(Cell, HELPERS)
+    cells, why = slurm_cells.run(Cell, HELPERS, tier)
     if out and why:  # never a section of n/a over the one the tier wrote
-        print("matrix.py --tier slurm --write: {}; tests/slurm/run writes the section (build/truth-slurm.md)".format(
-            why), file=sys.stderr)
+        print("matrix.py --tier {} --write: {}; {} writes the section".format(tier, why, REWRITE[tier]),
+              file=sys.stderr)
         return 2
-    sec = slurm_cells.section("slurm", TIERS["slurm"], cells, why)
+    sec = slurm_cells.section(tier, TIERS[tier], cells, why)
     if against:
-        compare(against, "slurm", sec, why)
+        compare(against, tier, sec, why)
     if out:
-        write(out, "slurm", sec)
+        write(out, tier, sec)
     print("1..{}".format(N))
     return 1 if FAILED else 0
 
@@ -1558,8 +1566,8 @@ def main():
     if os.geteuid() != 0:
         print("1..0 # SKIP needs root (a private cgroup parent, and uid {} for placement none)".format(NOBODY))
         return 0
-    if tier == "slurm":
-        return slurm_main(against, out)
+    if tier in ("slurm", "slurm-nest"):
+        return slurm_main(tier, against, out)
     tmp = reachable_tmp()
     parent, made = None, []
     try:

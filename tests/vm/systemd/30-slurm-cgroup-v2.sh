@@ -23,7 +23,13 @@
 #    report.  Slurm's verdict is read from sacct, as admins read it: slurmdbd over a
 #    MariaDB server, both started by systemd from their Debian units (and from scontrol
 #    and jobcomp/filetxt beside it).
-# Four jobs and no daemon restart: each costs seconds under TCG.
+# 3. The truth matrix's slurm-nest section (issue 39): tests/truth/matrix.py --tier
+#    slurm-nest submits, as uid 1000, one job over and one under each limit of the
+#    profiles truthwall, truthcpu and truthlim (--leash-profile), checks each report
+#    against the job's own clocks, a burner's getrusage, what it could touch and start
+#    and the step's memory.peak it read itself, and compares the section with
+#    docs/TRUTH.md's (the one generated is kept: truth-slurm-nest.md).
+# No daemon restart: each job costs seconds under TCG.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -116,15 +122,22 @@ echo "required $B/src/slurm/spank_leash.so state-dir=/run/leash/slurm leash=/usr
 cat >"$D/profiles.d/vm.ini" <<-EOF
 	[vm]
 	wall-time = 300s
-	[cpu]
-	cpu-time = 3s
+	[truthwall]
+	wall-time = 3s
 	grace = 2s
+	[truthcpu]
+	cpu-time = 2s
+	grace = 2s
+	[truthlim]
+	memory = 64M
+	pids = 20
+	cpus = 0.1
 EOF
 slurm_ini() {
 	cat >"$D/slurm.ini" <<-EOF
 		[slurm]
 		profile = vm
-		user-profiles = cpu
+		user-profiles = truthwall, truthcpu, truthlim
 		state-dir = /run/leash/slurm
 		report-dir = /var/log/leash/slurm
 		kill-timeout = 5s
@@ -252,12 +265,6 @@ stepj() {
 		print('null' if v is None else v)
 	PYEOF
 }
-# signals FILE: "SIG:why ..." of the report's signals[].
-signals() {
-	"$PY" -c 'import json, sys
-r = json.load(open(sys.argv[1]))
-print(" ".join("%s:%s" % (s.get("signal"), s.get("why")) for s in r.get("signals", [])))' "$1"
-}
 
 # run_job SBATCH-ARGS...: submits, waits, sets id, out (its output) and rep (leash's report).
 run_job() {
@@ -294,11 +301,6 @@ cat >"$W/oom.sh" <<-EOF
 	d=$CG\$(grep ^0:: /proc/self/cgroup | cut -d: -f3)/../..
 	echo "step_peak=\$(cat \$d/memory.peak)"
 	echo "step_oom_kill=\$(grep ^oom_kill \$d/memory.events | cut -d' ' -f2)"
-EOF
-cat >"$W/cpu.sh" <<-'EOF'
-	#!/bin/bash
-	trap 'echo got-XCPU' XCPU
-	while :; do :; done
 EOF
 chmod 755 "$W"/*.sh
 
@@ -342,6 +344,12 @@ run_job --mem=64M "$W/oom.sh"
 tap_diag "$(cat "$out")"
 tap_is "$(job_state "$id")" "OUT_OF_MEMORY OutOfMemory" "nest: Slurm says job $id is OUT_OF_MEMORY"
 tap_is "$(jget "$rep" reason)" memory "nest: leash's report says reason memory"
+# the limit that ended it is Slurm's: the report names it and who enforced it (it
+# said reason memory beside no memory limit, its text "memory limit ((not in the report))")
+tap_is "$(jget "$rep" limits.memory.value)/$(jget "$rep" limits.memory.enforced_by)" $((64 << 20))/cgroup \
+	"nest: limits.memory is Slurm's --mem (64 MiB), enforced by Slurm's job cgroup"
+tap_check "nest: its note says it is Slurm's memory.max, read by leash" \
+	grep -q "Slurm's --mem" <<<"$(jget "$rep" limits.memory.note)"
 tap_check "nest: the batch step had the OOM kill (steps[batch].oom_kills >= 1)" \
 	test "$(stepj "$rep" batch oom_kills)" -ge 1
 truth=$(sed -n 's/^step_peak=//p' "$out")
@@ -364,13 +372,19 @@ tap_check "nest: sacct says job $id is OUT_OF_MEMORY" grep -q "^$id|OUT_OF_MEMOR
 tap_check "nest: sacct says its batch step is OUT_OF_MEMORY" grep -q "^$id.batch|OUT_OF_MEMORY|" <<<"$sacct_out"
 tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
 
-run_job --leash-profile=cpu "$W/cpu.sh"
-tap_diag "$(cat "$W/out.$id")"
-tap_is "$(jget "$rep" reason)" cpu_time "nest: a CPU-time limit of the profile ends job $id (reason cpu_time)"
-tap_check "nest: the job got SIGXCPU first" grep -q got-XCPU "$W/out.$id"
-sigs=$(signals "$rep")
-tap_check "nest: then SIGKILL after the grace (signals: $sigs)" grep -q 'KILL:grace' <<<"$sigs"
-tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
+# --- 3. the truth matrix's slurm-nest section ----------------------------------------
+SRC=${LEASH_VM_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
+cp "$SRC/docs/TRUTH.md" "$TMP/truth.md"
+t1=$SECONDS
+SLURM_TRUTH_WORK=$W SLURM_TRUTH_REPORTS=/var/log/leash/slurm SLURM_TRUTH_NODE=$node SLURM_TRUTH_USER=$user \
+	HELPERS=$B/tests/helpers "$PY" "$SRC/tests/truth/matrix.py" --tier slurm-nest \
+	--compare "$SRC/docs/TRUTH.md" --write "$TMP/truth.md" >"$TMP/tap" 2>"$TMP/log"
+rc=$?
+keep truth-slurm-nest.md "$TMP/truth.md"
+truth_tap "$TMP/tap" "truth: "
+tap_check "truth: the matrix ran and every nest cell held (status $rc, $((SECONDS - t1)) s)" test "$rc" = 0
+[ $rc = 0 ] || tap_diag "$(tail -20 "$TMP/log")"
+tap_check "nest: nothing is left under slurmstepd.scope after the matrix's jobs" scope_empty
 tap_check "nest: no state of leash's is left" bash -c '[[ -z $(ls /run/leash/slurm) ]]'
 
 timeout 60 systemctl stop slurmd.service slurmctld.service slurmdbd.service mariadb.service munge.service

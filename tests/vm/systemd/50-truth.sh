@@ -18,14 +18,7 @@ HELPERS=$BUILD/tests/helpers LEASH_PYTHONPATH=$BUILD/python "$PY" "$SRC/tests/tr
 	--compare "$SRC/docs/TRUTH.md" --write "$TMP/truth.md" >"$TMP/tap" 2>"$TMP/log"
 rc=$?
 keep truth-systemd-vm.md "$TMP/truth.md"
-while IFS= read -r line; do
-	case $line in
-	"not ok "*"# TODO"*) _tap_n=$((_tap_n + 1)); echo "not ok $_tap_n - ${line#not ok * - }" ;;
-	"not ok "*) tap_fail "${line#not ok * - }" ;;
-	"ok "*) _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - ${line#ok * - }" ;;
-	"# "*) echo "$line" ;;
-	esac
-done <"$TMP/tap"
+truth_tap "$TMP/tap"
 tap_check "the matrix ran and every cell held (status $rc)" test "$rc" = 0
 tap_check "the matrix wrote its checks (plan line)" grep -q '^1\.\.[1-9]' "$TMP/tap"
 [ $rc = 0 ] || tap_diag "$(tail -20 "$TMP/log")"
