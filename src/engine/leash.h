@@ -144,6 +144,8 @@ struct placement {
         bool moved;       /* leash moved the processes of parent into parent/leash-leaf */
         bool joined;      /* parent is a unit leash is not in (systemd's shared unit): the
                            * job's watchdog goes into its PLACEMENT_LEAF */
+        bool attaching;   /* leash's move into parent/PLACEMENT_LEAF is asked of the manager and
+                           * may not be done yet: placement_settle waits for its reply */
         char own[4096];   /* leash's own cgroup ("/a/b" in the mount) as the decision read it and left it; "" when
                            * unread or moved: the escape home reads it from the decision, not again from /proc */
 };

@@ -217,6 +217,12 @@ static int job_arm(struct leash_job *j, struct watchdog_pool *watch, struct leas
                 return 0;
         if (j->owned) /* its owner removes it, whether or not this process lives */
                 return 0;
+        /* the manager moves leash into the parent's leaf meanwhile (the job
+         * cgroup and its limits above did not need it there): the watchdog,
+         * the job's first process, starts in the leaf */
+        r = j->attaching ? placement_settle(err) : 0;
+        if (r < 0)
+                return r;
         r = watchdog_start(&j->wd, watch, j->parent_fd, j->job_fd, j->dirname, j->remove_cgroup);
         if (r < 0)
                 return leash_error_set(err, "start the watchdog", "", r);
@@ -273,6 +279,7 @@ static int job_place(struct leash_job *j, struct placement_cache *cache, struct 
                 return leash_error_set(err, PLACEMENT_STRICT_STEP, p->why, p->error ? -p->error : -EOPNOTSUPP);
         j->no_cgroup = p->kind == PLACEMENT_NONE;
         j->joined = p->joined;
+        j->attaching = p->attaching;
         if (j->no_cgroup && j->r.isolation && strncmp(j->r.isolation, "none:", 5) == 0)
                 j->r.isolation = "none: the job shares leash's uid and can stop leash (no cgroup: the job is leash's "
                                  "process tree)";
@@ -320,8 +327,8 @@ static void job_record(struct leash_job *j) {
 
 /* watch: the pool of the config the job is made from (NULL: its own
  * watchdog); place: its placement cache (NULL: decided for this job) */
-static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, struct placement_cache *place,
-                   struct leash_job **ret, struct leash_error *err) {
+static int job_new_once(const struct leash_spec *spec, struct watchdog_pool *watch, struct placement_cache *place,
+                        struct leash_job **ret, struct leash_error *err) {
         struct leash_job *j;
         char name[80], *parent;
         unsigned available = 0;
@@ -387,16 +394,31 @@ static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, s
                 (void) cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
                 goto fail;
         }
-        escape_home_find(j, place); /* where leash goes back to if the job pulls it in: opened by begin() */
         r = job_arm(j, watch, err);
         if (r < 0) {
                 (void) cgroupfs_remove(j->parent_fd, j->dirname, j->job_fd);
                 goto fail;
         }
+        /* where leash goes back to if the job pulls it in (opened by begin()):
+         * read once leash is where the placement put it (job_arm) */
+        escape_home_find(j, place);
         *ret = j;
         return 0;
 fail:
         job_destroy(j);
+        return r;
+}
+
+/* A manager that refuses to move leash into the shared unit's leaf says so
+ * after the job's cgroup was made (placement_settle; it is removed): the job
+ * is made once more, and its decision goes on to a scope of its own. */
+static int job_new(const struct leash_spec *spec, struct watchdog_pool *watch, struct placement_cache *place,
+                   struct leash_job **ret, struct leash_error *err) {
+        bool refused = placement_attach_refused();
+        int r = job_new_once(spec, watch, place, ret, err);
+
+        if (r < 0 && !refused && placement_attach_refused())
+                r = job_new_once(spec, watch, place, ret, err);
         return r;
 }
 

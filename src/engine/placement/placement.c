@@ -29,7 +29,9 @@
  *                started once if absent; leash stays in its cgroup, the
  *                job's watchdog goes into the unit's leaf (joined: no unit
  *                per launch); a user in a login session has its manager
- *                move leash into that leaf (AttachProcessesToUnit), leaving
+ *                move leash into that leaf (AttachProcessesToUnit, not
+ *                waited for here: the job reads the reply before its
+ *                first process, placement_settle), leaving
  *                a sentinel in the session's scope that passes the
  *                session's end on to leash as SIGTERM. Else a
  *                scope of this process's own, leash-NAME-PID.scope in
@@ -478,6 +480,12 @@ static int step_systemd_join(struct ctx *c, struct placement *p) {
 
         r = systemd_scope_shared(user, c->mount, false, p->parent, sizeof p->parent, NULL, 0);
         attach = r >= 0 && !may_move_between(c->own, p->parent);
+        if (attach && systemd_scope_shared_refused(what, sizeof what)) {
+                why_add(p, "the user manager refused to move leash into %s's " PLACEMENT_LEAF " (%s)",
+                        SYSTEMD_SHARED_UNIT, what);
+                p->parent[0] = '\0';
+                return 0;
+        }
         if (r < 0 || (attach && !user)) {
                 p->parent[0] = '\0';
                 return 0;
@@ -509,11 +517,13 @@ static int step_systemd_join(struct ctx *c, struct placement *p) {
         p->kind = PLACEMENT_SYSTEMD;
         p->joined = !attach;
         p->moved = attach;
+        p->attaching = attach && c->apply;
         why_add(p, "%s the %s manager's %s%s (Delegate=yes, shared by its leash jobs); %s",
                 c->apply ? "in" : "a run goes into", user ? "user" : "system", p->parent + strlen(c->mount),
                 started ? (c->apply ? ", started now" : ", started by the first run") : "",
                 !attach    ? "leash stays in its own cgroup"
-                : c->apply ? "leash moved into its " PLACEMENT_LEAF " by the manager (AttachProcessesToUnit)"
+                : c->apply ? "leash moved into its " PLACEMENT_LEAF " by the manager (AttachProcessesToUnit, its "
+                             "reply awaited before the job's first process starts)"
                            : "a run asks the manager to move leash into its " PLACEMENT_LEAF);
         return 1;
 }
@@ -687,6 +697,9 @@ static __attribute__((noinline)) int decide(const char *requested, bool apply, s
 
         if (!c)
                 return leash_error_set(err, "decide the placement", "", -ENOMEM);
+        /* a move of this process still in flight ends first: the chain reads
+         * where the process is (a refusal: the join step is not tried again) */
+        (void) systemd_scope_shared_settle(NULL, 0);
         r = ctx_init(c, requested, apply, p, err);
         if (r <= 0)
                 return r;
@@ -706,7 +719,7 @@ int placement_decide(const char *requested, bool apply, struct placement *p, str
         p->kind = PLACEMENT_NONE;
         p->error = 0;
         p->mount_len = 0;
-        p->moved = p->joined = false;
+        p->moved = p->joined = p->attaching = false;
         p->parent[0] = p->why[0] = p->remedy[0] = p->own[0] = '\0';
         r = decide(requested, apply, p, err);
         if (r < 0)
@@ -717,6 +730,21 @@ int placement_decide(const char *requested, bool apply, struct placement *p, str
                         snprintf(p->remedy, sizeof p->remedy, "mount cgroup2 (mount -t cgroup2 none /sys/fs/cgroup)");
         }
         return 0;
+}
+
+int placement_settle(struct leash_error *err) {
+        char what[256] = "";
+        int r = systemd_scope_shared_settle(what, sizeof what);
+        if (r < 0)
+                return leash_error_set(err,
+                                       "have the user manager move leash into " SYSTEMD_SHARED_UNIT "'s " PLACEMENT_LEAF
+                                       " (AttachProcessesToUnit)",
+                                       what[0] ? what : strerror(-r), r);
+        return 0;
+}
+
+bool placement_attach_refused(void) {
+        return systemd_scope_shared_refused(NULL, 0);
 }
 
 /* ---- the cache a config holds ---- */
@@ -801,7 +829,7 @@ static bool last_reuse(struct placement *ret) {
                 return false;
         pthread_mutex_lock(&last.lock);
         hit = last.valid && last.pid == getpid() && last.euid == geteuid() && strcmp(last.own, own) == 0 &&
-              access(last.p.parent, F_OK) == 0;
+              !(last.p.attaching && systemd_scope_shared_refused(NULL, 0)) && access(last.p.parent, F_OK) == 0;
         if (hit)
                 memcpy(ret, &last.p, sizeof *ret);
         pthread_mutex_unlock(&last.lock);
@@ -811,7 +839,14 @@ static bool last_reuse(struct placement *ret) {
 static void last_keep(const struct placement *p) {
         char own[4096];
 
-        if (p->kind == PLACEMENT_NONE || host_own_cgroup(own, sizeof own) < 0)
+        if (p->kind == PLACEMENT_NONE)
+                return;
+        /* a move asked of the manager: where it puts leash (its reply is
+         * awaited by the job, placement_settle) */
+        if (p->attaching) {
+                if (snprintf(own, sizeof own, "%s/" PLACEMENT_LEAF, p->parent + p->mount_len) >= (int) sizeof own)
+                        return;
+        } else if (host_own_cgroup(own, sizeof own) < 0)
                 return;
         pthread_mutex_lock(&last.lock);
         memcpy(&last.p, p, sizeof last.p);
@@ -838,7 +873,8 @@ int placement_cached(struct placement_cache *c, const char *requested, struct pl
         int r = 0;
 
         pthread_mutex_lock(&c->lock);
-        if (!c->valid || c->pid != getpid() || !same_request(c->requested, requested)) {
+        if (!c->valid || c->pid != getpid() || !same_request(c->requested, requested) ||
+            (c->p.attaching && systemd_scope_shared_refused(NULL, 0))) {
                 c->valid = false;
                 free(c->requested);
                 c->requested = requested ? strdup(requested) : NULL;

@@ -34,6 +34,19 @@ int placement_decide(const char *requested, bool apply, struct placement *ret, s
 
 const char *placement_kind_to_string(enum placement_kind k);
 
+/* A decision with p->attaching (a user's leash in a login session: the
+ * manager moves it into the shared unit's leaf) is made once the move is
+ * asked, not done; the job makes its cgroup meanwhile and calls this before
+ * its first process starts (a job of another decision need not): it waits for the manager's reply. 0 when leash
+ * is in the leaf (or nothing was asked); -errno with err naming the
+ * manager's words when it refused, and so again at every later call of the
+ * process (its next decision goes on to a scope of its own, and the job
+ * whose settle failed is made again: job.c). */
+int placement_settle(struct leash_error *err);
+
+/* placement_settle failed in this process: the manager refused the move. */
+bool placement_attach_refused(void);
+
 /* Inside a subtree delegated to leash (dir, absolute): a parent for job
  * cgroups that holds no process, as the no-internal-processes rule asks.
  * The first ancestor of leash's own cgroup (own, absolute) up to dir that

@@ -13,7 +13,10 @@
  * root's), asks the user manager to move leash into that leaf
  * (systemd_scope_shared_enter: AttachProcessesToUnit, which systemd 252's
  * user manager passes to the system manager when it may not move the
- * process itself). Otherwise (the manager refused):
+ * process itself). The call is sent and its reply read later
+ * (systemd_scope_shared_settle, before the job's first process): the
+ * manager moves leash while leash makes the job's cgroup, which needs no
+ * leash in the leaf. Otherwise (the manager refused):
  *
  * Where systemd is PID 1 it owns the cgroup tree, and a program may write
  * only inside a unit that delegates its subtree (Delegate=yes). A process
@@ -158,25 +161,91 @@ int systemd_scope_acquire(bool user_manager, const char *slice, char **ret_cgrou
         return 0;
 }
 
-int systemd_scope_shared_enter(bool user_manager, const char *leaf, char *what, size_t what_size) {
-        char own[4096], rel[512];
-        size_t n;
-        int r = systemd_attach(user_manager, SYSTEMD_SHARED_UNIT, leaf, getpid(), what, what_size);
+/* This process's move into the shared unit's leaf, asked and not yet
+ * answered (call), or its outcome once it was (error: 0 or -errno, and the
+ * manager's words); per process: a forked child has none. */
+static struct {
+        pthread_mutex_t lock;
+        pid_t pid;
+        struct systemd_call *call;
+        bool user_manager;
+        char leaf[64];
+        int error;
+        char what[256];
+} attach = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+int systemd_scope_shared_enter(bool user_manager, const char *leaf, char *what, size_t what_size) {
+        struct systemd_call *call = NULL;
+        int r;
+
+        if (strlen(leaf) >= sizeof attach.leaf)
+                return -ENAMETOOLONG;
+        r = systemd_attach_send(user_manager, SYSTEMD_SHARED_UNIT, leaf, getpid(), &call, what, what_size);
         if (r < 0)
                 return r;
-        r = shared_cgroup(user_manager, rel, sizeof rel);
+        pthread_mutex_lock(&attach.lock);
+        if (attach.pid == getpid())
+                systemd_call_free(attach.call);
+        attach.pid = getpid();
+        attach.call = call;
+        attach.user_manager = user_manager;
+        strcpy(attach.leaf, leaf);
+        attach.error = 0;
+        attach.what[0] = '\0';
+        pthread_mutex_unlock(&attach.lock);
+        return 0;
+}
+
+/* The reply came and said yes: is this process where it was to go? */
+static int shared_entered(bool user_manager, const char *leaf, char *what, size_t what_size) {
+        char own[4096], rel[512];
+        size_t n;
+        int r = shared_cgroup(user_manager, rel, sizeof rel);
+
         if (r >= 0)
                 r = host_own_cgroup(own, sizeof own);
         if (r < 0)
                 return r;
         n = strlen(rel);
         if (strncmp(own, rel, n) != 0 || strcmp(own + n, leaf) != 0) {
-                if (what && what_size)
-                        snprintf(what, what_size, "attached, but this process is in %s", own);
+                snprintf(what, what_size, "attached, but this process is in %s", own);
                 return -ESRCH;
         }
         return 0;
+}
+
+int systemd_scope_shared_settle(char *what, size_t what_size) {
+        int r;
+
+        pthread_mutex_lock(&attach.lock);
+        if (attach.pid != getpid()) {
+                pthread_mutex_unlock(&attach.lock);
+                return 0;
+        }
+        if (attach.call) {
+                r = systemd_call_wait(attach.call, attach.what, sizeof attach.what);
+                systemd_call_free(attach.call);
+                attach.call = NULL;
+                if (r >= 0)
+                        r = shared_entered(attach.user_manager, attach.leaf, attach.what, sizeof attach.what);
+                attach.error = r;
+        }
+        r = attach.error;
+        if (r < 0 && what && what_size)
+                snprintf(what, what_size, "%s", attach.what);
+        pthread_mutex_unlock(&attach.lock);
+        return r;
+}
+
+bool systemd_scope_shared_refused(char *what, size_t what_size) {
+        bool refused;
+
+        pthread_mutex_lock(&attach.lock);
+        refused = attach.pid == getpid() && !attach.call && attach.error < 0;
+        if (refused && what && what_size)
+                snprintf(what, what_size, "%s%s%s", strerror(-attach.error), attach.what[0] ? ": " : "", attach.what);
+        pthread_mutex_unlock(&attach.lock);
+        return refused;
 }
 
 int systemd_scope_delegated(const char *unit_cgroup, bool *ret_own) {

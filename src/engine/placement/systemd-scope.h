@@ -50,8 +50,18 @@ int systemd_scope_plan(bool user_manager, const char *mount, char *ret, size_t s
 int systemd_scope_shared(bool user_manager, const char *mount, bool start, char *ret, size_t size, char *what,
                          size_t what_size);
 
-/* Moves this process into leaf ("/leash-leaf") of the shared unit, asking
- * its manager (systemd_attach): for a user in a login session, which may not
- * move it there itself. 0 once it is there; -errno (what: the manager's
- * words). */
+/* Asks the shared unit's manager to move this process into its leaf
+ * ("/leash-leaf"; systemd_attach_send): for a user in a login session, who
+ * may not move it there itself. The call is sent, not waited for: 0 once it
+ * is; -errno (what: why) when it could not be. */
 int systemd_scope_shared_enter(bool user_manager, const char *leaf, char *what, size_t what_size);
+
+/* Waits for the reply to this process's systemd_scope_shared_enter, once:
+ * 0 when the process is in the leaf (or none was asked for); -errno (what:
+ * the manager's words) when the manager refused or the process is
+ * elsewhere, and the same again at every later call. */
+int systemd_scope_shared_settle(char *what, size_t what_size);
+
+/* This process's move into the leaf was asked and refused (a decision made
+ * since goes on to a scope of its own); what (may be NULL) gets why. */
+bool systemd_scope_shared_refused(char *what, size_t what_size);

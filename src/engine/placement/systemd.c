@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -95,6 +96,9 @@ int systemd_manager_reachable(bool user) {
         X(sd_bus_message_read)            \
         X(sd_bus_message_unref)           \
         X(sd_bus_call)                    \
+        X(sd_bus_call_async)              \
+        X(sd_bus_flush)                   \
+        X(sd_bus_message_get_error)       \
         X(sd_bus_call_method)             \
         X(sd_bus_get_property)            \
         X(sd_bus_get_property_trivial)    \
@@ -180,6 +184,7 @@ static int manager_connect(bool user, sd_bus **ret, bool *ret_client) {
 struct job_wait {
         const char *job; /* the object path StartTransientUnit returned */
         char result[32]; /* "done", "failed", ... once JobRemoved came */
+        bool done;
 };
 
 static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -189,8 +194,10 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         (void) ret_error;
         if (sd.sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
                 return 0;
-        if (w->job && strcmp(path, w->job) == 0 && !w->result[0])
+        if (w->job && strcmp(path, w->job) == 0 && !w->done) {
                 snprintf(w->result, sizeof w->result, "%s", result);
+                w->done = true;
+        }
         return 0;
 }
 
@@ -266,14 +273,18 @@ static int call_start(sd_bus *b, const struct systemd_scope_request *q, pid_t pi
         r = sd.sd_bus_message_read(reply, "o", &job);
         if (r < 0)
                 return r;
-        snprintf(w->result, sizeof w->result, "%s", ""); /* before the path is set: no stale match */
+        /* before the path is set: no stale match */
+        w->result[0] = '\0';
+        w->done = false;
         w->job = strdup(job);
         return w->job ? 0 : -ENOMEM;
 }
 
-static int wait_job(sd_bus *b, struct job_wait *w) {
+/* Processes the connection's messages until *done (a callback set it), for
+ * at most 30 s. */
+static int bus_run_until(sd_bus *b, const bool *done) {
         uint64_t deadline = now_ns(CLOCK_MONOTONIC) + 30 * NSEC_PER_SEC;
-        while (!w->result[0]) {
+        while (!*done) {
                 uint64_t now = now_ns(CLOCK_MONOTONIC);
                 int r = sd.sd_bus_process(b, NULL);
                 if (r < 0)
@@ -286,7 +297,12 @@ static int wait_job(sd_bus *b, struct job_wait *w) {
                 if (r < 0)
                         return r;
         }
-        return strcmp(w->result, "done") == 0 ? 0 : -EIO;
+        return 0;
+}
+
+static int wait_job(sd_bus *b, struct job_wait *w) {
+        int r = bus_run_until(b, &w->done);
+        return r < 0 ? r : strcmp(w->result, "done") == 0 ? 0 : -EIO;
 }
 
 /* The D-Bus interface that holds a unit type's Delegate property. */
@@ -401,21 +417,85 @@ int systemd_unit_delegates(bool user, const char *unit) {
         return r < 0 ? r : v != 0;
 }
 
-int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid, char *what, size_t what_size) {
-        _cleanup_(bus_closep) sd_bus *b = NULL;
-        _cleanup_(error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
-        bool client;
-        int r;
+/* A method call in flight: its connection, its slot, and its reply's
+ * outcome once it came (done). */
+struct systemd_call {
+        sd_bus *bus;
+        sd_bus_slot *slot;
+        bool done;
+        int error;         /* -errno of an error reply */
+        char message[256]; /* the manager's words in an error reply */
+};
 
-        r = sd_open(user, &b, &client, what, what_size);
+static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct systemd_call *c = userdata;
+        const sd_bus_error *e = sd.sd_bus_message_get_error(m);
+        (void) ret_error;
+        c->done = true;
+        if (e) {
+                c->error = -sd.sd_bus_error_get_errno(e);
+                if (c->error >= 0)
+                        c->error = -EIO;
+                snprintf(c->message, sizeof c->message, "%s", e->message ? e->message : e->name ? e->name : "");
+        }
+        return 0;
+}
+
+void systemd_call_free(struct systemd_call *c) {
+        if (!c)
+                return;
+        if (c->slot)
+                sd.sd_bus_slot_unref(c->slot);
+        if (c->bus)
+                sd.sd_bus_flush_close_unref(c->bus);
+        free(c);
+}
+
+int systemd_attach_send(bool user, const char *unit, const char *subcgroup, pid_t pid, struct systemd_call **ret,
+                        char *what, size_t what_size) {
+        _cleanup_(msg_unrefp) sd_bus_message *m = NULL;
+        struct systemd_call *c;
+        bool client;
+        int r = sd_ready(what, what_size);
+
         if (r < 0)
                 return r;
-        r = sd.sd_bus_call_method(b, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                  "org.freedesktop.systemd1.Manager", "AttachProcessesToUnit", &e, NULL, "ssau", unit,
-                                  subcgroup, 1, (uint32_t) pid);
-        if (r < 0 && what && what_size && e.message)
-                snprintf(what, what_size, "%s", e.message);
-        return r;
+        c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        r = manager_connect(user, &c->bus, &client);
+        if (r >= 0)
+                r = sd.sd_bus_message_new_method_call(c->bus, &m, "org.freedesktop.systemd1",
+                                                      "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                                      "AttachProcessesToUnit");
+        if (r >= 0)
+                r = sd.sd_bus_message_append(m, "ssau", unit, subcgroup, 1, (uint32_t) pid);
+        /* the manager works on it while the caller goes on
+         * (systemd_call_wait reads the reply) */
+        if (r >= 0)
+                r = sd.sd_bus_call_async(c->bus, &c->slot, m, on_reply, c, 30 * USEC_PER_SEC);
+        /* the connection authenticated and the call written out (sd_bus_start
+         * only began the handshake; sd_bus_call_async may only queue) */
+        if (r >= 0)
+                r = sd.sd_bus_flush(c->bus);
+        if (r < 0) {
+                systemd_call_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+int systemd_call_wait(struct systemd_call *c, char *what, size_t what_size) {
+        int r = bus_run_until(c->bus, &c->done);
+
+        if (what && what_size)
+                what[0] = '\0';
+        if (r < 0)
+                return r;
+        if (c->error < 0 && what && what_size)
+                snprintf(what, what_size, "%s", c->message);
+        return c->error;
 }
 
 #else /* no <systemd/sd-bus.h> at build time */
@@ -432,11 +512,21 @@ int systemd_unit_delegates(bool user, const char *unit) {
         return -ENOPKG;
 }
 
-int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid, char *what, size_t what_size) {
-        (void) user, (void) unit, (void) subcgroup, (void) pid;
+int systemd_attach_send(bool user, const char *unit, const char *subcgroup, pid_t pid, struct systemd_call **ret,
+                        char *what, size_t what_size) {
+        (void) user, (void) unit, (void) subcgroup, (void) pid, (void) ret;
         if (what && what_size)
                 what[0] = '\0';
         return -ENOPKG;
+}
+
+int systemd_call_wait(struct systemd_call *c, char *what, size_t what_size) {
+        (void) c, (void) what, (void) what_size;
+        return -ENOPKG;
+}
+
+void systemd_call_free(struct systemd_call *c) {
+        (void) c;
 }
 
 #endif

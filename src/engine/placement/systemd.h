@@ -44,6 +44,18 @@ int systemd_unit_delegates(bool user, const char *unit);
 /* Asks the manager to move pid into subcgroup ("/leaf") of its loaded unit
  * (AttachProcessesToUnit; the unit must have Delegate=yes). A user manager
  * that may not move the process itself (a process in a login session, below
- * root's user-UID.slice) asks the system manager. 0, or -errno (what: the
- * manager's words). */
-int systemd_attach(bool user, const char *unit, const char *subcgroup, pid_t pid, char *what, size_t what_size);
+ * root's user-UID.slice) asks the system manager. Sent, not waited for: the
+ * manager moves the process while the caller goes on (the call is written
+ * out before this returns). 0 and *ret (free with systemd_call_free, once
+ * systemd_call_wait said how it ended); -errno when it could not be sent
+ * (what: why; nothing in flight then). */
+struct systemd_call; /* a method call sent and not yet answered, on its own connection */
+int systemd_attach_send(bool user, const char *unit, const char *subcgroup, pid_t pid, struct systemd_call **ret,
+                        char *what, size_t what_size);
+
+/* Waits (30 s at most) for the reply to c: 0 the call succeeded; -errno
+ * of an error reply (what: the manager's words), -ETIMEDOUT, or another
+ * -errno of the connection. */
+int systemd_call_wait(struct systemd_call *c, char *what, size_t what_size);
+
+void systemd_call_free(struct systemd_call *c);

@@ -87,6 +87,7 @@ struct leash_job {
         char name[80];             /* its name, for the record */
         bool no_cgroup;            /* placement none: the job is its process tree (tree.c) */
         bool joined;               /* the parent is a unit leash is not in (placement.joined) */
+        bool attaching;            /* leash's move into the parent's leaf may be in flight (placement.attaching) */
         bool undumpable;           /* holds the process undumpable until it finished (undumpable.c) */
         struct holder holder;      /* no cgroup and a caller that is no subreaper: the tree's holder */
         uint64_t tree_reaped_user_us, tree_reaped_system_us; /* CPU of the orphans tree.c reaped */
