@@ -14,7 +14,8 @@
 # Phases: all runs, as root, every tests/integration/*.sh and tests/vm/t/*.sh (but user-*),
 # then, as uid 1000 in a delegated cgroup, tests/integration/*.sh again and
 # tests/vm/t/user-*.sh.  tests/vm/run boots the two halves in two VMs at once, balanced:
-# root runs root's tests/integration/*.sh; user runs root's tests/vm/t/*.sh first (the
+# root runs root's tests/integration/*.sh (then the tests/vm/t/*.sh whose head says
+# "# leash-vm-phase: root"); user runs root's other tests/vm/t/*.sh first (the
 # kernel proofs, as root), then the uid-1000 scripts (measured under emulation: the
 # integration scripts ~1250 s as root, the t/ scripts ~400 s, the uid-1000 ones ~900 s).
 # Each script runs in a cgroup leaf of its own (root: leash-vm-root, the user:
@@ -165,6 +166,7 @@ echo "# leash-vm: LEASH=$LEASH HELPERS=$HELPERS"
 
 root_tests=()
 root_vm_tests=() # root's tests/vm/t/*.sh, the user phase's in suite mode
+root_late_tests=() # those that ask for the root phase (# leash-vm-phase: root)
 user_tests=()
 if [[ $mode == script ]]; then
 	# Development aid (tests/vm/run --script FILE): one script, as root and as uid 1000.
@@ -182,13 +184,21 @@ else
 	for t in "$srcdir"/tests/vm/t/*.sh; do
 		case ${t##*/} in
 		user-*) user_tests+=("$t") ;;
-		*) root_vm_tests+=("$t") ;;
+		*)
+			# "# leash-vm-phase: root" in its head: the root VM's, after the integration
+			# scripts (that VM's phase is the shorter)
+			if sed -n '1,40p' "$t" | grep -qx '# leash-vm-phase: root'; then
+				root_late_tests+=("$t")
+			else
+				root_vm_tests+=("$t")
+			fi
+			;;
 		esac
 	done
 	case $phase in
-	root) ;;
+	root) root_tests+=("${root_late_tests[@]}") ;;
 	user) root_tests=("${root_vm_tests[@]}") ;;
-	*) root_tests+=("${root_vm_tests[@]}") ;;
+	*) root_tests+=("${root_vm_tests[@]}" "${root_late_tests[@]}") ;;
 	esac
 fi
 
