@@ -1549,8 +1549,9 @@ def same_as_host(pname, limit):
     """Why a VM tier runs no cell of a caller beyond EVERY_ROW: the code that
     enforces it is a cell's of another tier, which proves it for the caller."""
     if limit in CONTROLLER_ROWS and pname != "none":  # the systemd VM's scope
-        return ("n/a: the job cgroup's controller files, which leash writes in the scope as in the VM tier's placement"
-                " cgroup, whose cell proves this caller (the memory row here: its job gets the scope's controllers)")
+        return ("n/a: the job cgroup's controller files, which leash writes itself in the unit systemd delegates, as"
+                " in the VM tier's placement cgroup, whose cell proves this caller (its memory row here: the job gets"
+                " the unit's controllers)")
     if limit in CONTROLLER_ROWS:
         return "n/a: no cgroup, the same code as the VM tier's placement none, whose cell proves this caller"
     if pname == "none":
