@@ -1532,7 +1532,6 @@ NO_CONTROLLER = {
     "--limit disk (sampled)": "sampled from the directory's size",
     "--limit gpu_memory (stand-in NVML)": "sampled through NVML for the job cgroup's processes (no controller)",
     "a leash inside the job (-w)": "leash's own clock, and the inner leash's ladder",
-    "a fork bomb (-t, uid 65534)": "the process tree's CPU, checked by leash's clock",
 }
 
 
