@@ -973,6 +973,11 @@ def py_pids(cell, p, caller):
     by = enforced(over, "pids")
     if by == "cgroup":
         cell.check(n < 20, "over: pids.max refused forks (the job started {} of 20)".format(n))
+    elif caller == "monitored" and not over.rep and n < 20:
+        # pids.max kept the tree under the sampled count too: the call returned its resources, no report
+        cell.check(over.exc is None, "over: the call returned, pids.max refused a fork (its shell got to {} of 20"
+                   " sleepers; {!r})".format(n, over.err[-80:]))
+        cell.check(not re.search(r'\bpids="[^"]*" is not enforced', over.err), "no WeakLimitWarning for pids")
     elif caller == "monitored":
         cell.check(by == "none" and over.get("limits.pids.note"), "pids not enforced, and the note says so ({})".format(by))
         cell.check(over.exc == "ResourceExhaustion" and over.get("reason") == "procs" and
@@ -1092,8 +1097,9 @@ def py_swap(cell, p, caller):
     seen = open(path).read().strip() if os.path.exists(path) else None
     if os.path.exists(path):
         os.unlink(path)
-    if enforced(over, "swap") == "cgroup":
+    if enforced(over, "swap") == "cgroup" or (not over.rep and seen == "0"):  # monitored's returned call: no report
         cell.check(seen == "0", "the job's cgroup's memory.swap.max, read by the job, is 0 ({})".format(seen))
+        cell.check(not re.search(r'\bswap="[^"]*" is not enforced', over.err), "no WeakLimitWarning for swap")
     else:
         py_not_enforced(cell, over, "swap", "not enforced (no memory controller): the report says none")
     ended_ok(cell, over, "the job")
@@ -1212,7 +1218,10 @@ def py_nested(cell, p, caller):
     # (pynisher has no grace: 1.x's is leash's 5 s, 0.x's TERM is followed by KILL 1 s later)
     pause = "" if caller in ("pynisher", "pynisher0") else "sleep 0.5; "
     job = "trap '{}echo 7 >said; exit 7' XCPU TERM; while :; do sleep 0.1; done".format(pause)
-    over = pcall(cell, p, caller, {"wall_time": 1} if caller in DROPINS else {"wall_time": 1, "grace": 30}, "sh",
+    # spawn's fresh interpreter must reach the inner leash before the limit: under the VM's emulated CPU
+    # its start took 0.7-1 s, and a 1 s limit ended it first (no inner leash, no inner report)
+    wall = 3 if caller == "spawn" else 1
+    over = pcall(cell, p, caller, {"wall_time": wall} if caller in DROPINS else {"wall_time": wall, "grace": 30}, "sh",
                  "'{}' run -q -o '{}' -- sh -c \"{}\"".format(p["leash"], inner, job),
                  options={"grace": 30} if caller == "monitored" else None)
     want = CALLERS[caller][1]
@@ -1400,7 +1409,7 @@ def placements(tier, tmp, made):
     return out, why, parent, kind
 
 
-def cell_text(cells, why_na, limit, pname, caller):
+def cell_text(cells, why_na, limit, pname, caller, tier):
     c = cells.get((limit, pname, caller))
     if c:
         return c.status()
@@ -1410,28 +1419,57 @@ def cell_text(cells, why_na, limit, pname, caller):
         return dropin_na(limit, caller)
     if caller not in ("CLI", "libleash") and not PYTHONPATH:
         return "n/a: " + PY_WHY
-    if caller != "CLI":
-        return "n/a: not run in this tier (its emulated CPU's time; the host tier runs it)"
+    if not runs(tier, pname, caller, limit):
+        return same_as_host(pname, limit)
     return "n/a: not run"
 
 
-def section(tier, cells, why_na):
+def section(tier, cells, why_na, ran=None, kept=None):
     """The tier's section: only what is the same on every machine of its kind
-    (verdicts and reasons; no paths, figures or controller lists)."""
+    (verdicts and reasons; no paths, figures or controller lists). The
+    columns of callers this run did not run (ran: those it did) are kept's
+    cells (another script's run: parse_section), where it has them."""
     callers = ["CLI"] + list(CALLERS)
     lines = ["<!-- truth:{} begin (generated: do not edit) -->".format(tier), "",
              "## {}".format(tier), "", TIERS[tier] + ".", ""]
     names = ["scope", "none"] if tier == "systemd-vm" else ["cgroup", "none"]
     for pname in names:
         lines += ["### placement {}: {}".format(pname, PLACES[pname]), "",
-                  "| limit | " + " | ".join("CLI" if c == "CLI" else CALLERS[c][0] for c in callers) + " |",
+                  "| limit | " + " | ".join(heading(c) for c in callers) + " |",
                   "| --- |" + " --- |" * len(callers)]
         for limit, _ in LIMITS:
-            row = [cell_text(cells, why_na, limit, pname, c) for c in callers]
+            row = [(kept or {}).get((pname, limit, heading(c))) if ran is not None and c not in ran else None
+                   for c in callers]
+            row = [t or cell_text(cells, why_na, limit, pname, c, tier) for t, c in zip(row, callers)]
             lines.append("| {} | {} |".format(limit, " | ".join(t.replace("|", "\\|") for t in row)))
         lines.append("")
     lines.append("<!-- truth:{} end -->".format(tier))
     return "\n".join(lines) + "\n"
+
+
+def heading(caller):
+    return "CLI" if caller == "CLI" else CALLERS[caller][0]
+
+
+def parse_section(path, tier):
+    """A file's section of the tier as {(placement, limit, column heading): cell text}; {} without one."""
+    try:
+        with open(path) as f:
+            sec = split(f.read(), tier)[1] or ""
+    except OSError:
+        return {}
+    cells, pname, heads = {}, None, []
+    for line in sec.splitlines():
+        m = re.match(r"### placement (\w+):", line)
+        if m:
+            pname = m.group(1)
+        elif line.startswith("| ") and pname:
+            row = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            if row[0] == "limit":
+                heads = row[1:]
+            elif row[0] != "---":
+                cells.update({(pname, row[0], h): t for h, t in zip(heads, row[1:])})
+    return cells
 
 
 def split(text, tier):
@@ -1480,48 +1518,110 @@ def tap_skip():
     N += 1
 
 
-def tier_callers(tier):
-    """The Python callers a tier runs: every one on the host; under the VM
-    tiers' emulated CPU (a script's 300 s) only fork and libleash, unless TRUTH_CALLERS
-    names others (comma-separated)."""
-    env = os.environ.get("TRUTH_CALLERS")
+# The rows a cgroup controller (memory, pids, cpu) enforces or measures, and
+# where there is none the placement decides how: the VM tier runs them for
+# every caller in both placements, and every row in placement cgroup. In
+# placement none the other rows run the host tier's code (no cgroup, no
+# controller): the VM tier runs them for the CLI, fork and libleash
+# (EVERY_ROW) and leaves the other callers' to the host tier (same_as_host),
+# their Python interpreters costing seconds of the emulated CPU each (2-11 s
+# a cell in the VM).
+CONTROLLER_ROWS = ("memory (-m)", "pids (--pids)", "memory-high (--memory-high)", "cpus (--cpus)", "swap (--swap)",
+                   "--limit memory (sampled)")
+EVERY_ROW = ("CLI", "fork", "libleash")
+# the systemd VM, every script on CI's critical path, runs one controller row
+# for the other callers: it proves their jobs get the scope's controllers (the
+# VM tier's placement cgroup runs their others with the same code)
+SCOPE_ROWS = ("memory (-m)",)
+# how each other row is enforced in a job cgroup, with controllers or none
+NO_CONTROLLER = {
+    "cpu-time (-t)": "leash's clock over the job cgroup's cpu.stat, which needs no controller",
+    "wall-time (-w)": "leash's own clock",
+    "fsize (--fsize)": "RLIMIT_FSIZE in the job's processes",
+    "nofile (--nofile)": "RLIMIT_NOFILE in the job's processes",
+    "core (--core)": "RLIMIT_CORE in the job's processes",
+    "devices (--devices)": "a BPF device program on the job cgroup, which needs no controller",
+    "--limit procs (sampled)": "sampled from the job cgroup's cgroup.procs, which needs no controller",
+    "--limit disk (sampled)": "sampled from the directory's size",
+    "--limit gpu_memory (stand-in NVML)": "sampled through NVML for the job cgroup's processes (no controller)",
+    "a leash inside the job (-w)": "leash's own clock, and the inner leash's ladder",
+}
+
+
+def runs(tier, pname, caller, limit):
+    """Whether the tier runs the cell (else same_as_host says why not)."""
+    if tier == "host" or caller in EVERY_ROW:
+        return True
+    if tier == "systemd-vm":
+        return pname != "none" and limit in SCOPE_ROWS + ("a fork bomb (-t, uid 65534)",)
+    return limit in CONTROLLER_ROWS or pname != "none"
+
+
+def same_as_host(pname, limit):
+    """Why a VM tier runs no cell of a caller beyond EVERY_ROW: the code that
+    enforces it is a cell's of another tier, which proves it for the caller."""
+    if limit in CONTROLLER_ROWS and pname != "none":  # the systemd VM's scope
+        return ("n/a: the job cgroup's controller files, which leash writes itself in the unit systemd delegates, as"
+                " in the VM tier's placement cgroup, whose cell proves this caller (its memory row here: the job gets"
+                " the unit's controllers)")
+    if limit in CONTROLLER_ROWS:
+        return "n/a: no cgroup, the same code as the VM tier's placement none, whose cell proves this caller"
+    if pname == "none":
+        return ("n/a: no cgroup and no controller in play, the same code as the host tier's placement none, whose"
+                " cell proves this caller")
+    return "n/a: {}, as in the host tier's placement cgroup, whose cell proves this caller".format(NO_CONTROLLER[limit])
+
+
+def tier_callers(opt):
+    """The callers a run runs (the CLI among them): every one, or those
+    --callers (else TRUTH_CALLERS) names, comma-separated; two VM scripts
+    share the vm section's columns this way."""
+    env = opt if opt is not None else os.environ.get("TRUTH_CALLERS")
     if env is not None:
-        return [c for c in env.split(",") if c in CALLERS]
-    return list(CALLERS) if tier == "host" else ["fork", "libleash"]
+        return [c for c in env.split(",") if c == "CLI" or c in CALLERS]
+    return ["CLI"] + list(CALLERS)
 
 
-
-
-def run_cells(places, callers):
-    """Every cell of the places and callers; TRUTH_ROWS (a regular
-    expression, for work on the matrix) runs only the rows it matches."""
+def run_cells(tier, places, callers):
+    """Every cell of the places and callers the tier runs; TRUTH_ROWS (a
+    regular expression, for work on the matrix) runs only the rows it matches."""
     cells, rows = {}, re.compile(os.environ.get("TRUTH_ROWS") or "")
     for p in places:
         for limit, fn in LIMITS:
-            if not rows.search(limit):
+            if "CLI" not in callers or not rows.search(limit):
                 continue
             c = cells[(limit, p["name"], "CLI")] = Cell("{} / {} / CLI".format(limit, p["name"]))
-            fn(c, p)
-        for caller in callers:
+            timed(c, fn, p)
+        for caller in [c for c in callers if c != "CLI"]:
             if caller != "libleash" and not p["pythonpath"]:
                 continue
             for limit, fn in PY_LIMITS.items():
-                if dropin_na(limit, caller) or not rows.search(limit):
+                if dropin_na(limit, caller) or not rows.search(limit) or not runs(tier, p["name"], caller, limit):
                     continue
                 c = cells[(limit, p["name"], caller)] = Cell("{} / {} / {}".format(limit, p["name"], caller))
-                fn(c, p, caller)
+                timed(c, fn, p, caller)
     return cells
+
+
+def timed(cell, fn, *a):
+    """Run one cell and say what it cost (a TAP comment: the VM tiers'
+    budget is made of these)."""
+    t0 = time.monotonic()
+    fn(cell, *a)
+    print("# {}: {:.1f} s".format(cell.name, time.monotonic() - t0), flush=True)
 
 
 def args():
     """--tier NAME (default $TRUTH_TIER or host); --compare FILE: check the
     section against FILE's (default, without --write: the docs/TRUTH.md beside
-    this script); --write FILE: then put the section into FILE."""
+    this script); --write FILE: then put the section into FILE; --callers
+    LIST: run only those columns (CLI, fork, ...), the others kept as FILE has
+    them (tier_callers)."""
     a = sys.argv[1:]
     tier = os.environ.get("TRUTH_TIER") or "host"
-    opts = {"--compare": None, "--write": None}
+    opts = {"--compare": None, "--write": None, "--callers": None}
     while a:
-        if len(a) < 2 or a[0] not in ("--tier", "--write", "--compare"):
+        if len(a) < 2 or a[0] not in ("--tier", "--write", "--compare", "--callers"):
             return None
         if a[0] == "--tier":
             tier = a[1]
@@ -1530,7 +1630,7 @@ def args():
         a = a[2:]
     if not opts["--write"] and not opts["--compare"]:
         opts["--compare"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "TRUTH.md")
-    return (tier, opts["--compare"], opts["--write"]) if tier in TIERS else None
+    return (tier, opts["--compare"], opts["--write"], opts["--callers"]) if tier in TIERS else None
 
 
 def slurm_main(tier, against, out):
@@ -1556,7 +1656,7 @@ def main():
     if not parsed:
         print("usage: matrix.py [--tier {}] [--compare FILE] [--write FILE]".format("|".join(TIERS)), file=sys.stderr)
         return 2
-    tier, against, out = parsed
+    tier, against, out, only = parsed
     if os.environ.get("TRUTH_SKIP"):  # a tier that runs the suite again on a tree another tier ran it on
         print("1..0 # SKIP TRUTH_SKIP: {}".format(os.environ["TRUTH_SKIP"]))
         return 0
@@ -1574,12 +1674,13 @@ def main():
         places, why_na, parent, kind = placements(tier, tmp, made)
         if kind and tier != "host":
             tap(False, "this machine is of the kind the {} section describes: {}".format(tier, kind))
-        cells = run_cells(places, tier_callers(tier))
-        sec = section(tier, cells, why_na)
+        ran = tier_callers(only)
+        cells = run_cells(tier, places, ran)
+        kept = parse_section(against, tier) if against else {}
         if against:
-            compare(against, tier, sec, kind)
-        if out:
-            write(out, tier, sec)
+            compare(against, tier, section(tier, cells, why_na, ran, kept), kind)
+        if out:  # the columns another run wrote there stay
+            write(out, tier, section(tier, cells, why_na, ran, {**kept, **parse_section(out, tier)}))
         left = [e.name for e in os.scandir(parent) if e.is_dir()] if parent and os.path.isdir(parent) else []
         tap(not left, "no cgroup left behind ({})".format(left))
     finally:

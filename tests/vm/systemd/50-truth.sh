@@ -4,7 +4,10 @@
 # The truth matrix (issue 39) under systemd as PID 1, as root from a system
 # service: tests/truth/matrix.py --tier systemd-vm, whose placement "scope" names
 # no parent (leash asks the system manager for its scope) and "none" runs as
-# uid 65534. A failing cell fails here (never a skip), and so does a section
+# uid 65534: every row for the CLI, fork and libleash; for the spawn and
+# forkserver contexts and the drop-ins the memory row in the scope (their jobs
+# get the scope's controllers: ~20 s here; the VM tier runs their other
+# controller rows, matrix.py SCOPE_ROWS). A failing cell fails here (never a skip), and so does a section
 # that differs from the committed docs/TRUTH.md's (the diff is printed); the
 # generated file is kept (truth-systemd-vm.md in LEASH_VM_KEEP) for the host to
 # copy into docs/TRUTH.md.
