@@ -184,11 +184,13 @@ if sys.argv[2] and not r.get("escaped_incomplete"):
     sys.exit("survivors, escaped_incomplete not true")' "$1" "$2"
 }
 
-# pid_gone PID [WAIT_MS]: the process does not exist (zombies count as gone)
+# pid_gone PID [WAIT_MS]: the process does not exist (zombies count as
+# gone; not a process whose main thread ended while another runs: its
+# /proc/PID/status says Z too, its other tasks' do not)
 pid_gone() {
         local pid=$1 wait_ms=${2:-0} i
         for ((i = 0; i <= wait_ms / 10; i++)); do
-                if [ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+                if [ ! -e "/proc/$pid" ] || ! grep -h '^State:' "/proc/$pid/task/"*/status 2>/dev/null | grep -qv 'Z'; then
                         return 0
                 fi
                 [ "$wait_ms" -gt 0 ] && sleep 0.01

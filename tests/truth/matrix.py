@@ -1219,9 +1219,10 @@ def py_nested(cell, p, caller):
     pause = "" if caller in ("pynisher", "pynisher0") else "sleep 0.5; "
     job = "trap '{}echo 7 >said; exit 7' XCPU TERM; while :; do sleep 0.1; done".format(pause)
     # the caller must reach the inner leash before the limit: under the VM's emulated CPU spawn's fresh
-    # interpreter took 0.7-1 s, and in a package build's make check (the Python suite beside it, load ~4)
-    # monitored in placement none did not either: a 1 s limit ended them first (no inner leash, no inner
-    # report); 3 s for every caller
+    # interpreter took 0.7-1 s, and a 1 s limit ended it first (no inner leash, no inner report). 3 s for
+    # every caller: monitored / none once failed so in a package build, and libleash / none under ASan
+    # with 3 s, which was not slowness but leash's race (its tree looked empty while a process moved up
+    # to the holder: a leftover's SIGKILL 4 ms after the soft signal), fixed with tree_empty
     wall = 3
     over = pcall(cell, p, caller, {"wall_time": wall} if caller in DROPINS else {"wall_time": wall, "grace": 30}, "sh",
                  "'{}' run -q -o '{}' -- sh -c \"{}\"".format(p["leash"], inner, job),

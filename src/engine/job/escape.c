@@ -314,7 +314,7 @@ static int scan(struct leash_job *j, int sig, unsigned *ret_reaped) {
                 if (pfd < 0 || procstat_read(AT_FDCWD, pid, &ps) < 0 || ps.ppid != w.parent[i] ||
                     proc_cgroup(pid, rel, sizeof rel) < 0)
                         continue; /* gone, or another process by now */
-                if (ps.state == 'Z' || proctree_pidfd_ended(pfd)) {
+                if (proctree_pidfd_ended(pfd)) {
                         /* ended: judged only as leash's own child, whose zombie keeps its pid */
                         if (!j->spec.reaper || w.parent[i] != getpid() || pid == r->pid)
                                 continue;

@@ -414,17 +414,11 @@ void supervise_end(struct leash_job *j) {
  * true: draining. Not without a cgroup, in an owned or isolated job, or with
  * leash stuck in the cgroup (it would never empty). */
 /* No cgroup: the tree below leash (a subreaper, or the holder) is the job,
- * and nothing tells when it has emptied; it is looked at every
- * TREE_DRAIN_NS until then or until the grace's SIGKILL, the only wake-ups
- * without an event, bounded by the grace. */
+ * and nothing tells when it has emptied; it is looked at (tree_empty: the
+ * subreaper's own children, or the holder's exit) every TREE_DRAIN_NS until
+ * then or until the grace's SIGKILL, the only wake-ups without an event,
+ * bounded by the grace. */
 #define TREE_DRAIN_NS (20 * NSEC_PER_MSEC)
-
-static bool tree_empty(struct leash_job *j) {
-        _cleanup_free_ pid_t *pids = NULL;
-        size_t n = 0;
-
-        return tree_pids(j, &pids, &n) == 0 && n == 0;
-}
 
 static bool drain_tree(struct leash_job *j) {
         if ((!j->spec.reaper && j->holder.pid <= 0) || tree_empty(j))

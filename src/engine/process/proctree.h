@@ -21,7 +21,11 @@ int proctree_for_children(pid_t pid, proctree_child_fn fn, void *userdata);
  * parent[] their parent's pid, while *n < max. */
 void proctree_children(pid_t pid, pid_t *list, pid_t *parent, size_t *n, size_t max);
 
-/* A pidfd says its process ended (poll, no wait). */
+/* A pidfd says its process ended (poll, no wait): every thread of it, and
+ * only then. Not /proc/PID/stat's state Z, which a process shows once its
+ * main thread has ended (pthread_exit) while its other threads run on: a
+ * job that hid so from a walk kept itself and its children from every
+ * signal, SIGKILL included, and outlived leash (tests/helpers/lh-zleader). */
 bool proctree_pidfd_ended(int pidfd);
 /* The id of the cgroup2 cgroup a pidfd's process is in (a zombie's too: its
  * last), from one ioctl (PIDFD_GET_INFO, Linux 6.13): 0, or -errno

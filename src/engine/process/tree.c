@@ -16,7 +16,11 @@
  *
  * Every process is opened as a pidfd and believed only if it is still the
  * child of the process it was listed under (or in the job's session) once
- * its /proc/PID/stat was read: a recycled pid is never signalled. A signal
+ * its /proc/PID/stat was read: a recycled pid is never signalled. It has
+ * ended when its pidfd says so, never by its state Z, which a process whose
+ * main thread ended shows while its other threads run. Whether the job has
+ * emptied is not a walk's to say (a process whose parent ends as it is
+ * walked moves to a list already read): see tree_empty. A signal
  * goes to a stopped tree: each process gets SIGSTOP through its pidfd and
  * the walk is repeated until it finds no process it has not stopped (a
  * stopped process cannot fork, and a fork in flight when SIGSTOP arrives is
@@ -53,6 +57,7 @@
 #define TREE_MAX 4096
 #define STOP_ROUNDS 64
 #define KILL_ROUNDS 100
+#define HOLDER_SETTLE_MS 20 /* a round that saw nothing while the holder lives: the next after this wait */
 
 typedef void (*tree_visit_fn)(struct leash_job *j, pid_t pid, int pidfd, const struct procstat *ps, void *ud);
 
@@ -89,7 +94,7 @@ static void visit_one(struct leash_job *j, pid_t pid, pid_t want_parent, pid_t w
                 return;
         if (want_parent ? ps.ppid != want_parent : ps.session != want_session)
                 return; /* gone, or another process by now */
-        if (ps.state == 'Z' || proctree_pidfd_ended(pfd)) {
+        if (proctree_pidfd_ended(pfd)) {
                 /* leash's own zombie child (not the main process: supervise reaps it) */
                 if (j->spec.reaper && want_parent == getpid() && pid != j->r.pid)
                         reap_orphan(j, pfd);
@@ -135,7 +140,7 @@ static bool root_child(pid_t c, pid_t parent, void *ud) {
                 _cleanup_close_ int pfd = (int) syscall(SYS_pidfd_open, c, 0);
                 struct procstat ps;
                 if (pfd >= 0 && procstat_read(AT_FDCWD, c, &ps) == 0 && ps.ppid == a->self &&
-                    (ps.state == 'Z' || proctree_pidfd_ended(pfd))) {
+                    proctree_pidfd_ended(pfd)) {
                         reap_orphan(a->j, pfd);
                         return true;
                 }
@@ -162,7 +167,7 @@ static void tree_walk(struct leash_job *j, tree_visit_fn fn, void *ud) {
                 (void) proctree_for_children(0, root_child, &a);
         } else if (main_alive) {
                 struct procstat ps;
-                if (procstat_read(AT_FDCWD, j->r.pid, &ps) == 0 && ps.state != 'Z' && !proctree_pidfd_ended(j->pidfd))
+                if (procstat_read(AT_FDCWD, j->r.pid, &ps) == 0 && !proctree_pidfd_ended(j->pidfd))
                         fn(j, j->r.pid, j->pidfd, &ps, ud);
                 proctree_children(j->r.pid, list, parent, &n, TREE_MAX);
         }
@@ -235,14 +240,70 @@ int tree_signal(struct leash_job *j, int sig) {
         return n;
 }
 
+/* The holder has exited, waiting up to timeout_ms: it exits once it has no
+ * child left, and every process of the job is below it. */
+static bool holder_gone(const struct leash_job *j, int timeout_ms) {
+        struct pollfd p = {.fd = j->holder.pidfd, .events = POLLIN};
+
+        return j->holder.pidfd < 0 || poll(&p, 1, timeout_ms) == 1;
+}
+
+/* leash's own child c is alive (not the main process or the watchdog,
+ * which their own waits reap): stop there; an ended one is reaped. */
+static bool live_child(pid_t c, pid_t parent, void *ud) {
+        struct root_list *a = ud;
+        _cleanup_close_ int pfd = -1;
+        struct procstat ps;
+
+        (void) parent;
+        if (c == a->j->r.pid || c == a->watchdog)
+                return true;
+        pfd = (int) syscall(SYS_pidfd_open, c, 0);
+        if (pfd < 0 || procstat_read(AT_FDCWD, c, &ps) < 0 || ps.ppid != a->self)
+                return true; /* gone, reaped meanwhile */
+        if (proctree_pidfd_ended(pfd)) {
+                reap_orphan(a->j, pfd);
+                return true;
+        }
+        *a->n = 1;
+        return false;
+}
+
+/* A live process of the job has a live parent, up to a child of the
+ * subreaper above it all: a parent that ended handed its children to that
+ * subreaper first. So the job runs as long as a child of leash (or of the
+ * holder) runs, and only that list is read: leash alone reaps from it, so
+ * it is read whole, while a walk of the whole tree can miss a process
+ * whose parent ends between the two reads (it moves to a list already
+ * read). */
+bool tree_empty(struct leash_job *j) {
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+
+        if (j->holder.pid > 0) /* the holder reaps as the caller reads: its exit */
+                return holder_gone(j, 0);
+        if (j->spec.reaper) {
+                struct root_list a = {j, NULL, NULL, getpid(), watchdog_pid(&j->wd), &n};
+                (void) proctree_for_children(0, live_child, &a);
+                return n == 0;
+        }
+        return tree_pids(j, &pids, &n) == 0 && n == 0;
+}
+
 int tree_kill_all(struct leash_job *j) {
         int total = 0;
 
         for (int round = 0; round < KILL_ROUNDS; round++) {
                 int n = tree_signal(j, SIGKILL);
-                if (n <= 0)
+                if (n > 0) {
+                        total += n;
+                        continue;
+                }
+                /* none seen: believed once tree_empty agrees (the walk may
+                 * have missed one); below a holder, which reaps what was
+                 * killed and then exits, after a short wait for that */
+                if (j->holder.pid > 0 ? holder_gone(j, HOLDER_SETTLE_MS) : tree_empty(j))
                         break;
-                total += n;
         }
         return total;
 }

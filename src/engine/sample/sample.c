@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../basic/dirread.h"
 #include "../../basic/fileio.h"
 #include "../../basic/macro.h"
 #include "../../basic/parse.h"
@@ -300,6 +301,36 @@ static uint64_t read_u64_at(int fd, const char *name) {
         return v;
 }
 
+/* pid's smaps_rollup into buf: the process's, else one of its threads'. A
+ * process whose main thread has ended (pthread_exit) while others run on
+ * has no memory of its own in /proc/PID (ESRCH): its memory is read
+ * through a live thread, which shares it, or a job would hide whatever it
+ * allocates from a sampled memory limit. */
+static int read_rollup(int proc_fd, pid_t pid, char *buf, size_t size) {
+        _cleanup_close_ int tfd = -1;
+        struct dirread d;
+        const char *tid;
+        char path[96];
+        int r;
+
+        snprintf(path, sizeof path, "%d/smaps_rollup", (int) pid);
+        r = read_file_at(proc_fd, path, buf, size, NULL);
+        if (r != -ESRCH)
+                return r;
+        snprintf(path, sizeof path, "%d/task", (int) pid);
+        tfd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (tfd < 0)
+                return r;
+        dirread_init(&d, tfd);
+        while ((tid = dirread_next(&d, NULL)))
+                if (tid[0] >= '1' && tid[0] <= '9' && atoi(tid) != (int) pid) {
+                        snprintf(path, sizeof path, "%.20s/smaps_rollup", tid);
+                        if (read_file_at(tfd, path, buf, size, NULL) == 0)
+                                return 0;
+                }
+        return r;
+}
+
 int sample_read_proc(int proc_fd, pid_t pid, struct sample_proc *p) {
         struct procstat ps;
         char path[64], buf[4096];
@@ -323,8 +354,7 @@ int sample_read_proc(int proc_fd, pid_t pid, struct sample_proc *p) {
                 if (u && sscanf(u + 5, "%u", &ruid) == 1)
                         p->uid = (uid_t) ruid;
         }
-        snprintf(path, sizeof path, "%d/smaps_rollup", (int) pid);
-        if (read_file_at(proc_fd, path, buf, sizeof buf, NULL) == 0 &&
+        if (read_rollup(proc_fd, pid, buf, sizeof buf) == 0 &&
             sample_parse_smaps_rollup(buf, &p->rss, &p->pss, &p->uss) < 0)
                 p->rss = p->pss = p->uss = LEASH_NULL;
         snprintf(path, sizeof path, "%d/io", (int) pid);
@@ -345,8 +375,7 @@ static void sample_fallback(int proc_fd, const pid_t *pids, size_t n, bool want_
         for (size_t i = 0; i < n; i++) {
                 uint64_t a, b, c;
                 if (want_mem) {
-                        snprintf(path, sizeof path, "%d/smaps_rollup", (int) pids[i]);
-                        if (read_file_at(proc_fd, path, buf, sizeof buf, NULL) == 0 &&
+                        if (read_rollup(proc_fd, pids[i], buf, sizeof buf) == 0 &&
                             sample_parse_smaps_rollup(buf, &a, &b, &c) == 0) {
                                 rss += a;
                                 pss += b;
