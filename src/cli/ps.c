@@ -139,7 +139,7 @@ static void ps_row(const struct monitor_job *j, struct user_cache *uc, char *buf
                 snprintf(cores, sizeof cores, "%.2f", (double) j->s.v[LEASH_FIG_CORES] / 1e6);
         cell_size(m, mem, sizeof mem);
         if (m != LEASH_NULL && j->s.basis[LEASH_FIG_MEMORY] &&
-            strcmp(j->s.basis[LEASH_FIG_MEMORY], "sampled_pss") == 0) {
+            strncmp(j->s.basis[LEASH_FIG_MEMORY], "sampled_pss", 11) == 0) {
                 strncat(mem, "*", sizeof mem - strlen(mem) - 1);
                 *pss = true;
         }

@@ -20,7 +20,7 @@ chmod 0711 "$TMP"
 W=$TMP/w
 mkdir -m 0755 "$TMP/bin" "$W" && chown $NB:$NB "$W"
 cp "$LEASH" "$HELPERS/lh-escape" "$HELPERS/lh-ignore" "$HELPERS/lh-alloc" "$HELPERS/lh-spin" "$HELPERS/lh-forkn" \
-        "$HELPERS/lh-zleader" "$TMP/bin/"
+        "$HELPERS/lh-zleader" "$HELPERS/lh-undump" "$TMP/bin/"
 BOMB=fb$$ # a name no other process has: the check below is by name and uid
 cp "$HELPERS/lh-forkbomb" "$TMP/bin/$BOMB"
 chmod 0755 "$TMP/bin"/*
@@ -279,6 +279,16 @@ rm -f "$W/zpid"
 nb_run --limit memory=50M -w 10 -g 0.2 -- "$TMP/bin/lh-zleader" "$W/zpid" 100
 check "state Z holding 100 MiB: the sampled 50M limit ends it (reason $(jget "$W/r.json" reason))" \
         test "$(jget "$W/r.json" reason)" = memory
+# An undumpable process (PR_SET_DUMPABLE 0, as a set-uid program is)
+# refuses /proc/PID/smaps_rollup to its own uid: a leash of that uid summed
+# none of its memory. Control, the code before this change: 100 MiB under
+# --limit memory=50M, ended by wall_time; now by memory, its resident set
+# counted, and the basis says so.
+nb_run --limit memory=50M -w 10 -g 0.2 -- "$TMP/bin/lh-undump" 100
+check "undumpable, 100 MiB: the sampled 50M limit ends it (reason $(jget "$W/r.json" reason))" \
+        test "$(jget "$W/r.json" reason)" = memory
+check "... and the basis says its resident set was counted ($(jget "$W/r.json" usage.memory_peak_basis))" \
+        test "$(jget "$W/r.json" usage.memory_peak_basis)" = sampled_pss_rss
 # the same below a library's holder (a C caller, tests/truth/lh-truth): the
 # function leaves the process behind
 LHT=$HELPERS/../truth/lh-truth

@@ -904,10 +904,12 @@ int leash_job_finish(struct leash_job *j, struct leash_error *err) {
                 /* the whole tree, sampled, rather than the main process's exact peak */
                 const char *b = r->sampling.peak_basis[LEASH_FIG_MEMORY];
                 r->usage.memory_peak = r->sampling.peak[LEASH_FIG_MEMORY];
-                r->usage.memory_peak_basis = !b                              ? "sampled_memory.current"
-                                             : strcmp(b, "sampled_pss") == 0 ? "sampled_pss"
-                                             : strcmp(b, "sampled_uss") == 0 ? "sampled_uss"
-                                                                             : "sampled_memory.current";
+                r->usage.memory_peak_basis = !b                                  ? "sampled_memory.current"
+                                             : strcmp(b, "sampled_pss") == 0     ? "sampled_pss"
+                                             : strcmp(b, "sampled_uss") == 0     ? "sampled_uss"
+                                             : strcmp(b, "sampled_pss_rss") == 0 ? "sampled_pss_rss"
+                                             : strcmp(b, "sampled_uss_rss") == 0 ? "sampled_uss_rss"
+                                                                                 : "sampled_memory.current";
         }
         if (r->usage.memory_peak == LEASH_NULL && r->usage.main_maxrss_bytes != LEASH_NULL && j->has_main) {
                 r->usage.memory_peak = r->usage.main_maxrss_bytes;

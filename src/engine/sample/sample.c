@@ -11,7 +11,9 @@
  * Where there is no memory controller (a hybrid host), the memory of the
  * whole tree comes from the processes themselves, as psutil-based monitors
  * do: /proc/PID/smaps_rollup of each process in cgroup.procs (Rss, Pss, and
- * USS = Private_Clean + Private_Dirty). Where there is no io.stat, the io
+ * USS = Private_Clean + Private_Dirty); where a process refuses it (made
+ * itself undumpable: a ptrace check) its statm's resident set, counted in
+ * Pss and USS too, and the basis says so. Where there is no io.stat, the io
  * bytes are the sum of /proc/PID/io of the live processes (which includes
  * the children they reaped). Both are named by their basis. A pid may exit
  * between the list and its files: it is skipped.
@@ -301,21 +303,34 @@ static uint64_t read_u64_at(int fd, const char *name) {
         return v;
 }
 
-/* pid's smaps_rollup into buf: the process's, else one of its threads'. A
- * process whose main thread has ended (pthread_exit) while others run on
- * has no memory of its own in /proc/PID (ESRCH): its memory is read
+/* the basis of a memory sum in which an undumpable process counted its
+ * resident set (proc_memory) */
+#define STATM_BASIS "smaps_rollup, statm's resident set where refused"
+
+/* The memory figure's basis from the Pss sum's: "sampled_pss", or
+ * "sampled_pss_rss" where a process counted its resident set. */
+static const char *pss_basis(const struct leash_sample *s) {
+        const char *b = s->basis[LEASH_FIG_MEM_PSS];
+        return b && strcmp(b, STATM_BASIS) == 0 ? "sampled_pss_rss" : "sampled_pss";
+}
+
+/* PID/name into buf, else TID/name of one of pid's other threads where
+ * PID/name fails with ESRCH or empty(buf) says it is empty. A process whose
+ * main thread has ended (pthread_exit) while others run on has no memory
+ * of its own in /proc/PID (smaps_rollup: ESRCH, statm: zeros): it is read
  * through a live thread, which shares it, or a job would hide whatever it
  * allocates from a sampled memory limit. */
-static int read_rollup(int proc_fd, pid_t pid, char *buf, size_t size) {
+static int read_task_file(int proc_fd, pid_t pid, const char *name, char *buf, size_t size,
+                          bool (*empty)(const char *buf)) {
         _cleanup_close_ int tfd = -1;
         struct dirread d;
         const char *tid;
         char path[96];
         int r;
 
-        snprintf(path, sizeof path, "%d/smaps_rollup", (int) pid);
+        snprintf(path, sizeof path, "%d/%s", (int) pid, name);
         r = read_file_at(proc_fd, path, buf, size, NULL);
-        if (r != -ESRCH)
+        if (r != -ESRCH && !(r == 0 && empty && empty(buf)))
                 return r;
         snprintf(path, sizeof path, "%d/task", (int) pid);
         tfd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -324,11 +339,47 @@ static int read_rollup(int proc_fd, pid_t pid, char *buf, size_t size) {
         dirread_init(&d, tfd);
         while ((tid = dirread_next(&d, NULL)))
                 if (tid[0] >= '1' && tid[0] <= '9' && atoi(tid) != (int) pid) {
-                        snprintf(path, sizeof path, "%.20s/smaps_rollup", tid);
-                        if (read_file_at(tfd, path, buf, size, NULL) == 0)
+                        snprintf(path, sizeof path, "%.20s/%s", tid, name);
+                        if (read_file_at(tfd, path, buf, size, NULL) == 0 && !(empty && empty(buf)))
                                 return 0;
                 }
         return r;
+}
+
+/* statm's second field, resident pages, in bytes */
+static int parse_statm_rss(const char *text, uint64_t *ret) {
+        unsigned long long size, resident;
+        long page = sysconf(_SC_PAGESIZE);
+
+        if (sscanf(text, "%llu %llu", &size, &resident) != 2 || page <= 0)
+                return -EINVAL;
+        *ret = (uint64_t) resident * (uint64_t) page;
+        return 0;
+}
+
+static bool statm_empty(const char *text) {
+        uint64_t rss;
+        return parse_statm_rss(text, &rss) == 0 && rss == 0;
+}
+
+/* One process's memory: 0 from smaps_rollup (Rss, Pss, USS), 1 from statm
+ * (resident only: Pss and USS are at most that), -errno. A process that
+ * made itself undumpable (PR_SET_DUMPABLE 0, or a set-uid program) refuses
+ * smaps_rollup to its own uid (EACCES: a ptrace check), and a leash of that
+ * uid would see none of its memory; statm has no such check. */
+static int proc_memory(int proc_fd, pid_t pid, char *buf, size_t size, uint64_t *ret_rss, uint64_t *ret_pss,
+                       uint64_t *ret_uss) {
+        int r = read_task_file(proc_fd, pid, "smaps_rollup", buf, size, NULL);
+
+        if (r == 0)
+                return sample_parse_smaps_rollup(buf, ret_rss, ret_pss, ret_uss) < 0 ? -EINVAL : 0;
+        if (r != -EACCES && r != -EPERM)
+                return r;
+        r = read_task_file(proc_fd, pid, "statm", buf, size, statm_empty);
+        if (r < 0 || parse_statm_rss(buf, ret_rss) < 0)
+                return r < 0 ? r : -EINVAL;
+        *ret_pss = *ret_uss = *ret_rss;
+        return 1;
 }
 
 int sample_read_proc(int proc_fd, pid_t pid, struct sample_proc *p) {
@@ -354,9 +405,11 @@ int sample_read_proc(int proc_fd, pid_t pid, struct sample_proc *p) {
                 if (u && sscanf(u + 5, "%u", &ruid) == 1)
                         p->uid = (uid_t) ruid;
         }
-        if (read_rollup(proc_fd, pid, buf, sizeof buf) == 0 &&
-            sample_parse_smaps_rollup(buf, &p->rss, &p->pss, &p->uss) < 0)
+        r = proc_memory(proc_fd, pid, buf, sizeof buf, &p->rss, &p->pss, &p->uss);
+        if (r < 0)
                 p->rss = p->pss = p->uss = LEASH_NULL;
+        else if (r == 1) /* statm: no Pss or USS of its own */
+                p->pss = p->uss = LEASH_NULL;
         snprintf(path, sizeof path, "%d/io", (int) pid);
         if (read_file_at(proc_fd, path, buf, sizeof buf, NULL) == 0 &&
             sample_parse_proc_io(buf, &p->read_bytes, &p->write_bytes) < 0)
@@ -369,18 +422,19 @@ int sample_read_proc(int proc_fd, pid_t pid, struct sample_proc *p) {
 static void sample_fallback(int proc_fd, const pid_t *pids, size_t n, bool want_mem, bool want_io,
                             struct leash_sample *s) {
         uint64_t rss = 0, pss = 0, uss = 0, rb = 0, wb = 0;
-        bool got_mem = false, got_io = false;
+        bool got_mem = false, got_io = false, by_statm = false;
         char path[64], buf[4096];
 
         for (size_t i = 0; i < n; i++) {
                 uint64_t a, b, c;
                 if (want_mem) {
-                        if (read_rollup(proc_fd, pids[i], buf, sizeof buf) == 0 &&
-                            sample_parse_smaps_rollup(buf, &a, &b, &c) == 0) {
+                        int r = proc_memory(proc_fd, pids[i], buf, sizeof buf, &a, &b, &c);
+                        if (r >= 0) {
                                 rss += a;
                                 pss += b;
                                 uss += c;
                                 got_mem = true;
+                                by_statm |= r == 1;
                         }
                 }
                 if (want_io) {
@@ -395,9 +449,11 @@ static void sample_fallback(int proc_fd, const pid_t *pids, size_t n, bool want_
         }
         /* an empty job uses no memory: zero is a figure, not a null */
         if (want_mem && (got_mem || n == 0)) {
-                set(s, LEASH_FIG_MEM_RSS, rss, "smaps_rollup");
-                set(s, LEASH_FIG_MEM_PSS, pss, "smaps_rollup");
-                set(s, LEASH_FIG_MEM_USS, uss, "smaps_rollup");
+                /* an undumpable process counts its whole resident set in Pss and USS: more, never less */
+                const char *basis = by_statm ? STATM_BASIS : "smaps_rollup";
+                set(s, LEASH_FIG_MEM_RSS, rss, basis);
+                set(s, LEASH_FIG_MEM_PSS, pss, basis);
+                set(s, LEASH_FIG_MEM_USS, uss, basis);
         }
         if (want_io && (got_io || n == 0)) {
                 set(s, LEASH_FIG_IO_READ_BYTES, rb, "proc_io");
@@ -495,7 +551,7 @@ static void sample_read_tree(int proc_fd, int disk_fd, const pid_t *pids, size_t
         if (proc_fd >= 0 && !over)
                 sample_fallback(proc_fd, pids, n, true, true, s);
         if (s->v[LEASH_FIG_MEM_PSS] != LEASH_NULL)
-                set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_PSS], "sampled_pss");
+                set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_PSS], pss_basis(s));
         sample_disk(disk_fd, s);
         if (proc_fd >= 0 && !over) {
                 (void) gpu_read(proc_fd, pids, n, &s->gpu);
@@ -599,7 +655,7 @@ static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t pr
         if (s->v[LEASH_FIG_MEM_CURRENT] != LEASH_NULL)
                 set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_CURRENT], "memory.current");
         else if (s->v[LEASH_FIG_MEM_PSS] != LEASH_NULL)
-                set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_PSS], "sampled_pss");
+                set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_PSS], pss_basis(s));
 
         sample_disk(disk_fd, s);
         if (s->v[LEASH_FIG_PROCS] != LEASH_NULL && !procs_over(s, procs_limit)) {
@@ -908,8 +964,8 @@ static bool empty_sum(const struct leash_sample *smp, enum leash_fig f) {
         const char *b = smp->basis[f];
 
         return smp->v[LEASH_FIG_PROCS] == 0 && b &&
-               (strcmp(b, "smaps_rollup") == 0 || strcmp(b, "sampled_pss") == 0 || strcmp(b, "sampled_uss") == 0 ||
-                strcmp(b, "proc_io") == 0);
+               (strcmp(b, "smaps_rollup") == 0 || strncmp(b, "sampled_pss", 11) == 0 ||
+                strncmp(b, "sampled_uss", 11) == 0 || strcmp(b, "proc_io") == 0);
 }
 
 /* the sample's way out: peaks, the series row, the caller's callback */
@@ -1004,8 +1060,9 @@ int sampler_step(struct sampler *s, uint64_t now, bool last, struct leash_job *j
          * its caller (half of a 400 MB caller's heap): its USS, the pages only
          * one of its processes maps, is its own (a lower bound: pages its
          * processes share among themselves are left out) */
-        if (s->forked && smp.basis[LEASH_FIG_MEMORY] && strcmp(smp.basis[LEASH_FIG_MEMORY], "sampled_pss") == 0)
-                set(&smp, LEASH_FIG_MEMORY, smp.v[LEASH_FIG_MEM_USS], "sampled_uss");
+        if (s->forked && smp.basis[LEASH_FIG_MEMORY] && strncmp(smp.basis[LEASH_FIG_MEMORY], "sampled_pss", 11) == 0)
+                set(&smp, LEASH_FIG_MEMORY, smp.v[LEASH_FIG_MEM_USS],
+                    strcmp(smp.basis[LEASH_FIG_MEMORY], "sampled_pss") == 0 ? "sampled_uss" : "sampled_uss_rss");
         step_cores(s, &smp, t_us);
         step_pids(s, &smp, pids, n, t_us);
         step_record(s, &smp, job);
