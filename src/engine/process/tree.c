@@ -133,18 +133,27 @@ struct root_list {
         size_t *n;
 };
 
+/* leash's own child c, not the main process or the watchdog (both reaped
+ * by their own waits): true while it runs; one that ended is reaped here,
+ * its CPU kept; false too for one gone or no longer leash's. */
+static bool own_child_runs(struct root_list *a, pid_t c) {
+        _cleanup_close_ int pfd = (int) syscall(SYS_pidfd_open, c, 0);
+        struct procstat ps;
+
+        if (pfd < 0 || procstat_read(AT_FDCWD, c, &ps) < 0 || ps.ppid != a->self)
+                return false;
+        if (proctree_pidfd_ended(pfd)) {
+                reap_orphan(a->j, pfd);
+                return false;
+        }
+        return true;
+}
+
 static bool root_child(pid_t c, pid_t parent, void *ud) {
         struct root_list *a = ud;
 
-        if (c != a->j->r.pid && c != a->watchdog) { /* both reaped by their own waits */
-                _cleanup_close_ int pfd = (int) syscall(SYS_pidfd_open, c, 0);
-                struct procstat ps;
-                if (pfd >= 0 && procstat_read(AT_FDCWD, c, &ps) == 0 && ps.ppid == a->self &&
-                    proctree_pidfd_ended(pfd)) {
-                        reap_orphan(a->j, pfd);
-                        return true;
-                }
-        }
+        if (c != a->j->r.pid && c != a->watchdog && !own_child_runs(a, c))
+                return true;
         if (*a->n < TREE_MAX) {
                 a->list[*a->n] = c;
                 a->parent[*a->n] = parent;
@@ -248,23 +257,13 @@ static bool holder_gone(const struct leash_job *j, int timeout_ms) {
         return j->holder.pidfd < 0 || poll(&p, 1, timeout_ms) == 1;
 }
 
-/* leash's own child c is alive (not the main process or the watchdog,
- * which their own waits reap): stop there; an ended one is reaped. */
+/* A child of leash that runs: counted, and the list read no further. */
 static bool live_child(pid_t c, pid_t parent, void *ud) {
         struct root_list *a = ud;
-        _cleanup_close_ int pfd = -1;
-        struct procstat ps;
 
         (void) parent;
-        if (c == a->j->r.pid || c == a->watchdog)
+        if (c == a->j->r.pid || c == a->watchdog || !own_child_runs(a, c))
                 return true;
-        pfd = (int) syscall(SYS_pidfd_open, c, 0);
-        if (pfd < 0 || procstat_read(AT_FDCWD, c, &ps) < 0 || ps.ppid != a->self)
-                return true; /* gone, reaped meanwhile */
-        if (proctree_pidfd_ended(pfd)) {
-                reap_orphan(a->j, pfd);
-                return true;
-        }
         *a->n = 1;
         return false;
 }
