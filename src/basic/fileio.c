@@ -11,13 +11,20 @@
 
 #include "macro.h"
 
+/* At most this much per read. A kernel file listed record by record (a
+ * seq_file: cgroup.procs, a children list) hands out at most a page per
+ * read, stopping short at the record that would not fit in it: a short read
+ * of a page's worth is not its end. Asked for half a page or less, it stops
+ * short only at its end (or before a record longer than that). */
+#define READ_CHUNK 2048
+
 int read_fd_at0(int fd, char *buf, size_t size, size_t *ret_len) {
         size_t len = 0;
 
         if (size == 0)
                 return -EINVAL;
         while (len < size - 1) {
-                size_t want = size - 1 - len;
+                size_t want = size - 1 - len < READ_CHUNK ? size - 1 - len : READ_CHUNK;
                 ssize_t n = pread(fd, buf + len, want, (off_t) len);
                 if (n < 0) {
                         if (errno == EINTR)
@@ -25,8 +32,8 @@ int read_fd_at0(int fd, char *buf, size_t size, size_t *ret_len) {
                         return negative_errno();
                 }
                 len += (size_t) n;
-                /* a kernel file is made whole for its first read: one that
-                 * leaves room has read it all (no second read to see EOF) */
+                /* one that leaves room has read it all: no second read to
+                 * see EOF (a small file, the usual one, takes one read) */
                 if ((size_t) n < want)
                         break;
         }

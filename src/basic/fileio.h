@@ -4,9 +4,11 @@
  * files are small and produced in one go by the kernel; a write must be one
  * write(2) for the kernel to parse it, so a short write is an error.
  * read_file_at and read_fd_at0 are for such files only (procfs, cgroupfs,
- * sysfs: made whole for their first read), where a read that does not fill
- * the buffer has read to the end: they stop there, without a second read to
- * see EOF. Not for pipes, nor for a file another process appends to.
+ * sysfs), read in chunks of half a page: there a read that does not fill its
+ * chunk has read to the end, and they stop without a second read to see EOF
+ * (a longer read may stop short at a page's end: a list of pids longer than
+ * a page is not whole after it). Not for pipes, nor for a file another
+ * process appends to.
  */
 #pragma once
 

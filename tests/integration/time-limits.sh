@@ -34,6 +34,27 @@ run_leash -w 2 -s TERM -g 5 -o "$TMP/r.json" -- sh -c 'trap "echo got TERM; exit
 check "--signal TERM is what the job gets" test "$RC" = 124 -a "$OUT" = "got TERM"
 check "signal TERM in the report" test "$(jget "$TMP/r.json" signals.0.signal)" = TERM
 
+# The soft signal reaches every process of the job, however many (the
+# helper counts the children it forked and each child that got SIGXCPU).
+# Controls, on the code before: 1000+ children forked before the limit, 681
+# got it (cgroup.procs read up to a page's end, taken as whole) in 3 runs of
+# 3; a main process still forking (one child each 100 us) when the limit
+# came, signalled after the rest, forked children that never got it in 6
+# runs of 10 (515 children; about 2000 forked a run).
+sigfork() { # DELAY_MS MAX WALL [PACE_US]: "forked got"
+        local d="$TMP/sigfork" f
+        rm -rf "$d" && mkdir "$d"
+        run_leash -q -w "$3" -g 3 -- "$HELPERS/lh-sigfork" "$1" "$2" "$d" ${4:+"$4"}
+        f=$(cut -d' ' -f1 "$d/forked" 2>/dev/null)
+        echo "${f:-none} $(find "$d" -name 'got.*' | wc -l)"
+}
+read -r forked got <<<"$(sigfork 0 1000 3)"
+check "1000 children forked before the limit: each got the soft signal ($got of $forked)" \
+        test "$forked" != none -a "$forked" = "$got"
+read -r forked got <<<"$(sigfork 500 5000 1 100)"
+check "a main process forking as the limit comes: each child got the soft signal ($got of $forked)" \
+        test "$forked" != none -a "$forked" = "$got"
+
 # CPU-time limit on a spinning job, one and two processes
 run_leash -t 0.5 -g 1 -o "$TMP/r.json" -- "$HELPERS/lh-spin" inf
 check "cpu-time limit: 124" test "$RC" = 124
