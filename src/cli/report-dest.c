@@ -563,6 +563,17 @@ static bool exchange_into_place(struct report_dest *d, const char *tmp) {
         return true;
 }
 
+/* Links the open file at name in dirfd: by its descriptor (AT_EMPTY_PATH,
+ * which needs CAP_DAC_READ_SEARCH), else through /proc/self/fd. A name
+ * taken is -EEXIST either way: no second try. */
+static int link_at(const struct report_dest *d, const char *proc, const char *name) {
+        if (linkat(d->fd, "", d->dirfd, name, AT_EMPTY_PATH) == 0)
+                return 0;
+        if (errno == EEXIST)
+                return -EEXIST;
+        return linkat(AT_FDCWD, proc, d->dirfd, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : negative_errno();
+}
+
 /* Links the file under an unpredictable name in dirfd (retrying on a name
  * taken), renames it over the final name, and checks what landed there. */
 static int link_and_rename(struct report_dest *d) {
@@ -574,19 +585,17 @@ static int link_and_rename(struct report_dest *d) {
          * linkat never follows or replaces what is at the name (EEXIST), so
          * success means our inode landed there; anything else goes the long
          * way. Saves a getrandom, a rename and two stats per report. */
-        if (linkat(d->fd, "", d->dirfd, d->name, AT_EMPTY_PATH) == 0 ||
-            linkat(AT_FDCWD, proc, d->dirfd, d->name, AT_SYMLINK_FOLLOW) == 0)
+        if (link_at(d, proc, d->name) == 0)
                 return 0;
         for (int attempt = 0; attempt < 16; attempt++) {
                 r = random_name(tmp, sizeof tmp);
                 if (r < 0)
                         return r;
-                if (linkat(d->fd, "", d->dirfd, tmp, AT_EMPTY_PATH) < 0 &&
-                    linkat(AT_FDCWD, proc, d->dirfd, tmp, AT_SYMLINK_FOLLOW) < 0) {
-                        if (errno == EEXIST)
-                                continue;
-                        return negative_errno();
-                }
+                r = link_at(d, proc, tmp);
+                if (r == -EEXIST)
+                        continue;
+                if (r < 0)
+                        return r;
                 if (!exchange_into_place(d, tmp) && renameat(d->dirfd, tmp, d->dirfd, d->name) < 0) {
                         r = negative_errno();
                         if (is_ours(d->dirfd, tmp, d->fd))
