@@ -6,7 +6,7 @@
  * reaches it. Each child waits up to 60 s
  * for SIGXCPU of its own and, once it has it, creates DIR/got.PID. Once told,
  * the main process writes the number it forked to DIR/forked ("capped" after
- * it when MAX was reached first) and waits to be killed.
+ * it when MAX was reached first), waits for its children and exits.
  *
  * A launcher that signals the main process last, after the rest of the job,
  * lets it fork children in between that never get the signal: forked minus
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t told;
@@ -89,6 +90,9 @@ int main(int argc, char **argv) {
                 return 1;
         fprintf(f, "%ld%s\n", n, n >= max ? " capped" : "");
         fclose(f);
-        for (;;)
-                pause();
+        /* each child exits once it has the signal: the job ends then, not
+         * at the grace's end (a child the signal missed keeps it waiting) */
+        while (wait(NULL) > 0 || errno == EINTR)
+                ;
+        return 0;
 }

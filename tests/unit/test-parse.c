@@ -9,7 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+
 #include "basic/closest.h"
+#include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/parse.h"
 #include "basic/procstat.h"
@@ -324,7 +327,38 @@ static void nearest(void) {
         ok(closest_word("", cmds, ELEMENTSOF(cmds)) == NULL, "empty: no suggestion");
 }
 
+/* A kernel file listed record by record (a seq_file) hands out at most a
+ * page per read and stops short at the record that would not fit: a short
+ * read of a page's worth is not its end. /proc/self/maps with a few hundred
+ * mappings (lines of ~80 bytes, so a page never ends on a line's end by
+ * chance) read into a large buffer must be all of it. Before, read_fd_at0
+ * stopped after the first page (the soft signal reached the first 681 pids
+ * of cgroup.procs). */
+static void seq_file_whole(void) {
+        static char buf[256 * 1024];
+        char *whole = NULL;
+        size_t len = 0, whole_len = 0;
+        void *maps[300];
+        int n = 0, r;
+
+        /* alternate protections, so the kernel cannot merge neighbours */
+        for (; n < (int) ELEMENTSOF(maps); n++) {
+                maps[n] = mmap(NULL, 4096, n % 2 ? PROT_READ : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (maps[n] == MAP_FAILED)
+                        break;
+        }
+        r = read_file_at_alloc(AT_FDCWD, "/proc/self/maps", &whole, &whole_len);
+        ok(r == 0 && whole_len > 3 * 4096, "/proc/self/maps is over three pages (%zu bytes)", whole_len);
+        r = read_file_at(AT_FDCWD, "/proc/self/maps", buf, sizeof buf, &len);
+        ok(r == 0 && len == whole_len && whole && memcmp(buf, whole, len) == 0,
+           "read_file_at reads a seq_file longer than a page whole (%zu of %zu bytes)", len, whole_len);
+        free(whole);
+        while (n-- > 0)
+                munmap(maps[n], 4096);
+}
+
 int main(void) {
+        seq_file_whole();
         nearest();
         iso8601();
         utf8();
