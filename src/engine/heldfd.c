@@ -33,6 +33,14 @@
  * part of its fd table. The child re-initialises the mutex (its copy was
  * locked by the parent's thread), as glibc's atfork handlers do for malloc.
  *
+ * A fork that is not the library's (the caller's own fork(), os.fork) copies
+ * the lock as it is: were another thread inside the registry then, the
+ * child's copy stayed locked by a thread the child does not have, and its
+ * first library call waited forever. So the library registers fork handlers
+ * once (pthread_atfork, at its first use of the lock): before a fork the
+ * forking thread takes the lock, unless it holds it already (spawn_fork's
+ * own fork), and the child's copy is made anew, as in a child of its own.
+ *
  * This is libleash's one piece of process-wide state, and it is so because
  * the fd table is process-wide. Not marked: fds opened and closed within
  * one call (a cgroup file read), which a fork in another thread may copy
@@ -58,12 +66,41 @@
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long *held_bits; /* bit fd: fd is held */
 static size_t held_words;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static __thread bool held_here;     /* this thread holds held_lock */
+static __thread bool held_for_fork; /* ... taken by fork_prepare */
+
+static void fork_prepare(void) {
+        if (held_here)
+                return;
+        (void) pthread_mutex_lock(&held_lock);
+        held_here = held_for_fork = true;
+}
+
+static void fork_parent(void) {
+        if (!held_for_fork)
+                return;
+        held_here = held_for_fork = false;
+        (void) pthread_mutex_unlock(&held_lock);
+}
+
+static void fork_child(void) {
+        held_here = held_for_fork = false;
+        held_lock = (pthread_mutex_t) PTHREAD_MUTEX_INITIALIZER;
+}
+
+static void atfork_register(void) {
+        (void) pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 void heldfd_lock(void) {
+        (void) pthread_once(&atfork_once, atfork_register);
         (void) pthread_mutex_lock(&held_lock);
+        held_here = true;
 }
 
 void heldfd_unlock(void) {
+        held_here = false;
         (void) pthread_mutex_unlock(&held_lock);
 }
 
@@ -144,6 +181,7 @@ void heldfd_child_close_all(void) {
         /* the copy is the child's: it owns none of these fds any more */
         if (held_words)
                 memset(held_bits, 0, held_words * sizeof *held_bits);
+        held_here = held_for_fork = false;
         held_lock = (pthread_mutex_t) PTHREAD_MUTEX_INITIALIZER;
 }
 
