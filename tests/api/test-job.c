@@ -702,6 +702,104 @@ static void test_plain_fork_while_marking(void) {
         close(fds[1]);
 }
 
+/* A threaded caller's job is cloned by an intermediate copy of the caller
+ * (libcfork.c), and its watchdog shares the caller's memory; both are in
+ * the caller's process group: a signal to the group must run the caller's
+ * handler in neither. The handler writes its pid; any pid but the caller's
+ * and its jobs' is one of those. Run in a child in a process group of its
+ * own, so that the group's signals reach no one else. Controls: 200 calls
+ * under a SIGUSR1 to the group each 200 us; with the intermediate's mask as
+ * before, 203 and 202 runs of the handler there (two runs); with the
+ * watchdog's as before too, 409 and 408 (the watchdog's own among them). */
+static int usr1_fd = -1;
+
+static void on_usr1(int sig) {
+        pid_t me = getpid();
+        if (write(usr1_fd, &me, sizeof me) < 0)
+                (void) sig;
+}
+
+static void *group_signaller(void *p) {
+        (void) p;
+        while (__atomic_load_n(&marking, __ATOMIC_RELAXED)) {
+                (void) kill(0, SIGUSR1);
+                usleep(200);
+        }
+        return NULL;
+}
+
+static int intermediates_signalled(void) {
+        enum { CALLS = 200 };
+        struct leash_config *c = config("api-intermediate", "wall-time", "10s", NULL);
+        pid_t allowed[CALLS + 1], pid;
+        int fds[2], foreign = 0, n_allowed = 0;
+        pthread_t t;
+
+        if (setpgid(0, 0) < 0 || pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -1;
+        usr1_fd = fds[1];
+        signal(SIGUSR1, on_usr1);
+        allowed[n_allowed++] = getpid();
+        marking = 1;
+        pthread_create(&t, NULL, group_signaller, NULL); /* a second thread: the fork() path */
+        for (int i = 0; i < CALLS; i++) {
+                struct leash_error err = {0};
+                struct leash_job *j = job(c);
+                pid = leash_job_fork(j, &err);
+                if (pid == 0)
+                        _exit(0);
+                if (pid > 0) {
+                        allowed[n_allowed++] = pid;
+                        (void) leash_job_wait(j);
+                        (void) leash_job_finish(j, &err);
+                }
+                leash_job_free(j);
+        }
+        __atomic_store_n(&marking, 0, __ATOMIC_RELAXED);
+        pthread_join(t, NULL);
+        while (read(fds[0], &pid, sizeof pid) == (ssize_t) sizeof pid) {
+                bool ok = false;
+                for (int i = 0; i < n_allowed; i++)
+                        ok |= allowed[i] == pid;
+                if (!ok) {
+                        char path[64], comm[64] = "?";
+                        FILE *f;
+                        snprintf(path, sizeof path, "/proc/%d/comm", (int) pid);
+                        if ((f = fopen(path, "re"))) {
+                                if (!fgets(comm, sizeof comm, f))
+                                        comm[0] = '\0';
+                                fclose(f);
+                        }
+                        comm[strcspn(comm, "\n")] = '\0';
+                        if (foreign < 5)
+                                printf("# the handler ran in pid %d (%s), not the caller's nor a job's\n", (int) pid,
+                                       comm);
+                }
+                foreign += !ok;
+        }
+        if (foreign)
+                printf("# %d runs of the handler in neither the caller nor a job\n", foreign);
+        leash_config_free(c);
+        return foreign;
+}
+
+static void test_intermediate_runs_no_handler(void) {
+        int st = 0;
+        pid_t pid;
+
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+                int foreign = intermediates_signalled();
+                fflush(stdout);
+                _exit(foreign == 0 ? 0 : 1);
+        }
+        ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+           "a signal to a threaded caller's group runs none of its handlers in the intermediates nor the watchdog "
+           "(status 0x%x)",
+           st);
+}
+
 /* the host's own state: signal mask, SIGCHLD, waitpid(-1); a caller with
  * one thread (before test_threads: the process has had no other), whose
  * child is made by clone3 with exit signal 0 */
@@ -1166,6 +1264,7 @@ int main(int argc, char **argv) {
         test_no_hidden_state();
         test_threads();
         test_plain_fork_while_marking();
+        test_intermediate_runs_no_handler();
         test_threaded_caller_reaped();
         test_adopt();
         test_adopt_owned();

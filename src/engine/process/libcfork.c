@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -98,21 +99,34 @@ static void intermediate(int cgroup_fd, int wfd) {
 
 pid_t libcfork_into(int cgroup_fd, int *ret_pidfd) {
         _cleanup_close_ int rfd = -1, wfd = -1;
+        sigset_t all, old;
         long got = 0;
         pid_t mid;
         ssize_t n;
-        int p[2];
+        int p[2], e;
 
         if (pipe2(p, O_CLOEXEC) < 0)
                 return -1;
         rfd = p[0];
         wfd = p[1];
+        /* The intermediate is a copy of the caller with the caller's signal
+         * handlers, in its process group: a signal to the group (^C) would
+         * run one of them there (Python's writes to the caller's wakeup fd,
+         * a second delivery as the caller sees it). It runs with every
+         * signal blocked; the job gets the caller's mask back. */
+        sigfillset(&all);
+        (void) pthread_sigmask(SIG_SETMASK, &all, &old);
         mid = fork();
-        if (mid < 0)
-                return -1;
         if (mid == 0) {
                 intermediate(cgroup_fd, wfd);
+                (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
                 return 0; /* the job; its copies of the pipe close with this frame */
+        }
+        e = errno;
+        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (mid < 0) {
+                errno = e;
+                return -1;
         }
         close(TAKE_FD(wfd));
         do
@@ -133,7 +147,7 @@ pid_t libcfork_into(int cgroup_fd, int *ret_pidfd) {
          * and the pid was used again meanwhile, the pid is still its */
         *ret_pidfd = (int) syscall(SYS_pidfd_open, (pid_t) got, 0);
         if (*ret_pidfd < 0) {
-                int e = errno;
+                e = errno;
                 (void) kill((pid_t) got, SIGKILL);
                 (void) waitid(P_PID, (id_t) got, &(siginfo_t){0}, WEXITED | __WALL);
                 errno = e;

@@ -335,7 +335,7 @@ static int pool_launch(struct watchdog_pool *p) {
 static int pool_run(struct watchdog_pool *p) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
         int flags = CLONE_PIDFD | (WD_SHARED_VM ? CLONE_VM | CLONE_FILES : 0), subreaper = 0;
-        sigset_t term, old_mask;
+        sigset_t term, all, old_mask;
         int r;
 
         p->owner = getpid();
@@ -364,7 +364,12 @@ static int pool_run(struct watchdog_pool *p) {
         sigemptyset(&term);
         sigaddset(&term, SIGTERM);
         p->term_fd = HELD_FD(signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK));
-        (void) pthread_sigmask(SIG_BLOCK, &term, &old_mask);
+        /* and every other signal blocked: it is in the owner's process
+         * group, with the owner's handlers, and one run there (a ^C to a
+         * library caller's group) would run libc on the owner's thread
+         * pointer; a hangup of that group must not end it before its jobs */
+        sigfillset(&all);
+        (void) pthread_sigmask(SIG_BLOCK, &all, &old_mask);
         /* exit signal 0 (flags carry no signal): never a SIGCHLD, never reaped by waitpid(-1) */
         heldfd_lock();
         if (WD_SHARED_VM && prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && !subreaper)
