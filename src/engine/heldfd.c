@@ -84,6 +84,8 @@ static void fork_parent(void) {
         (void) pthread_mutex_unlock(&held_lock);
 }
 
+/* In a child: its copy of the lock was taken by a thread it does not have
+ * (or by the fork's own, which is gone too), so it is made anew. */
 static void fork_child(void) {
         held_here = held_for_fork = false;
         held_lock = (pthread_mutex_t) PTHREAD_MUTEX_INITIALIZER;
@@ -181,8 +183,7 @@ void heldfd_child_close_all(void) {
         /* the copy is the child's: it owns none of these fds any more */
         if (held_words)
                 memset(held_bits, 0, held_words * sizeof *held_bits);
-        held_here = held_for_fork = false;
-        held_lock = (pthread_mutex_t) PTHREAD_MUTEX_INITIALIZER;
+        fork_child(); /* and the lock, a copy held by the parent's thread */
 }
 
 int leash_fd_private(int fd, bool on) {

@@ -212,15 +212,16 @@ static void escalate_with(struct leash_job *j, enum leash_reason cause, int sig,
         j->soft_sent = true;
         j->cause = cause;
         j->deadline[DEADLINE_WALL] = j->deadline[DEADLINE_CPU] = DEADLINE_NEVER;
-        /* The main process first, at once: the sweeps below spare it, and a
-         * child it forks once signalled is in the cgroup when it is frozen. */
-        if (!j->no_cgroup)
-                signal_main(j, sig);
         if (j->no_cgroup) /* the tree, the main process in it */
                 (void) tree_signal(j, sig);
-        else if (!j->iso.on) { /* isolated: the init forwards to its whole namespace */
-                (void) signal_cgroup(j, sig);
-                (void) escape_scan(j, sig);
+        else {
+                /* The main process first, at once: the sweeps below spare it, and
+                 * a child it forks once signalled is in the cgroup when it is frozen. */
+                signal_main(j, sig);
+                if (!j->iso.on) { /* isolated: the init forwards to its whole namespace */
+                        (void) signal_cgroup(j, sig);
+                        (void) escape_scan(j, sig);
+                }
         }
         supervise_log_signal(j, sig,
                              cause == LEASH_REASON_MEASURED && j->r.sampling.limit_reached >= 0
