@@ -37,7 +37,7 @@
  * the lock as it is: were another thread inside the registry then, the
  * child's copy stayed locked by a thread the child does not have, and its
  * first library call waited forever. So the library registers fork handlers
- * once (pthread_atfork, at its first use of the lock): before a fork the
+ * once (pthread_atfork, at its first taking of the lock): before a fork the
  * forking thread takes the lock, unless it holds it already (spawn_fork's
  * own fork), and the child's copy is made anew, as in a child of its own.
  *
@@ -66,7 +66,7 @@
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long *held_bits; /* bit fd: fd is held */
 static size_t held_words;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static bool atfork_registered;      /* under held_lock */
 static __thread bool held_here;     /* this thread holds held_lock */
 static __thread bool held_for_fork; /* ... taken by fork_prepare */
 
@@ -91,14 +91,13 @@ static void fork_child(void) {
         held_lock = (pthread_mutex_t) PTHREAD_MUTEX_INITIALIZER;
 }
 
-static void atfork_register(void) {
-        (void) pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
+/* Registered under the lock itself, at its first taking: no pthread_once,
+ * whose futex wake would be a system call on every launch. */
 void heldfd_lock(void) {
-        (void) pthread_once(&atfork_once, atfork_register);
         (void) pthread_mutex_lock(&held_lock);
         held_here = true;
+        if (!atfork_registered)
+                atfork_registered = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
 }
 
 void heldfd_unlock(void) {
