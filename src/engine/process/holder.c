@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -70,8 +71,9 @@ static _Noreturn void holder_main(int sock, pid_t main_pid) {
                         _exit(0);
 }
 
-/* In the holder, right after it was made. Returns 1 in the main process. */
-static int holder_child(int sock, pid_t caller, pid_t *ret_parent) {
+/* In the holder, right after it was made, every signal blocked (holder_fork).
+ * Returns 1 in the main process, with the caller's mask (mask) back. */
+static int holder_child(int sock, pid_t caller, const sigset_t *mask, pid_t *ret_parent) {
         pid_t self = getpid(), pid;
         /* Made by glibc's fork, the holder ran undumpable.c's atfork handler,
          * which gave it the caller's state from before its jobs: the
@@ -91,6 +93,7 @@ static int holder_child(int sock, pid_t caller, pid_t *ret_parent) {
                 _exit(1);
         if (pid == 0) {
                 close(sock);
+                (void) sigprocmask(SIG_SETMASK, mask, NULL);
                 if (dumpable == 1)
                         (void) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
                 *ret_parent = self;
@@ -102,7 +105,8 @@ static int holder_child(int sock, pid_t caller, pid_t *ret_parent) {
 int holder_fork(struct holder *h, bool lock_held, bool libc_fork, pid_t *ret_pid, int *ret_pidfd, pid_t *ret_parent) {
         _cleanup_close_ int s0 = -1, s1 = -1, hfd = -1, mfd = -1;
         pid_t caller = getpid(), hpid, mpid;
-        int sv[2];
+        sigset_t all, old;
+        int sv[2], fork_errno;
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return negative_errno();
@@ -110,17 +114,25 @@ int holder_fork(struct holder *h, bool lock_held, bool libc_fork, pid_t *ret_pid
         s1 = sv[1];
         /* exit signal 0: the caller's waitpid(-1) never reaps it; but a main
          * process that runs the caller's code, copied from a caller with
-         * threads, needs glibc's fork() for its first copy (libcfork.c) */
+         * threads, needs glibc's fork() for its first copy (libcfork.c).
+         * The holder is a copy of the caller, with its signal handlers, in its
+         * process group: it runs with every signal blocked, so that a signal
+         * to the group (^C) runs none of the caller's handlers there, nor
+         * ends it (a default action) while its job runs on below it. */
+        sigfillset(&all);
+        (void) pthread_sigmask(SIG_SETMASK, &all, &old);
         if (libc_fork)
                 hpid = libcfork(&hfd);
         else
                 hpid = (pid_t) syscall(SYS_clone, CLONE_PIDFD, 0, &hfd, 0, 0);
-        if (hpid < 0)
-                return negative_errno();
         if (hpid == 0) {
                 close(TAKE_FD(s0));
-                return holder_child(TAKE_FD(s1), caller, ret_parent);
+                return holder_child(TAKE_FD(s1), caller, &old, ret_parent);
         }
+        fork_errno = errno;
+        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (hpid < 0)
+                return -fork_errno;
         close(TAKE_FD(s1));
         if (read(s0, &mpid, sizeof mpid) != sizeof mpid || mpid <= 0) {
                 (void) syscall(SYS_pidfd_send_signal, hfd, SIGKILL, NULL, 0);
