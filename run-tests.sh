@@ -140,6 +140,8 @@ keep_logs() { # keep_logs NAME TREE
         [ -n "$out" ] || return 0
         echo "$out"
         printf -- '--- %s: the failing tests\x27 logs are kept in %s\n' "$1" "$kept/$1" >>"$failures"
+        # and pytest's assertion lines, which the tail shows too
+        grep -E '^E  ' <<<"$out" | head -20 >>"$failures"
 }
 build() { # build DIR CONFIGURE-ARGS...
         local dir=$top/$1 rc

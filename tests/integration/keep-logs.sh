@@ -57,6 +57,15 @@ make_tree "$B/leash-9.8/_build/sub"
 out=$("$KEEP" "$B" "$TMP/kept/again")
 check "a leash-VERSION tree inside a build tree is another run's: not kept with it" \
         test ! -e "$TMP/kept/again/leash-9.8"
+# a pytest log longer than 200 lines: its failure section (the test's header,
+# the "E" lines with the assertion's values) is at the end, printed after
+run_tap "$B" long.sh 'for i in $(seq 300); do echo "ok $i - t$i"; done
+echo "# ____ test_collision ____"; echo "not ok 301 - test_collision"; echo 1..301
+echo "E   AssertionError: {\"collision\": 3.9}" >&2'
+out=$("$KEEP" "$B" "$TMP/kept/long")
+check "a long log's pytest lines are printed after its first 200 lines" \
+        bash -c 'grep -q "pytest.s failure lines" <<<"$1" && grep -qF "E   AssertionError: {\"collision\": 3.9}" <<<"$1"' _ "$out"
+rm -f "$B"/tests/long.sh.*
 rm -f "$B/tests/bad.sh.trs" "$B/tests/bad.sh.log"
 out=$("$KEEP" "$B" "$TMP/kept/none")
 check "nothing failed: nothing printed, nothing kept" test -z "$out" -a ! -e "$TMP/kept/none"
