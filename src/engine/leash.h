@@ -53,6 +53,7 @@ struct leash_sampling_result {
                                   * figure under its limit began (0: none did,
                                   * the job's start): the crossing came after */
         uint64_t limit_read_ns;  /* how long (wall) the sample that saw it took */
+        bool limit_partial;      /* passed since not judged: the job's cgroups were deeper than the walk */
         uint64_t read_max_ns;    /* the longest (wall) read of any sample */
         uint64_t gap_max_ns;     /* the longest time between two samples' starts */
         uint64_t stretched;      /* samples delayed to keep leash's reads at most

@@ -325,9 +325,16 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
                 format_duration(r->sampling.interval_ns, iv, sizeof iv);
                 snprintf(late, sizeof late, "%.3f s",
                          (double) (r->sampling.limit_seen_ns - r->sampling.limit_below_ns) / 1e9);
-                snprintf(tail, sizeof tail,
-                         "%s limit %s passed (%s, sampled every %s, seen at most %s after it was): sent SIG%s; %s",
-                         leash_fig_name(f), lim, seen, iv, late, signal_name(c->soft_signal), end);
+                if (r->sampling.limit_partial)
+                        snprintf(tail, sizeof tail,
+                                 "%s limit %s counted as passed: the job holds cgroups deeper than leash walks, "
+                                 "where its processes cannot all be seen (%s seen): sent SIG%s; %s",
+                                 leash_fig_name(f), lim, seen, signal_name(c->soft_signal), end);
+                else
+                        snprintf(tail, sizeof tail,
+                                 "%s limit %s passed (%s, sampled every %s, seen at most %s after it was): sent SIG%s; "
+                                 "%s",
+                                 leash_fig_name(f), lim, seen, iv, late, signal_name(c->soft_signal), end);
                 break;
         }
         case LEASH_REASON_FSIZE:

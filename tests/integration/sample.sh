@@ -146,6 +146,44 @@ diag "procs tree: seen at most $late s after the crossing (measured by the job);
 check "procs tree: the report's lateness ($said s) is not below the measured one ($late s)" fcmp "$said + 0.002 >= $late"
 check "procs tree: the summary line says how late" grep -q "seen at most [0-9.]* s after it was" "$TMP/err"
 
+# --- a job of uid 0 that moves itself into cgroups of its own ----------------------------
+# Its cgroup's files are its own: it may mkdir below it and move there. The
+# figures of processes, threads and (without a memory controller) memory are
+# read from the job's cgroup and every cgroup below it. Controls, the code
+# before (the top cgroup's lists only): the threads limit never fired (reason
+# ok, 41 processes in a cgroup of the job's own), nor the memory limit
+# without a memory controller (128 MiB touched, reason ok).
+# nest DEPTH CMD: the job makes DEPTH cgroups one below the other, moves
+# itself into the last, then runs CMD
+nest='cg=$0$(sed -n "s/^0:://p" /proc/self/cgroup); d=$cg; i=0
+while [ $i -lt "$1" ]; do d=$d/n; mkdir "$d" || exit 9; i=$((i + 1)); done
+echo $$ >"$d/cgroup.procs" || exit 9; shift; exec "$@"'
+run_leash --sample 100ms -- sh -c "$nest" "$CG2" 1 true
+if [ "$RC" = 9 ]; then
+        SKIP_WHY="a job here cannot make a cgroup below its own (not root, or a cgroup it may not write)"
+        skip "a job in cgroups of its own: its threads and memory counted"
+else
+        run_leash --sample 100ms --limit threads=20 --grace 1s -o "$TMP/r.json" -- \
+                sh -c "$nest" "$CG2" 1 sh -c 'for i in $(seq 40); do sleep 10 & done; wait'
+        check "a job in a cgroup of its own with 40 sleeps: its threads limit 20 fired (reason $(jget "$TMP/r.json" reason))" \
+                test "$(jget "$TMP/r.json" reason)/$(jget "$TMP/r.json" sampling.limit_reached.figure)" = threads/threads
+        check "the threads figure says it read the job's cgroups ($(jget "$TMP/r.json" sampling.peaks.threads.basis))" \
+                test "$(jget "$TMP/r.json" sampling.peaks.threads.basis)" = "cgroup.threads of the job's cgroups"
+        run_leash --sample 100ms --limit memory=64M --grace 1s -o "$TMP/r.json" -- \
+                sh -c "$nest" "$CG2" 1 "$HELPERS/lh-alloc" 128 3000
+        check "in a cgroup of its own, touching 128 MiB: its memory limit 64M fired ($(jget "$TMP/r.json" reason), basis $(jget "$TMP/r.json" sampling.peaks.memory_bytes.basis))" \
+                test "$(jget "$TMP/r.json" reason)" = memory
+        # 16 levels down are walked (CGROUPFS_WALK_DEPTH); deeper, the lists are
+        # a part, and a limit on a figure of them counts as passed
+        run_leash --sample 100ms --limit threads=20 --grace 1s -w 10s -o "$TMP/r.json" -- sh -c "$nest" "$CG2" 16 sleep 1
+        check "16 cgroups deep: counted, its limit holds (reason $(jget "$TMP/r.json" reason), threads $(jget "$TMP/r.json" sampling.peaks.threads.value))" \
+                test "$(jget "$TMP/r.json" reason)/$(jget "$TMP/r.json" sampling.peaks.threads.value)" = ok/1
+        run_leash --sample 100ms --limit threads=20 --grace 1s -w 10s -o "$TMP/r.json" -- sh -c "$nest" "$CG2" 17 sleep 5
+        check "17 cgroups deep: the threads limit counts as passed, not judged ($(jget "$TMP/r.json" reason), partial $(jget "$TMP/r.json" sampling.limit_reached.partial))" \
+                test "$(jget "$TMP/r.json" reason)/$(jget "$TMP/r.json" sampling.limit_reached.partial)" = threads/True
+        check "and the report says why" grep -q "deeper than leash walks" "$TMP/err"
+fi
+
 # --- --limit cores_avg: a spinner over 0.02 cores on average (true even on a loaded machine) ----------------------------
 run_leash --sample 100ms --limit cores_avg=0.02 --grace 0 -o "$TMP/r.json" -- "$HELPERS/lh-spin" 10
 check "cores_avg: reason cores_avg" test "$(jget "$TMP/r.json" reason)" = cores_avg

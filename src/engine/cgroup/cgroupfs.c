@@ -369,19 +369,15 @@ static int for_each_pid_here(int job_fd, int sig, const pid_t *skip, size_t n_sk
         return n;
 }
 
-#define CGROUP_DEPTH_MAX 16
-
-/* The same through the cgroups below too: a job may hold cgroups of its own,
- * and a leash run inside a job (a nested job, placement.c) moves the outer
- * job's processes into its leash-leaf and makes its job cgroups beside it.
- * The freeze of the top cgroup holds the whole subtree. */
-static int for_each_pid_below(int fd, int sig, const pid_t *skip, size_t n_skip, unsigned depth) {
+static int walk_below(int fd, int (*fn)(int fd, unsigned depth, void *userdata), void *userdata, unsigned depth) {
         struct dirread d;
         unsigned char type;
         const char *name;
-        int n = for_each_pid_here(fd, sig, skip, n_skip), dup_fd;
+        int r = fn(fd, depth, userdata), n = 1, dup_fd;
 
-        if (n < 0 || depth >= CGROUP_DEPTH_MAX)
+        if (r < 0)
+                return r;
+        if (depth >= CGROUPFS_WALK_DEPTH)
                 return n;
         dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dup_fd < 0)
@@ -394,17 +390,63 @@ static int for_each_pid_below(int fd, int sig, const pid_t *skip, size_t n_skip,
                 sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub < 0)
                         continue;
-                k = for_each_pid_below(sub, sig, skip, n_skip, depth + 1);
+                k = walk_below(sub, fn, userdata, depth + 1);
                 close(sub);
-                if (k > 0)
-                        n += k;
+                if (k < 0) {
+                        n = k;
+                        break;
+                }
+                n += k;
         }
         close(dup_fd);
         return n;
 }
 
+int cgroupfs_walk(int fd, int (*fn)(int fd, unsigned depth, void *userdata), void *userdata) {
+        return walk_below(fd, fn, userdata, 0);
+}
+
+bool cgroupfs_has_children(int fd) {
+        struct dirread d;
+        unsigned char type;
+        const char *name;
+        int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        bool any = false;
+
+        if (dup_fd < 0)
+                return false;
+        dirread_init(&d, dup_fd);
+        while (!any && (name = dirread_next(&d, &type)))
+                any = type == DT_DIR && name[0] != '.';
+        close(dup_fd);
+        return any;
+}
+
+struct signal_walk {
+        int sig, n;
+        const pid_t *skip;
+        size_t n_skip;
+};
+
+static int signal_here(int fd, unsigned depth, void *userdata) {
+        struct signal_walk *w = userdata;
+        int n = for_each_pid_here(fd, w->sig, w->skip, w->n_skip);
+
+        if (n < 0 && depth == 0)
+                return n; /* the job cgroup's own list unread: an error; a cgroup below gone since is not */
+        w->n += n > 0 ? n : 0;
+        return 0;
+}
+
+/* The same through the cgroups below too: a job may hold cgroups of its own,
+ * and a leash run inside a job (a nested job, placement.c) moves the outer
+ * job's processes into its leash-leaf and makes its job cgroups beside it.
+ * The freeze of the top cgroup holds the whole subtree. */
 static int for_each_pid(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
-        return for_each_pid_below(job_fd, sig, skip, n_skip, 0);
+        struct signal_walk w = {.sig = sig, .skip = skip, .n_skip = n_skip};
+        int r = cgroupfs_walk(job_fd, signal_here, &w);
+
+        return r < 0 ? r : w.n;
 }
 
 /* Waits (bounded) for "frozen 1" in cgroup.events: a freeze is asynchronous. */

@@ -48,6 +48,16 @@ int cgroupfs_create_job(int parent_fd, const char *name, char *ret_dirname, size
 int cgroupfs_apply_limits(int job_fd, const struct leash_spec *c, const enum leash_enforcer plan[_LEASH_LIMIT_MAX],
                           struct leash_error *err);
 
+/* fn(fd, depth, userdata) for the cgroup fd (depth 0) and each cgroup below
+ * it, depth first, down to CGROUPFS_WALK_DEPTH levels below fd (a job may
+ * hold cgroups of its own: a nested leash's, Slurm's steps, any a job of
+ * uid 0 makes). A cgroup that went while walked is passed by. Returns how
+ * many cgroups fn saw, or fn's first negative return. */
+#define CGROUPFS_WALK_DEPTH 16
+int cgroupfs_walk(int fd, int (*fn)(int fd, unsigned depth, void *userdata), void *userdata);
+/* fd's cgroup has a cgroup below it. */
+bool cgroupfs_has_children(int fd);
+
 /* sig to every process of the job, in its cgroup and every cgroup below it,
  * but skip (0: none), with the cgroup frozen meanwhile so that no pid read
  * from cgroup.procs is recycled before it is signalled; returns how many got

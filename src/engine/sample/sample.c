@@ -44,6 +44,7 @@
 #include "../../basic/procstat.h"
 #include "../../basic/time-util.h"
 #include "../cgroup/account.h"
+#include "../cgroup/cgroupfs.h"
 #include "../heldfd.h"
 
 enum fig_unit { U_US, U_UCORES, U_BYTES, U_COUNT };
@@ -591,6 +592,72 @@ void sample_gpu_figures(struct leash_sample *s) {
 static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t procs_limit, struct leash_sample *s,
                                pid_t **ret_pids, size_t *ret_n);
 
+/* The processes and threads of the job's cgroup and of every cgroup below it:
+ * a job may hold cgroups of its own (a nested leash's, Slurm's steps, any a
+ * job of uid 0 makes and moves itself into), and a figure of the top
+ * cgroup's lists alone let such a job pass a measured limit on processes,
+ * threads or (without a memory controller) memory unseen. */
+struct pid_walk {
+        pid_t *pids;
+        size_t n_procs, n_threads, cap;
+        bool partial;
+};
+
+static int walk_lists(int fd, unsigned depth, void *userdata) {
+        struct pid_walk *w = userdata;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ pid_t *got = NULL;
+        bool top = depth == 0;
+        int n;
+
+        if (depth == CGROUPFS_WALK_DEPTH && cgroupfs_has_children(fd))
+                w->partial = true;
+
+        if (read_file_at_alloc(fd, "cgroup.procs", &text, NULL) < 0 || (n = sample_parse_pid_list(text, &got)) < 0)
+                return top ? -EIO : 0; /* below: a cgroup gone while walked */
+        if (n > 0) {
+                if (w->n_procs + (size_t) n > w->cap) {
+                        size_t cap = w->n_procs + (size_t) n + 64;
+                        pid_t *p = realloc(w->pids, cap * sizeof *p);
+                        if (!p)
+                                return -ENOMEM;
+                        w->pids = p;
+                        w->cap = cap;
+                }
+                memcpy(w->pids + w->n_procs, got, (size_t) n * sizeof *got);
+                w->n_procs += (size_t) n;
+        }
+        free(TAKE_PTR(text));
+        if (read_file_at_alloc(fd, "cgroup.threads", &text, NULL) == 0 && (n = sample_parse_pid_list(text, NULL)) > 0)
+                w->n_threads += (size_t) n;
+        return 0;
+}
+
+/* The walk stops CGROUPFS_WALK_DEPTH levels down: where a cgroup there has
+ * cgroups below it, the figures are a part, and say so (and a measured limit
+ * on a figure of these lists counts as passed: step_limits). */
+static void sample_procs_threads(int job_fd, struct leash_sample *s, pid_t **ret_pids) {
+        struct pid_walk w = {0};
+        const char *procs = "cgroup.procs", *threads = "cgroup.threads";
+        int seen = cgroupfs_walk(job_fd, walk_lists, &w);
+
+        if (seen < 0) {
+                free(w.pids);
+                return;
+        }
+        if (w.partial) {
+                procs = "cgroup.procs, in part: the job holds cgroups deeper than leash walks";
+                threads = "cgroup.threads, in part: the job holds cgroups deeper than leash walks";
+        } else if (seen > 1) {
+                procs = "cgroup.procs of the job's cgroups";
+                threads = "cgroup.threads of the job's cgroups";
+        }
+        s->partial = w.partial;
+        set(s, LEASH_FIG_PROCS, w.n_procs, procs);
+        set(s, LEASH_FIG_THREADS, w.n_threads, threads);
+        *ret_pids = w.pids;
+}
+
 int sample_read(int job_fd, int proc_fd, int disk_fd, struct leash_sample *s, pid_t **ret_pids, size_t *ret_n) {
         return sample_read_limited(job_fd, proc_fd, disk_fd, 0, s, ret_pids, ret_n);
 }
@@ -601,7 +668,6 @@ static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t pr
         _cleanup_free_ char *big = NULL;
         _cleanup_free_ pid_t *pids = NULL;
         struct leash_usage u;
-        int n;
 
         account_usage_init(&u);
         if (read_file_at(job_fd, "cpu.stat", buf, sizeof buf, NULL) == 0 && account_parse_cpu_stat(buf, &u) >= 0) {
@@ -615,18 +681,7 @@ static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t pr
                 sample_parse_memory_stat(buf, s);
         set(s, LEASH_FIG_SWAP_CURRENT, read_u64_at(job_fd, "memory.swap.current"), "memory.swap.current");
         set(s, LEASH_FIG_PIDS_CURRENT, read_u64_at(job_fd, "pids.current"), "pids.current");
-        if (read_file_at_alloc(job_fd, "cgroup.procs", &big, NULL) == 0) {
-                n = sample_parse_pid_list(big, &pids);
-                if (n >= 0)
-                        set(s, LEASH_FIG_PROCS, (uint64_t) n, "cgroup.procs");
-        }
-        free(TAKE_PTR(big));
-        if (read_file_at_alloc(job_fd, "cgroup.threads", &big, NULL) == 0) {
-                n = sample_parse_pid_list(big, NULL);
-                if (n >= 0)
-                        set(s, LEASH_FIG_THREADS, (uint64_t) n, "cgroup.threads");
-        }
-        free(TAKE_PTR(big));
+        sample_procs_threads(job_fd, s, &pids);
         if (read_file_at_alloc(job_fd, "io.stat", &big, NULL) == 0 && account_parse_io_stat(big, &u) == 0) {
                 set(s, LEASH_FIG_IO_READ_BYTES, u.io_rbytes, "io.stat");
                 set(s, LEASH_FIG_IO_WRITE_BYTES, u.io_wbytes, "io.stat");
@@ -992,6 +1047,24 @@ static void step_record(struct sampler *s, const struct leash_sample *smp, struc
                 s->cfg.fn(job, smp, s->cfg.userdata);
 }
 
+/* A figure read from the job's pid lists (counts, the per-process sums, the
+ * GPUs' processes), not from a file of the whole cgroup tree: where the job
+ * hid cgroups deeper than the walk (smp->partial), its limit cannot be
+ * judged, and counts as passed, since a job that can undo a limit is not
+ * limited by it. */
+static bool from_pid_lists(const struct leash_sample *smp, enum leash_fig f) {
+        static const char *const whole_tree[] = {"cpu.stat", "memory.current", "memory.swap.current", "pids.current",
+                                                 "io.stat"};
+        const char *b = smp->basis[f];
+
+        if (f == LEASH_FIG_DISK_BYTES || f == LEASH_FIG_DISK_FILES || f == LEASH_FIG_CORES_AVG)
+                return false;
+        for (size_t i = 0; b && i < ELEMENTSOF(whole_tree); i++)
+                if (strcmp(b, whole_tree[i]) == 0)
+                        return false;
+        return true;
+}
+
 /* the first measured limit this sample passed (-1: none, or one passed
  * before). The crossing happened after the last sample that read every
  * limited figure under its limit began, and was seen when this one's read
@@ -1000,12 +1073,14 @@ static int step_limits(struct sampler *s, const struct leash_sample *smp, uint64
         if (s->res.limit_reached >= 0)
                 return -1;
         for (int f = 0; f < _LEASH_FIG_MAX; f++)
-                if (s->cfg.limit[f] != 0 && smp->v[f] != LEASH_NULL && smp->v[f] > s->cfg.limit[f]) {
+                if (s->cfg.limit[f] != 0 && smp->v[f] != LEASH_NULL &&
+                    (smp->v[f] > s->cfg.limit[f] || (smp->partial && from_pid_lists(smp, (enum leash_fig) f)))) {
                         s->res.limit_reached = f;
                         s->res.limit_value_at = smp->v[f];
                         s->res.limit_seen_ns = end - s->start_ns;
                         s->res.limit_below_ns = s->below_ns - s->start_ns;
                         s->res.limit_read_ns = end - begin;
+                        s->res.limit_partial = smp->v[f] <= s->cfg.limit[f];
                         return f;
                 }
         s->below_ns = begin;

@@ -22,6 +22,7 @@ struct leash_sample {
         const char *basis[_LEASH_FIG_MAX];
         uint64_t step;
         bool last;
+        bool partial;           /* the job holds cgroups deeper than the walk: the pid lists are a part */
         struct gpu_reading gpu; /* the GPUs the job uses (gpu.c) */
 };
 
