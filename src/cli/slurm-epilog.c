@@ -101,6 +101,7 @@ static void read_step(struct slurm_step_usage *st, int job_fd) {
 
 static void config_from_state(struct leash_spec *c, const char *state, enum leash_enforcer *enforced) {
         leash_spec_init(c);
+        c->profile_only = true; /* the report's remedies in the profile's keys */
         c->grace_ns = slurm_kv_u64(state, "grace_ns", c->grace_ns);
         c->soft_signal = (int) slurm_kv_u64(state, "soft_signal", (uint64_t) c->soft_signal);
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++) {
@@ -115,6 +116,107 @@ static void config_from_state(struct leash_spec *c, const char *state, enum leas
                               : strcmp(how, "leash") == 0  ? LEASH_BY_LEASH
                                                            : LEASH_BY_NONE;
         }
+        c->sampling.interval_ns = state ? slurm_kv_u64(state, "sample_ns", 0) : 0;
+        for (int f = 0; state && f < _LEASH_FIG_MAX; f++) {
+                char key[64];
+                snprintf(key, sizeof key, "limit_sampled.%s", leash_fig_name((enum leash_fig) f));
+                c->sampling.limit[f] = slurm_kv_u64(state, key, 0);
+        }
+}
+
+/* A source's name as the report's static text ("nvml", "drm_fdinfo", both). */
+static const char *gpu_source(const char *name) {
+        static const char *const known[] = {"nvml", "drm_fdinfo", "nvml+drm_fdinfo"};
+        for (size_t i = 0; i < ELEMENTSOF(known); i++)
+                if (strcmp(name, known[i]) == 0)
+                        return known[i];
+        return NULL;
+}
+
+/* The GPUs the supervisor's job saw used (sv_sampling_verdict): "gpu"
+ * (sampled, available, how many, sources, why not) and "gpu.N" each. */
+static void gpu_from_verdict(struct gpu_track *t, const char *verdict) {
+        static char why[256]; /* this one job's report's */
+        char buf[512], sources[32], id[40], uuid[64], source[32];
+        unsigned long long mem, peak, usum, un;
+        int sampled, available, at;
+        unsigned n;
+
+        if (kv_get(verdict, "gpu", buf, sizeof buf) < 0 ||
+            sscanf(buf, "%d %d %u %31s %n", &sampled, &available, &n, sources, &at) != 4)
+                return;
+        t->sampled = sampled;
+        t->available = available;
+        t->sources = gpu_source(sources);
+        snprintf(why, sizeof why, "%s", buf + at);
+        t->why = why[0] ? why : NULL;
+        for (unsigned i = 0; i < n && t->n < GPU_MAX; i++) {
+                struct gpu_life *l = &t->g[t->n];
+                char key[32];
+                snprintf(key, sizeof key, "gpu.%u", i);
+                if (kv_get(verdict, key, buf, sizeof buf) < 0 ||
+                    sscanf(buf, "%39s %63s %31s %llu %llu %llu %llu %n", id, uuid, source, &mem, &peak, &usum, &un,
+                           &at) != 7 ||
+                    !gpu_source(source))
+                        continue;
+                snprintf(l->last.id, sizeof l->last.id, "%s", id);
+                snprintf(l->last.uuid, sizeof l->last.uuid, "%s", strcmp(uuid, "-") == 0 ? "" : uuid);
+                snprintf(l->last.name, sizeof l->last.name, "%s", buf + at);
+                l->last.source = gpu_source(source);
+                l->last.mem_bytes = mem;
+                l->mem_peak = peak;
+                l->util_sum = usum;
+                l->util_n = un;
+                t->n++;
+        }
+}
+
+/* The profile's sampling as the supervisor's job had it (sv_sampling_verdict):
+ * "sampling" (samples, cost, longest read, longest gap, stretched), a
+ * "peak.FIGURE" each (value, basis), and the measured limit passed,
+ * "limit_reached" (FIGURE VALUE SEEN_NS BELOW_NS READ_NS PARTIAL). Where the
+ * verdict has none, the report has no sampling section, rather than zeros. */
+static void sampling_from_verdict(struct leash_result *r, const struct leash_spec *c, const char *verdict) {
+        static char basis[_LEASH_FIG_MAX][128]; /* this one job's report's */
+        struct leash_sampling_result *x = &r->sampling;
+        char buf[256], fig[32];
+        unsigned long long v, seen, below, took, cost, read_max, gap_max, stretched;
+        int partial, f, at;
+
+        memset(x, 0, sizeof *x);
+        x->limit_reached = -1;
+        for (f = 0; f < _LEASH_FIG_MAX; f++)
+                x->peak[f] = LEASH_NULL;
+        /* no sampling line: the supervisor sampled nothing (none asked, or gone) */
+        if (!c->sampling.interval_ns || !verdict || kv_get(verdict, "sampling", buf, sizeof buf) < 0 ||
+            sscanf(buf, "%llu %llu %llu %llu %llu", &v, &cost, &read_max, &gap_max, &stretched) != 5)
+                return;
+        x->interval_ns = c->sampling.interval_ns;
+        x->samples = v;
+        x->cost_ns = cost;
+        x->read_max_ns = read_max;
+        x->gap_max_ns = gap_max;
+        x->stretched = stretched;
+        for (f = 0; f < _LEASH_FIG_MAX; f++) {
+                char key[64];
+                snprintf(key, sizeof key, "peak.%s", leash_fig_name((enum leash_fig) f));
+                if (kv_get(verdict, key, buf, sizeof buf) < 0 || sscanf(buf, "%llu %n", &v, &at) < 1)
+                        continue;
+                x->peak[f] = v;
+                snprintf(basis[f], sizeof basis[f], "%s", buf + at);
+                x->peak_basis[f] = basis[f][0] ? basis[f] : NULL;
+        }
+        gpu_from_verdict(&x->gpu, verdict);
+        if (kv_get(verdict, "limit_reached", buf, sizeof buf) < 0 ||
+            sscanf(buf, "%31s %llu %llu %llu %llu %d", fig, &v, &seen, &below, &took, &partial) != 6 ||
+            (f = leash_fig_from_name(fig)) < 0)
+                return;
+        x->limit_reached = f;
+        x->limit_value_at = v;
+        x->limit_seen_ns = seen;
+        x->limit_below_ns = below;
+        x->limit_read_ns = took;
+        x->limit_partial = partial != 0;
 }
 
 static void signals_from_verdict(struct leash_result *r, const char *verdict) {
@@ -133,6 +235,8 @@ static void signals_from_verdict(struct leash_result *r, const char *verdict) {
                 for (size_t k = 0; k < ELEMENTSOF(whys); k++)
                         if (strcmp(why, whys[k]) == 0)
                                 r->signals[r->n_signals].why = whys[k];
+                if (leash_fig_from_name(why) >= 0) /* a measured limit's soft signal */
+                        r->signals[r->n_signals].why = leash_fig_name((enum leash_fig) leash_fig_from_name(why));
                 r->n_signals++;
         }
 }
@@ -173,6 +277,8 @@ static enum leash_reason decide_reason(const struct leash_result *r, const char 
                 *ret_exit = 124;
                 return strcmp(buf, "wall_time") == 0 ? LEASH_REASON_WALL_TIME : LEASH_REASON_CPU_TIME;
         }
+        if (strcmp(buf, "measured_limit") == 0 && r->sampling.limit_reached >= 0)
+                return LEASH_REASON_MEASURED;
         if (setup_error)
                 return LEASH_REASON_SETUP_ERROR;
         if (u->mem_ev_oom_kill != LEASH_NULL && u->mem_ev_oom_kill > 0)
@@ -449,6 +555,7 @@ static void epilog_verdict(struct epilog *e) {
         struct leash_result *r = e->r;
 
         signals_from_verdict(r, e->verdict);
+        sampling_from_verdict(r, &e->c, e->verdict);
         if (r->leftovers_killed && r->n_signals < LEASH_SIGNALS_MAX) {
                 r->signals[r->n_signals].signal = SIGKILL;
                 r->signals[r->n_signals].at_ns = r->usage.wall_ns == LEASH_NULL ? 0 : r->usage.wall_ns;

@@ -94,6 +94,18 @@ static int state_text(struct slurm_ctx *x, char *buf, size_t size, const char *p
                         snprintf(key, sizeof key, "limit.%s", leash_limit_to_string((enum leash_limit) l));
                         kv_add(&b, key, "%" PRIu64 " %s", c->limit[l], leash_enforcer_to_string(plan[l]));
                 }
+                /* the profile's measured limits (limit = FIGURE=VALUE, sample =
+                 * INTERVAL): the supervisor's job samples them, the Epilog's
+                 * report lists them */
+                if (c->sampling.interval_ns)
+                        kv_add(&b, "sample_ns", "%" PRIu64, c->sampling.interval_ns);
+                for (int f = 0; f < _LEASH_FIG_MAX; f++) {
+                        char key[64];
+                        if (!c->sampling.limit[f])
+                                continue;
+                        snprintf(key, sizeof key, "limit_sampled.%s", leash_fig_name((enum leash_fig) f));
+                        kv_add(&b, key, "%" PRIu64, c->sampling.limit[f]);
+                }
         }
         if (cgroup)
                 kv_add(&b, "cgroup", "%s", cgroup);
@@ -396,6 +408,7 @@ static int prolog_with_profile(struct slurm_ctx *x, int state_fd, const char *pr
                 return prolog_trouble(x, state_fd, profile, pwhy, msg);
         }
         s.config.profile = profile;
+        s.config.profile_only = true; /* a weak limit's remedy in the profile's keys */
         rc = prolog_confine(x, state_fd, &s.config, profile, pwhy);
         leash_settings_done(&s);
         leash_profiles_free(profiles);

@@ -72,6 +72,7 @@
 #include "../basic/time-util.h"
 #include "../engine/cgroup/account.h"
 #include "../engine/cgroup/cgroupfs.h"
+#include "../engine/sample/sample.h"
 #include "../slurm/slurm-nest.h"
 #include "slurm-supervise.h"
 
@@ -277,6 +278,35 @@ static int sv_nest_step_end(struct sv *s, const char *step) {
         return (int) st.leftovers;
 }
 
+/* The profile's sampling (sample =, limit =), as the job's sampler has it so
+ * far: how it went, the peaks with their basis, the GPUs the job used, the
+ * measured limit passed. */
+static void sv_sampling_verdict(const struct leash_sampling_result *x, struct kv_buf *b) {
+        char key[64];
+
+        kv_add(b, "sampling", "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, x->samples, x->cost_ns,
+               x->read_max_ns, x->gap_max_ns, x->stretched);
+        for (int f = 0; f < _LEASH_FIG_MAX; f++) {
+                if (x->peak[f] == LEASH_NULL)
+                        continue;
+                snprintf(key, sizeof key, "peak.%s", leash_fig_name((enum leash_fig) f));
+                kv_add(b, key, "%" PRIu64 " %s", x->peak[f], x->peak_basis[f] ? x->peak_basis[f] : "");
+        }
+        kv_add(b, "gpu", "%d %d %u %s %s", x->gpu.sampled, x->gpu.available, x->gpu.n,
+               x->gpu.sources ? x->gpu.sources : "-", x->gpu.why ? x->gpu.why : "");
+        for (unsigned i = 0; i < x->gpu.n; i++) {
+                const struct gpu_life *l = &x->gpu.g[i];
+                snprintf(key, sizeof key, "gpu.%u", i);
+                kv_add(b, key, "%s %s %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %s", l->last.id,
+                       l->last.uuid[0] ? l->last.uuid : "-", l->last.source, l->last.mem_bytes, l->mem_peak,
+                       l->util_sum, l->util_n, l->last.name);
+        }
+        if (x->limit_reached >= 0)
+                kv_add(b, "limit_reached", "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d",
+                       leash_fig_name((enum leash_fig) x->limit_reached), x->limit_value_at, x->limit_seen_ns,
+                       x->limit_below_ns, x->limit_read_ns, x->limit_partial ? 1 : 0);
+}
+
 static void sv_write_verdict(struct sv *s) {
         const struct leash_result *r = s->job ? leash_job_result(s->job) : NULL;
         char buf[16384], key[64];
@@ -289,6 +319,8 @@ static void sv_write_verdict(struct sv *s) {
                 snprintf(key, sizeof key, "signal.%u", i);
                 kv_add(&b, key, "%d %" PRIu64 " %s", r->signals[i].signal, r->signals[i].at_ns, r->signals[i].why);
         }
+        if (r && r->sampling.interval_ns)
+                sv_sampling_verdict(&r->sampling, &b);
         for (unsigned i = 0; i < s->n_steps; i++) {
                 snprintf(key, sizeof key, "step.%s.leftovers", s->steps[i].name);
                 kv_add(&b, key, "%u", s->steps[i].leftovers);
@@ -317,13 +349,44 @@ static void sv_tell(struct sv *s, const char *line) {
         }
 }
 
+/* A measured limit's signals, as the tasks are told them. */
+static void sv_tell_measured(struct sv *s, const struct leash_signal_event *e) {
+        const struct leash_spec *c = s->p->config;
+        const struct leash_sampling_result *x = &leash_job_result(s->job)->sampling;
+        enum leash_fig f = (enum leash_fig) x->limit_reached;
+        char line[512], lim[32], seen[32], grace[32];
+
+        if (x->limit_reached < 0)
+                return;
+        sample_fig_format(f, c->sampling.limit[f], lim, sizeof lim);
+        sample_fig_format(f, x->limit_value_at, seen, sizeof seen);
+        format_duration(c->grace_ns, grace, sizeof grace);
+        if (e->signal == SIGKILL && strcmp(e->why, "grace") == 0)
+                snprintf(line, sizeof line,
+                         "leash: job %" PRIu32 ": %s limit %s passed: killed by SIGKILL after the %s grace\n",
+                         s->p->job_id, leash_fig_name(f), lim, grace);
+        else if (e->signal == c->soft_signal && strcmp(e->why, leash_fig_name(f)) == 0)
+                snprintf(line, sizeof line,
+                         "leash: job %" PRIu32 ": %s limit %s passed (%s%s): sent SIG%s, SIGKILL in %s\n", s->p->job_id,
+                         leash_fig_name(f), lim, seen,
+                         x->limit_partial ? " seen: the job holds cgroups deeper than leash walks" : " seen",
+                         signal_name(c->soft_signal), grace);
+        else
+                return;
+        sv_tell(s, line);
+}
+
 /* One signal of the job's log, as the tasks are told it: the soft signal of
- * a time limit, the SIGKILL at the end of its grace; nothing else. */
+ * a time or measured limit, the SIGKILL at the end of its grace; nothing else. */
 static void sv_tell_signal(struct sv *s, const struct leash_signal_event *e) {
         const struct leash_spec *c = s->p->config;
         enum leash_reason cause = sv_cause(s);
         char line[512], lim[32], grace[32];
 
+        if (cause == LEASH_REASON_MEASURED) {
+                sv_tell_measured(s, e);
+                return;
+        }
         if (cause != LEASH_REASON_WALL_TIME && cause != LEASH_REASON_CPU_TIME)
                 return;
         format_duration(c->limit[cause == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME], lim,

@@ -87,6 +87,10 @@ struct leash_spec {
         /* filled by callers that know it (profiles): recorded in the report */
         const char *profile;
         const char *profile_source;
+        /* the limits come from a profile alone (the Slurm hooks: the job has
+         * no command line of leash's): a weak limit's remedy is named in the
+         * profile's keys (weak.c) */
+        bool profile_only;
         struct leash_sandbox sandbox;
         /* the job's signal mask; NULL = the caller's at the start (the CLI blocks
          * signals it forwards and gives the job the mask it had before) */

@@ -48,6 +48,10 @@ if grep -qw pids "$CG2/leash/slurm/cgroup.controllers" 2>/dev/null; then
 else
         check "the Prolog's log: a line for pids, not enforced, and the remedy" \
                 grep -q -- "job $JOB: --pids 512 is not enforced (no pids controller.*better here" "$TMP/prolog.err"
+        # named as a profile's keys, which the hooks apply (measured limits,
+        # below), not as leash run's options, which no Slurm job can give
+        check "the remedy in the profile's keys: limit = threads=512 with sample = 100ms" \
+                grep -q -- "better here: limit = threads=512 with sample = 100ms" "$TMP/prolog.err"
 fi
 check "the job cgroup exists" test -d "$JOBCG"
 spid=$(sed -n 's/^supervisor_pid=//p' "$TMP/state/job_$JOB/state" 2>/dev/null)
@@ -367,6 +371,45 @@ SLURM_HOOKS_NO_ARG=1 end_job
 check "39.8 the Epilog's report: no task was placed" \
         test "$("$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['slurm']['tasks_placed'], 'no task' in r['placement']['why'], any('no task of the job was placed' in e for e in r['errors']))" "$r")" = "0 True True"
 check "39.8 and slurmd's log (the Epilog's stderr)" grep -q "job $JOB: no task of the job was placed" "$TMP/epilog.err"
+
+# --- a profile's measured limits (limit = FIGURE=VALUE, sample = INTERVAL) -------
+# The tasks live in step_N below the job cgroup: the supervisor's job samples
+# the cgroups below it too, ends the job at the limit, and the Epilog's report
+# says so (reason, the limit, the sampling, the soft signal's why). Control,
+# the code before: 42 threads in step_0 and nothing ended; the report said
+# reason ok, listed only the wall-time limit and had no sampling section.
+cat >>"$LEASH_CONFIG_DIR/profiles.d/t.ini" <<INI
+[sampled]
+wall-time = 60s
+grace = 1s
+limit = threads=20
+sample = 100ms
+INI
+slurm_conf
+sed -i 's/^profile = long$/profile = sampled/' "$LEASH_CONFIG_DIR/slurm.ini"
+hook prolog 2>/dev/null
+new_task
+hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$TASK 2>/dev/null
+# a second task of the step that starts 40 sleeps once it is placed
+mkfifo "$TMP/go.fifo"
+sh -c 'read -r _; i=0; while [ $i -lt 40 ]; do sleep 30 & i=$((i + 1)); done; wait' <"$TMP/go.fifo" &
+FORKER=$!
+hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$FORKER 2>/dev/null
+check "measured: both tasks in step_0" bash -c "grep -qx '0::${JOBCG#"$CG2"}/step_0' /proc/$TASK/cgroup && grep -qx '0::${JOBCG#"$CG2"}/step_0' /proc/$FORKER/cgroup"
+echo go >"$TMP/go.fifo"
+wait_gone() { for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.05; done; return 1; }
+check "measured: the task that started 40 sleeps is ended (threads limit 20)" wait_gone "$FORKER"
+end_job
+check "measured: reason threads ($(jget "$r" reason))" test "$(jget "$r" reason)" = threads
+check "measured: the report lists the limit, enforced by sampling" \
+        test "$(jget "$r" limits.threads.value)/$(jget "$r" limits.threads.enforced_by)" = 20/sampling
+check "measured: limit_reached names threads, over 20 ($(jget "$r" sampling.limit_reached.value))" \
+        "$PY" -c "import json,sys; l=json.load(open(sys.argv[1]))['sampling']['limit_reached']; assert l['figure'] == 'threads' and l['value'] > 20 and l['partial'] is False" "$r"
+check "measured: the peak counts the step's threads, read below the job cgroup ($(jget "$r" sampling.peaks.threads.value), $(jget "$r" sampling.peaks.threads.basis))" \
+        test "$(jget "$r" sampling.peaks.threads.basis)" = "cgroup.threads of the job's cgroups"
+check "measured: the soft signal's why is the figure" \
+        test "$("$PY" -c "import json,sys; print([s['why'] for s in json.load(open(sys.argv[1]))['signals']][:1])" "$r")" = "['threads']"
+wait "$FORKER" 2>/dev/null
 
 $had_slurm_dir || rmdir "$CG2/leash/slurm" 2>/dev/null
 $had_leash_dir || rmdir "$CG2/leash" 2>/dev/null

@@ -277,8 +277,10 @@ static void supervise_due(struct leash_job *j, uint64_t now) {
         if (now >= j->deadline[DEADLINE_SAMPLE]) {
                 int passed = sampler_step(j->sampler, now, false, j);
                 j->deadline[DEADLINE_SAMPLE] = sampler_next(j->sampler);
+                /* the result so far, for a caller that reads it before the
+                 * finish (the Slurm supervisor's verdict of an owned job) */
+                sampler_result(j->sampler, &j->r.sampling);
                 if (passed >= 0) {
-                        sampler_result(j->sampler, &j->r.sampling);
                         /* the grace runs from now, not from before a slow read */
                         escalate(j, LEASH_REASON_MEASURED, now_ns(CLOCK_MONOTONIC));
                 }

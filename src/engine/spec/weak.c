@@ -32,8 +32,11 @@ static void limit_value_text(const struct leash_spec *c, enum leash_limit l, cha
 /* What the job may do that the limit was meant to stop, and the better
  * option on this host (a sampled limit over the whole tree: it kills, after
  * up to one interval, where the controller would have refused or throttled). */
-static void weak_consequence(enum leash_limit l, enum leash_enforcer by, const char *v, char *cons, size_t cons_size,
-                             char *better, size_t better_size) {
+static void weak_consequence(enum leash_limit l, enum leash_enforcer by, const char *v, bool profile, char *cons,
+                             size_t cons_size, char *better, size_t better_size) {
+        /* the sampled limit as an option or as a profile's keys */
+        const char *lim = profile ? "limit = " : "--limit ", *smp = profile ? " with sample = " : " --sample ";
+
         switch (l) {
         case LEASH_LIMIT_MEMORY:
                 if (by == LEASH_BY_NONE) /* Slurm's tasks: slurmstepd starts them, with no rlimit of leash's */
@@ -43,11 +46,11 @@ static void weak_consequence(enum leash_limit l, enum leash_enforcer by, const c
                                  "the processes together may use more than %s, and one that reserves address space "
                                  "(Java, Go, many threads) can fail far below it",
                                  v);
-                snprintf(better, better_size, "--limit memory=%s --sample 100ms (whole tree, sampled)", v);
+                snprintf(better, better_size, "%smemory=%s%s100ms (whole tree, sampled)", lim, v, smp);
                 break;
         case LEASH_LIMIT_MEMORY_HIGH:
                 snprintf(cons, cons_size, "nothing throttles the job above %s", v);
-                snprintf(better, better_size, "--limit memory=SIZE --sample 100ms (kills, does not throttle)");
+                snprintf(better, better_size, "%smemory=SIZE%s100ms (kills, does not throttle)", lim, smp);
                 break;
         case LEASH_LIMIT_SWAP:
                 snprintf(cons, cons_size, "the job may swap");
@@ -55,11 +58,11 @@ static void weak_consequence(enum leash_limit l, enum leash_enforcer by, const c
                 break;
         case LEASH_LIMIT_PIDS:
                 snprintf(cons, cons_size, "the job may start any number of processes and threads");
-                snprintf(better, better_size, "--limit threads=%s --sample 100ms (kills, does not refuse the fork)", v);
+                snprintf(better, better_size, "%sthreads=%s%s100ms (kills, does not refuse the fork)", lim, v, smp);
                 break;
         case LEASH_LIMIT_CPUS:
                 snprintf(cons, cons_size, "the job may use every CPU");
-                snprintf(better, better_size, "--limit cores_avg=%s --sample 1s (kills, does not throttle)", v);
+                snprintf(better, better_size, "%scores_avg=%s%s1s (kills, does not throttle)", lim, v, smp);
                 break;
         default:
                 cons[0] = better[0] = '\0';
@@ -109,7 +112,7 @@ int leash_limit_weakness(const struct leash_spec *c, const enum leash_enforcer e
             enforced[l] == LEASH_BY_CGROUP || (!strict && covered_by_sampling(c, l)))
                 return 0;
         limit_value_text(c, l, v, sizeof v);
-        weak_consequence(l, enforced[l], v, cons, sizeof cons, better, sizeof better);
+        weak_consequence(l, enforced[l], v, c->profile_only, cons, sizeof cons, better, sizeof better);
         by = enforced[l] == LEASH_BY_RLIMIT ? "is enforced only per process, by RLIMIT_AS" : "is not enforced";
         why = note[l] ? note[l] : "no controller for it in the job's cgroup2 parent";
         /* the note may carry its own "...: RLIMIT_AS instead" tail: keep its reason only */
