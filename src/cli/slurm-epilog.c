@@ -17,6 +17,7 @@
 #include "../basic/kvfile.h"
 #include "../basic/log.h"
 #include "../basic/macro.h"
+#include "../basic/parse.h"
 #include "../basic/time-util.h"
 #include "../engine/cgroup/account.h"
 #include "../engine/cgroup/cgroupfs.h"
@@ -343,15 +344,30 @@ static const char nest_note[] = "mode nest, where leash writes no limit into Slu
  * memory.max the supervisor read on Slurm's job cgroup) is the job's memory
  * limit where the profile asked for none: the report names it and who
  * enforced it (a job it OOM-killed said reason memory beside no memory
- * limit). A profile's own memory, not applied, keeps its warning. */
+ * limit). A profile's own memory, not applied, keeps its warning, and its
+ * note names Slurm's, which held. */
 static const char nest_memory_note[] = "Slurm's --mem: the memory.max of Slurm's job cgroup (ConstrainRAMSpace), which "
                                        "leash read and did not write";
 
 static void epilog_nest_memory(const char *verdict, struct leash_spec *c, struct leash_result *r) {
+        static char both[512]; /* this one job's report's */
         uint64_t v = verdict ? slurm_kv_u64(verdict, "slurm_memory_max", 0) : 0;
+        char slurm[32];
 
-        if (!v || leash_spec_has(c, LEASH_LIMIT_MEMORY))
+        if (!v)
                 return;
+        if (leash_spec_has(c, LEASH_LIMIT_MEMORY)) {
+                /* the profile's limit stays, not applied; the note names the
+                 * one that held (the report hid it behind the profile's) */
+                format_size(v, slurm, sizeof slurm);
+                /* no ':' nor '(' before its end: a warning keeps the note up to one (weak.c) */
+                snprintf(both, sizeof both,
+                         "Slurm's job cgroup held the job to memory.max %s, its --mem under ConstrainRAMSpace, read by "
+                         "leash; mode nest, where leash writes no limit into Slurm's job cgroup",
+                         slurm);
+                r->enforce_note[LEASH_LIMIT_MEMORY] = both;
+                return;
+        }
         leash_spec_set_limit(c, LEASH_LIMIT_MEMORY, v);
         r->enforced[LEASH_LIMIT_MEMORY] = LEASH_BY_CGROUP;
         r->enforce_note[LEASH_LIMIT_MEMORY] = nest_memory_note;

@@ -39,8 +39,9 @@ static void weak_consequence(enum leash_limit l, enum leash_enforcer by, const c
 
         switch (l) {
         case LEASH_LIMIT_MEMORY:
-                if (by == LEASH_BY_NONE) /* Slurm's tasks: slurmstepd starts them, with no rlimit of leash's */
-                        snprintf(cons, cons_size, "the job may use any amount of memory");
+                if (by == LEASH_BY_NONE) /* Slurm's tasks: slurmstepd starts them, with no rlimit of leash's;
+                                          * in mode nest Slurm's --mem may hold them (the note says) */
+                        snprintf(cons, cons_size, "nothing of leash's holds the job's memory to %s", v);
                 else
                         snprintf(cons, cons_size,
                                  "the processes together may use more than %s, and one that reserves address space "
@@ -120,7 +121,7 @@ int leash_limit_weakness(const struct leash_spec *c, const enum leash_enforcer e
                 size_t n = strcspn(why, ":(");
                 while (n > 0 && why[n - 1] == ' ')
                         n--;
-                char reason[160];
+                char reason[224];
                 snprintf(reason, sizeof reason, "%.*s", (int) (n < sizeof reason ? n : sizeof reason - 1), why);
                 if (strict)
                         snprintf(buf, size,

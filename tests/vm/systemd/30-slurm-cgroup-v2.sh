@@ -372,6 +372,18 @@ tap_check "nest: sacct says job $id is OUT_OF_MEMORY" grep -q "^$id|OUT_OF_MEMOR
 tap_check "nest: sacct says its batch step is OUT_OF_MEMORY" grep -q "^$id.batch|OUT_OF_MEMORY|" <<<"$sacct_out"
 tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
 
+# a profile's own memory (truthlim: 64M) beside Slurm's --mem=96M: the profile's stays,
+# not applied, and its note and warning name Slurm's, which held (the report named
+# only the profile's, not enforced, and said the job might use any amount)
+run_job --mem=96M --leash-profile=truthlim "$W/where.sh"
+tap_is "$(jget "$rep" limits.memory.value)/$(jget "$rep" limits.memory.enforced_by)" $((64 << 20))/none \
+	"nest, profile memory 64M beside --mem=96M: limits.memory is the profile's, not applied"
+tap_check "nest: its note names Slurm's memory.max, which held ($(jget "$rep" limits.memory.note))" \
+	grep -q "held the job to memory.max 96M, its --mem" <<<"$(jget "$rep" limits.memory.note)"
+tap_check "nest: and so does its warning, with mode nest ($(jget "$rep" warnings))" \
+	grep -q "memory.max 96M.*mode nest" <<<"$(jget "$rep" warnings)"
+tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
+
 # --- 3. the truth matrix's slurm-nest section ----------------------------------------
 SRC=${LEASH_VM_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 cp "$SRC/docs/TRUTH.md" "$TMP/truth.md"
