@@ -380,6 +380,9 @@ static void epilog_nest(const char *verdict, struct leash_result *r, struct epil
         for (int l = 0; l < _LEASH_LIMIT_MAX; l++)
                 if (r->enforced[l] == LEASH_BY_NONE)
                         r->enforce_note[l] = nest_note;
+        if (r->enforced[LEASH_LIMIT_CPU_TIME] == LEASH_BY_LEASH)
+                r->enforce_note[LEASH_LIMIT_CPU_TIME] = "judged on cpu.stat of Slurm's job cgroup, which holds "
+                                                        "slurmstepd beside the tasks: its own CPU time counts";
 
         (void) kv_get(verdict, "nest_cgroup", r->cgroup, sizeof r->cgroup);
         usage_from_verdict(verdict, "job", &r->usage);

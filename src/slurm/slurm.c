@@ -593,8 +593,13 @@ int slurm_report_format(const struct leash_spec *c, const struct leash_result *r
         if (k < 0)
                 return k;
         sandbox_keys(rj, j, s->nest);
-        if (s->nest)
+        if (s->nest) {
                 (void) report_json_str(rj, "slurm_mode", "nest");
+                /* the figures are Slurm's job cgroup's, and slurmstepd is in it */
+                (void) report_json_str(rj, "usage.cpu_time_note",
+                                       "cpu.stat of Slurm's job cgroup, which holds slurmstepd (step_*/slurm) beside "
+                                       "the tasks: its own CPU time is counted, in steps[] too");
+        }
         (void) report_json_object(rj, "slurm");
         (void) report_json_int(rj, "slurm.job_id", j->id);
         (void) report_json_str(rj, "slurm.user", or_null(j->user));

@@ -172,6 +172,11 @@ def cpu_time(cell, site, helpers):
                "over: usage.cpu_time_s {} >= {} s; the job's own clock saw SIGXCPU {} s after its start".format(
                    got, CPU_LIMIT, own))
     cell.check("tree_cpu_s" not in over.out, "over: the burner (8 s of CPU) never finished")
+    if site.mode == "nest":
+        # Slurm's job cgroup holds slurmstepd: the limit and the figure count its CPU, and say so
+        note = over.get("limits.cpu_time.note") or ""
+        cell.check("slurmstepd" in note and "slurmstepd" in (over.get("usage.cpu_time_note") or ""),
+                   "over: the limit's note and usage.cpu_time_note say slurmstepd's CPU counts ({})".format(note))
     under = Job(site, "cpu", script(site, "cpu-under", "{} 1 500\n".format(burner)))
     common(cell, under, "ok", 0)
     cell.check(under.signals() == [], "under: no signal ({})".format(under.signals()))
