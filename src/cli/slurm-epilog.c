@@ -217,7 +217,7 @@ static void sampling_from_verdict(struct leash_result *r, const struct leash_spe
         x->limit_seen_ns = seen;
         x->limit_below_ns = below;
         x->limit_read_ns = took;
-        x->limit_partial = partial != 0;
+        x->limit_partial = partial > 0 && partial < _LEASH_UNJUDGED_MAX ? (enum leash_unjudged) partial : LEASH_JUDGED;
 }
 
 static void signals_from_verdict(struct leash_result *r, const char *verdict) {

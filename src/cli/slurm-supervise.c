@@ -304,7 +304,7 @@ static void sv_sampling_verdict(const struct leash_sampling_result *x, struct kv
         if (x->limit_reached >= 0)
                 kv_add(b, "limit_reached", "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d",
                        leash_fig_name((enum leash_fig) x->limit_reached), x->limit_value_at, x->limit_seen_ns,
-                       x->limit_below_ns, x->limit_read_ns, x->limit_partial ? 1 : 0);
+                       x->limit_below_ns, x->limit_read_ns, (int) x->limit_partial);
 }
 
 static void sv_write_verdict(struct sv *s) {
@@ -367,9 +367,10 @@ static void sv_tell_measured(struct sv *s, const struct leash_signal_event *e) {
                          s->p->job_id, leash_fig_name(f), lim, grace);
         else if (e->signal == c->soft_signal && strcmp(e->why, leash_fig_name(f)) == 0)
                 snprintf(line, sizeof line,
-                         "leash: job %" PRIu32 ": %s limit %s passed (%s%s): sent SIG%s, SIGKILL in %s\n", s->p->job_id,
-                         leash_fig_name(f), lim, seen,
-                         x->limit_partial ? " seen: the job holds cgroups deeper than leash walks" : " seen",
+                         "leash: job %" PRIu32 ": %s limit %s passed (%s%s%s): sent SIG%s, SIGKILL in %s\n",
+                         s->p->job_id, leash_fig_name(f), lim, seen,
+                         x->limit_partial ? " seen: counted as passed, " : " seen",
+                         x->limit_partial ? leash_unjudged_to_string(x->limit_partial) : "",
                          signal_name(c->soft_signal), grace);
         else
                 return;

@@ -326,10 +326,9 @@ int leash_report_summary(const struct leash_spec *c, const struct leash_result *
                 snprintf(late, sizeof late, "%.3f s",
                          (double) (r->sampling.limit_seen_ns - r->sampling.limit_below_ns) / 1e9);
                 if (r->sampling.limit_partial)
-                        snprintf(tail, sizeof tail,
-                                 "%s limit %s counted as passed: the job holds cgroups deeper than leash walks, "
-                                 "where its processes cannot all be seen (%s seen): sent SIG%s; %s",
-                                 leash_fig_name(f), lim, seen, signal_name(c->soft_signal), end);
+                        snprintf(tail, sizeof tail, "%s limit %s counted as passed: %s (%s seen): sent SIG%s; %s",
+                                 leash_fig_name(f), lim, leash_unjudged_to_string(r->sampling.limit_partial), seen,
+                                 signal_name(c->soft_signal), end);
                 else
                         snprintf(tail, sizeof tail,
                                  "%s limit %s passed (%s, sampled every %s, seen at most %s after it was): sent SIG%s; "

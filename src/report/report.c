@@ -344,7 +344,8 @@ static json_object *sampling_json(const struct leash_result *r) {
                 json_object_object_add(m, "late_by_at_most_s",
                                        decimal((double) (x->limit_seen_ns - x->limit_below_ns) / 1e9));
                 /* not judged: the job held cgroups deeper than leash walks */
-                json_object_object_add(m, "partial", json_object_new_boolean(x->limit_partial));
+                json_object_object_add(m, "partial", json_object_new_boolean(x->limit_partial != LEASH_JUDGED));
+                json_object_object_add(m, "partial_why", jstr(leash_unjudged_to_string(x->limit_partial)));
                 json_object_object_add(o, "limit_reached", m);
         } else
                 json_object_object_add(o, "limit_reached", NULL);

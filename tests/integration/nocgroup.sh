@@ -289,6 +289,18 @@ check "undumpable, 100 MiB: the sampled 50M limit ends it (reason $(jget "$W/r.j
         test "$(jget "$W/r.json" reason)" = memory
 check "... and the basis says its resident set was counted ($(jget "$W/r.json" usage.memory_peak_basis))" \
         test "$(jget "$W/r.json" usage.memory_peak_basis)" = sampled_pss_rss
+# Its /proc/PID/io is refused too, and has no other source here (no io.stat):
+# a job could pass a --limit io_write_bytes unseen. Such a limit cannot be
+# judged, so it counts as passed, and the report says why. Control, the code
+# before: reason wall_time (the io never seen); and the same limit on a
+# dumpable process that writes nothing: reason ok.
+nb_run --limit io_write_bytes=1G -w 3 -g 0.2 -- "$TMP/bin/lh-undump" 1 5
+check "undumpable: an io_write_bytes limit counts as passed, its io unreadable (reason $(jget "$W/r.json" reason), partial $(jget "$W/r.json" sampling.limit_reached.partial))" \
+        test "$(jget "$W/r.json" reason)/$(jget "$W/r.json" sampling.limit_reached.partial)" = io_write_bytes/True
+check "... and says why" grep -q "made itself undumpable, so its /proc/PID/io is refused" "$TMP/err"
+nb_run --limit io_write_bytes=1G -w 1 -- /bin/sleep 0.5
+check "control: the same limit on a dumpable process that writes nothing: reason ok ($(jget "$W/r.json" reason))" \
+        test "$(jget "$W/r.json" reason)" = ok
 # the same below a library's holder (a C caller, tests/truth/lh-truth): the
 # function leaves the process behind
 LHT=$HELPERS/../truth/lh-truth

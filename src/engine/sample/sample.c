@@ -423,7 +423,7 @@ int sample_read_proc(int proc_fd, pid_t pid, struct sample_proc *p) {
 static void sample_fallback(int proc_fd, const pid_t *pids, size_t n, bool want_mem, bool want_io,
                             struct leash_sample *s) {
         uint64_t rss = 0, pss = 0, uss = 0, rb = 0, wb = 0;
-        bool got_mem = false, got_io = false, by_statm = false;
+        bool got_mem = false, got_io = false, by_statm = false, refused = false;
         char path[64], buf[4096];
 
         for (size_t i = 0; i < n; i++) {
@@ -439,13 +439,16 @@ static void sample_fallback(int proc_fd, const pid_t *pids, size_t n, bool want_
                         }
                 }
                 if (want_io) {
+                        int r;
                         snprintf(path, sizeof path, "%d/io", (int) pids[i]);
-                        if (read_file_at(proc_fd, path, buf, sizeof buf, NULL) == 0 &&
-                            sample_parse_proc_io(buf, &a, &b) == 0) {
+                        r = read_file_at(proc_fd, path, buf, sizeof buf, NULL);
+                        if (r == 0 && sample_parse_proc_io(buf, &a, &b) == 0) {
                                 rb += a;
                                 wb += b;
                                 got_io = true;
                         }
+                        /* an undumpable process's, to a leash that is not root: no other source */
+                        refused |= r == -EACCES || r == -EPERM;
                 }
         }
         /* an empty job uses no memory: zero is a figure, not a null */
@@ -456,10 +459,13 @@ static void sample_fallback(int proc_fd, const pid_t *pids, size_t n, bool want_
                 set(s, LEASH_FIG_MEM_PSS, pss, basis);
                 set(s, LEASH_FIG_MEM_USS, uss, basis);
         }
-        if (want_io && (got_io || n == 0)) {
-                set(s, LEASH_FIG_IO_READ_BYTES, rb, "proc_io");
-                set(s, LEASH_FIG_IO_WRITE_BYTES, wb, "proc_io");
+        if (want_io && (got_io || n == 0 || refused)) {
+                const char *basis =
+                        refused ? "proc_io, in part: a process's /proc/PID/io refused (undumpable)" : "proc_io";
+                set(s, LEASH_FIG_IO_READ_BYTES, rb, basis);
+                set(s, LEASH_FIG_IO_WRITE_BYTES, wb, basis);
         }
+        s->io_refused = want_io && refused;
 }
 
 struct walk {
@@ -1049,9 +1055,9 @@ static void step_record(struct sampler *s, const struct leash_sample *smp, struc
 
 /* A figure read from the job's pid lists (counts, the per-process sums, the
  * GPUs' processes), not from a file of the whole cgroup tree: where the job
- * hid cgroups deeper than the walk (smp->partial), its limit cannot be
- * judged, and counts as passed, since a job that can undo a limit is not
- * limited by it. */
+ * hid cgroups deeper than the walk (smp->partial), or a process's io
+ * (smp->io_refused), its limit cannot be judged, and counts as passed,
+ * since a job that can undo a limit is not limited by it. */
 static bool from_pid_lists(const struct leash_sample *smp, enum leash_fig f) {
         static const char *const whole_tree[] = {"cpu.stat", "memory.current", "memory.swap.current", "pids.current",
                                                  "io.stat"};
@@ -1065,6 +1071,16 @@ static bool from_pid_lists(const struct leash_sample *smp, enum leash_fig f) {
         return true;
 }
 
+/* Why f's limit cannot be judged on this sample (LEASH_JUDGED: it can). */
+static enum leash_unjudged unjudged(const struct leash_sample *smp, enum leash_fig f) {
+        if (smp->partial && from_pid_lists(smp, f))
+                return LEASH_UNJUDGED_DEEP_CGROUPS;
+        if (smp->io_refused && (f == LEASH_FIG_IO_READ_BYTES || f == LEASH_FIG_IO_WRITE_BYTES) &&
+            from_pid_lists(smp, f))
+                return LEASH_UNJUDGED_IO_REFUSED;
+        return LEASH_JUDGED;
+}
+
 /* the first measured limit this sample passed (-1: none, or one passed
  * before). The crossing happened after the last sample that read every
  * limited figure under its limit began, and was seen when this one's read
@@ -1074,13 +1090,14 @@ static int step_limits(struct sampler *s, const struct leash_sample *smp, uint64
                 return -1;
         for (int f = 0; f < _LEASH_FIG_MAX; f++)
                 if (s->cfg.limit[f] != 0 && smp->v[f] != LEASH_NULL &&
-                    (smp->v[f] > s->cfg.limit[f] || (smp->partial && from_pid_lists(smp, (enum leash_fig) f)))) {
+                    (smp->v[f] > s->cfg.limit[f] || unjudged(smp, (enum leash_fig) f))) {
                         s->res.limit_reached = f;
                         s->res.limit_value_at = smp->v[f];
                         s->res.limit_seen_ns = end - s->start_ns;
                         s->res.limit_below_ns = s->below_ns - s->start_ns;
                         s->res.limit_read_ns = end - begin;
-                        s->res.limit_partial = smp->v[f] <= s->cfg.limit[f];
+                        s->res.limit_partial =
+                                smp->v[f] > s->cfg.limit[f] ? LEASH_JUDGED : unjudged(smp, (enum leash_fig) f);
                         return f;
                 }
         s->below_ns = begin;

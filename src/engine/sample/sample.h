@@ -23,6 +23,7 @@ struct leash_sample {
         uint64_t step;
         bool last;
         bool partial;           /* the job holds cgroups deeper than the walk: the pid lists are a part */
+        bool io_refused;        /* a process's /proc/PID/io was refused (undumpable): the io sums are a part */
         struct gpu_reading gpu; /* the GPUs the job uses (gpu.c) */
 };
 

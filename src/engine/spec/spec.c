@@ -45,6 +45,16 @@ int leash_spec_validate(const struct leash_spec *c, struct leash_error *err) {
         return 0;
 }
 
+const char *leash_unjudged_to_string(enum leash_unjudged u) {
+        static const char *const words[_LEASH_UNJUDGED_MAX] = {
+                [LEASH_UNJUDGED_DEEP_CGROUPS] = "the job holds cgroups deeper than leash walks, where its processes "
+                                                "cannot all be seen",
+                [LEASH_UNJUDGED_IO_REFUSED] = "a process of the job made itself undumpable, so its /proc/PID/io is "
+                                              "refused to leash (not root) and its io cannot be counted",
+        };
+        return (unsigned) u < _LEASH_UNJUDGED_MAX ? words[u] : NULL;
+}
+
 const char *leash_reason_to_string(enum leash_reason r) {
         static const char *const names[_LEASH_REASON_MAX] = {
                 [LEASH_REASON_OK] = "ok",
