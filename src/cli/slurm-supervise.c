@@ -349,60 +349,48 @@ static void sv_tell(struct sv *s, const char *line) {
         }
 }
 
-/* A measured limit's signals, as the tasks are told them. */
-static void sv_tell_measured(struct sv *s, const struct leash_signal_event *e) {
+/* One signal of the job's log, as the tasks are told it: the soft signal of
+ * a time or measured limit, the SIGKILL at the end of its grace; nothing
+ * else. why: the soft signal's (the limit's name); seen: a measured limit's
+ * value at the sample that saw it, "" for a time limit. */
+static void sv_tell_ladder(struct sv *s, const struct leash_signal_event *e, const char *why, const char *lim,
+                           const char *seen) {
         const struct leash_spec *c = s->p->config;
-        const struct leash_sampling_result *x = &leash_job_result(s->job)->sampling;
-        enum leash_fig f = (enum leash_fig) x->limit_reached;
-        char line[512], lim[32], seen[32], grace[32];
+        char line[512], grace[32];
 
-        if (x->limit_reached < 0)
-                return;
-        sample_fig_format(f, c->sampling.limit[f], lim, sizeof lim);
-        sample_fig_format(f, x->limit_value_at, seen, sizeof seen);
         format_duration(c->grace_ns, grace, sizeof grace);
         if (e->signal == SIGKILL && strcmp(e->why, "grace") == 0)
                 snprintf(line, sizeof line,
-                         "leash: job %" PRIu32 ": %s limit %s passed: killed by SIGKILL after the %s grace\n",
-                         s->p->job_id, leash_fig_name(f), lim, grace);
-        else if (e->signal == c->soft_signal && strcmp(e->why, leash_fig_name(f)) == 0)
+                         "leash: job %" PRIu32 ": %s limit %s reached: killed by SIGKILL after the %s grace\n",
+                         s->p->job_id, why, lim, grace);
+        else if (e->signal == c->soft_signal && strcmp(e->why, why) == 0)
                 snprintf(line, sizeof line,
-                         "leash: job %" PRIu32 ": %s limit %s passed (%s%s%s): sent SIG%s, SIGKILL in %s\n",
-                         s->p->job_id, leash_fig_name(f), lim, seen,
-                         x->limit_partial ? " seen: counted as passed, " : " seen",
-                         x->limit_partial ? leash_unjudged_to_string(x->limit_partial) : "",
-                         signal_name(c->soft_signal), grace);
+                         "leash: job %" PRIu32 ": %s limit %s reached%s: sent SIG%s, SIGKILL in %s\n", s->p->job_id,
+                         why, lim, seen, signal_name(c->soft_signal), grace);
         else
                 return;
         sv_tell(s, line);
 }
 
-/* One signal of the job's log, as the tasks are told it: the soft signal of
- * a time or measured limit, the SIGKILL at the end of its grace; nothing else. */
 static void sv_tell_signal(struct sv *s, const struct leash_signal_event *e) {
         const struct leash_spec *c = s->p->config;
+        const struct leash_sampling_result *x = &leash_job_result(s->job)->sampling;
         enum leash_reason cause = sv_cause(s);
-        char line[512], lim[32], grace[32];
+        char lim[32], v[32], seen[320] = "";
 
-        if (cause == LEASH_REASON_MEASURED) {
-                sv_tell_measured(s, e);
-                return;
-        }
-        if (cause != LEASH_REASON_WALL_TIME && cause != LEASH_REASON_CPU_TIME)
-                return;
-        format_duration(c->limit[cause == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME], lim,
+        if (cause == LEASH_REASON_MEASURED && x->limit_reached >= 0) {
+                enum leash_fig f = (enum leash_fig) x->limit_reached;
+                sample_fig_format(f, c->sampling.limit[f], lim, sizeof lim);
+                sample_fig_format(f, x->limit_value_at, v, sizeof v);
+                snprintf(seen, sizeof seen, " (%s seen%s%s)", v, x->limit_partial ? ": counted as passed, " : "",
+                         x->limit_partial ? leash_unjudged_to_string(x->limit_partial) : "");
+                sv_tell_ladder(s, e, leash_fig_name(f), lim, seen);
+        } else if (cause == LEASH_REASON_WALL_TIME || cause == LEASH_REASON_CPU_TIME) {
+                format_duration(
+                        c->limit[cause == LEASH_REASON_WALL_TIME ? LEASH_LIMIT_WALL_TIME : LEASH_LIMIT_CPU_TIME], lim,
                         sizeof lim);
-        format_duration(c->grace_ns, grace, sizeof grace);
-        if (e->signal == SIGKILL && strcmp(e->why, "grace") == 0)
-                snprintf(line, sizeof line,
-                         "leash: job %" PRIu32 ": %s limit %s reached: killed by SIGKILL after the %s grace\n",
-                         s->p->job_id, leash_reason_to_string(cause), lim, grace);
-        else if (e->signal == c->soft_signal && strcmp(e->why, leash_reason_to_string(cause)) == 0)
-                snprintf(line, sizeof line, "leash: job %" PRIu32 ": %s limit %s reached: sent SIG%s, SIGKILL in %s\n",
-                         s->p->job_id, leash_reason_to_string(cause), lim, signal_name(c->soft_signal), grace);
-        else
-                return;
-        sv_tell(s, line);
+                sv_tell_ladder(s, e, leash_reason_to_string(cause), lim, "");
+        }
 }
 
 /* What the job object did since last time: told to the tasks, written down. */
