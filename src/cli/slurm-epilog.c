@@ -224,7 +224,7 @@ static void signals_from_verdict(struct leash_result *r, const char *verdict) {
         static const char *const whys[] = {"wall_time", "cpu_time", "grace", "leftover", "interrupt"};
         for (unsigned i = 0; i < LEASH_SIGNALS_MAX; i++) {
                 char key[32], buf[128], why[32];
-                int sig;
+                int sig, fig;
                 unsigned long long at;
                 snprintf(key, sizeof key, "signal.%u", i);
                 if (!verdict || kv_get(verdict, key, buf, sizeof buf) < 0 ||
@@ -236,8 +236,9 @@ static void signals_from_verdict(struct leash_result *r, const char *verdict) {
                 for (size_t k = 0; k < ELEMENTSOF(whys); k++)
                         if (strcmp(why, whys[k]) == 0)
                                 r->signals[r->n_signals].why = whys[k];
-                if (leash_fig_from_name(why) >= 0) /* a measured limit's soft signal */
-                        r->signals[r->n_signals].why = leash_fig_name((enum leash_fig) leash_fig_from_name(why));
+                fig = leash_fig_from_name(why);
+                if (fig >= 0) /* a measured limit's soft signal */
+                        r->signals[r->n_signals].why = leash_fig_name((enum leash_fig) fig);
                 r->n_signals++;
         }
 }

@@ -57,20 +57,21 @@ struct leash_sampling_result {
         uint64_t samples;
         uint64_t peak[_LEASH_FIG_MAX]; /* largest value seen, LEASH_NULL when never given */
         const char *peak_basis[_LEASH_FIG_MAX];
-        int limit_reached;                 /* the enum leash_fig whose limit was passed, -1 when none */
-        uint64_t limit_value_at;           /* the figure's value at the sample that saw it */
-        uint64_t limit_seen_ns;            /* when that sample's read ended, since the start */
-        uint64_t limit_below_ns;           /* when the last sample that read every limited
+        int limit_reached;       /* the enum leash_fig whose limit was passed, -1 when none */
+        uint64_t limit_value_at; /* the figure's value at the sample that saw it */
+        uint64_t limit_seen_ns;  /* when that sample's read ended, since the start */
+        uint64_t limit_below_ns; /* when the last sample that read every limited
                                   * figure under its limit began (0: none did,
                                   * the job's start): the crossing came after */
-        uint64_t limit_read_ns;            /* how long (wall) the sample that saw it took */
-        enum leash_unjudged limit_partial; /* passed since it could not be judged, and why */
-        uint64_t read_max_ns;              /* the longest (wall) read of any sample */
-        uint64_t gap_max_ns;               /* the longest time between two samples' starts */
-        uint64_t stretched;                /* samples delayed to keep leash's reads at most
-                                  * half of the wall time (slow reads, big trees) */
-        uint64_t cost_ns;                  /* CPU time leash spent sampling (thread CPU clock) */
-        struct gpu_track gpu;              /* the GPUs the job touched (gpu.c) */
+        uint64_t limit_read_ns;  /* how long (wall) the sample that saw it took */
+        /* passed since it could not be judged, and why (LEASH_JUDGED: judged) */
+        enum leash_unjudged limit_partial;
+        uint64_t read_max_ns; /* the longest (wall) read of any sample */
+        uint64_t gap_max_ns;  /* the longest time between two samples' starts */
+        uint64_t stretched;   /* samples delayed to keep leash's reads at most
+                               * half of the wall time (slow reads, big trees) */
+        uint64_t cost_ns;     /* CPU time leash spent sampling (thread CPU clock) */
+        struct gpu_track gpu; /* the GPUs the job touched (gpu.c) */
 };
 
 /* --gpus and --devices (devices.c): which device nodes the job may open,

@@ -369,7 +369,7 @@ static int for_each_pid_here(int job_fd, int sig, const pid_t *skip, size_t n_sk
         return n;
 }
 
-static int walk_below(int fd, int (*fn)(int fd, unsigned depth, void *userdata), void *userdata, unsigned depth) {
+static int walk_below(int fd, cgroupfs_walk_fn fn, void *userdata, unsigned depth, bool *truncated) {
         struct dirread d;
         unsigned char type;
         const char *name;
@@ -377,8 +377,6 @@ static int walk_below(int fd, int (*fn)(int fd, unsigned depth, void *userdata),
 
         if (r < 0)
                 return r;
-        if (depth >= CGROUPFS_WALK_DEPTH)
-                return n;
         dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dup_fd < 0)
                 return n;
@@ -387,10 +385,14 @@ static int walk_below(int fd, int (*fn)(int fd, unsigned depth, void *userdata),
                 int sub, k;
                 if (type != DT_DIR || name[0] == '.')
                         continue;
+                if (depth >= CGROUPFS_WALK_DEPTH) { /* a cgroup below the deepest level: not walked */
+                        *truncated = true;
+                        break;
+                }
                 sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub < 0)
                         continue;
-                k = walk_below(sub, fn, userdata, depth + 1);
+                k = walk_below(sub, fn, userdata, depth + 1, truncated);
                 close(sub);
                 if (k < 0) {
                         n = k;
@@ -402,24 +404,13 @@ static int walk_below(int fd, int (*fn)(int fd, unsigned depth, void *userdata),
         return n;
 }
 
-int cgroupfs_walk(int fd, int (*fn)(int fd, unsigned depth, void *userdata), void *userdata) {
-        return walk_below(fd, fn, userdata, 0);
-}
+int cgroupfs_walk(int fd, cgroupfs_walk_fn fn, void *userdata, bool *ret_truncated) {
+        bool truncated = false;
+        int n = walk_below(fd, fn, userdata, 0, &truncated);
 
-bool cgroupfs_has_children(int fd) {
-        struct dirread d;
-        unsigned char type;
-        const char *name;
-        int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        bool any = false;
-
-        if (dup_fd < 0)
-                return false;
-        dirread_init(&d, dup_fd);
-        while (!any && (name = dirread_next(&d, &type)))
-                any = type == DT_DIR && name[0] != '.';
-        close(dup_fd);
-        return any;
+        if (ret_truncated)
+                *ret_truncated = truncated;
+        return n;
 }
 
 struct signal_walk {
@@ -444,7 +435,7 @@ static int signal_here(int fd, unsigned depth, void *userdata) {
  * The freeze of the top cgroup holds the whole subtree. */
 static int for_each_pid(int job_fd, int sig, const pid_t *skip, size_t n_skip) {
         struct signal_walk w = {.sig = sig, .skip = skip, .n_skip = n_skip};
-        int r = cgroupfs_walk(job_fd, signal_here, &w);
+        int r = cgroupfs_walk(job_fd, signal_here, &w, NULL);
 
         return r < 0 ? r : w.n;
 }

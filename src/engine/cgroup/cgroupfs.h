@@ -52,11 +52,11 @@ int cgroupfs_apply_limits(int job_fd, const struct leash_spec *c, const enum lea
  * it, depth first, down to CGROUPFS_WALK_DEPTH levels below fd (a job may
  * hold cgroups of its own: a nested leash's, Slurm's steps, any a job of
  * uid 0 makes). A cgroup that went while walked is passed by. Returns how
- * many cgroups fn saw, or fn's first negative return. */
+ * many cgroups fn saw, or fn's first negative return; *ret_truncated (may
+ * be NULL): a cgroup deeper than that exists, and was not walked. */
 #define CGROUPFS_WALK_DEPTH 16
-int cgroupfs_walk(int fd, int (*fn)(int fd, unsigned depth, void *userdata), void *userdata);
-/* fd's cgroup has a cgroup below it. */
-bool cgroupfs_has_children(int fd);
+typedef int (*cgroupfs_walk_fn)(int fd, unsigned depth, void *userdata);
+int cgroupfs_walk(int fd, cgroupfs_walk_fn fn, void *userdata, bool *ret_truncated);
 
 /* sig to every process of the job, in its cgroup and every cgroup below it,
  * but skip (0: none), with the cgroup frozen meanwhile so that no pid read

@@ -606,7 +606,6 @@ static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t pr
 struct pid_walk {
         pid_t *pids;
         size_t n_procs, n_threads, cap;
-        bool partial;
 };
 
 static int walk_lists(int fd, unsigned depth, void *userdata) {
@@ -615,9 +614,6 @@ static int walk_lists(int fd, unsigned depth, void *userdata) {
         _cleanup_free_ pid_t *got = NULL;
         bool top = depth == 0;
         int n;
-
-        if (depth == CGROUPFS_WALK_DEPTH && cgroupfs_has_children(fd))
-                w->partial = true;
 
         if (read_file_at_alloc(fd, "cgroup.procs", &text, NULL) < 0 || (n = sample_parse_pid_list(text, &got)) < 0)
                 return top ? -EIO : 0; /* below: a cgroup gone while walked */
@@ -640,25 +636,26 @@ static int walk_lists(int fd, unsigned depth, void *userdata) {
 }
 
 /* The walk stops CGROUPFS_WALK_DEPTH levels down: where a cgroup there has
- * cgroups below it, the figures are a part, and say so (and a measured limit
- * on a figure of these lists counts as passed: step_limits). */
+ * cgroups below it (truncated), the figures are a part, and say so (and a
+ * measured limit on a figure of these lists counts as passed: step_limits). */
 static void sample_procs_threads(int job_fd, struct leash_sample *s, pid_t **ret_pids) {
         struct pid_walk w = {0};
         const char *procs = "cgroup.procs", *threads = "cgroup.threads";
-        int seen = cgroupfs_walk(job_fd, walk_lists, &w);
+        bool partial;
+        int seen = cgroupfs_walk(job_fd, walk_lists, &w, &partial);
 
         if (seen < 0) {
                 free(w.pids);
                 return;
         }
-        if (w.partial) {
+        if (partial) {
                 procs = "cgroup.procs, in part: the job holds cgroups deeper than leash walks";
                 threads = "cgroup.threads, in part: the job holds cgroups deeper than leash walks";
         } else if (seen > 1) {
                 procs = "cgroup.procs of the job's cgroups";
                 threads = "cgroup.threads of the job's cgroups";
         }
-        s->partial = w.partial;
+        s->partial = partial;
         set(s, LEASH_FIG_PROCS, w.n_procs, procs);
         set(s, LEASH_FIG_THREADS, w.n_threads, threads);
         *ret_pids = w.pids;
