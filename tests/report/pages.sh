@@ -33,6 +33,11 @@ pages() {
 }
 has() { grep -qF -- "$1" "$2"; }
 hasnt() { ! grep -qF -- "$1" "$2"; }
+# at3 SECONDS: a JSON time as the pages print it, to 3 places. awk rounds a
+# double, as the renderer does; bash's printf rounds a long double, and the
+# two part on a tie (0.7495 is 0.74950000000000005 as a double: 0.750;
+# 0.749 as bash prints it).
+at3() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
 
 # 1. a sampled memory limit: leash sent the soft signal, the kernel killed nothing
 run_leash --limit memory=100M --sample 100ms -o "$TMP/mem.json" -- "$PY" -c '
@@ -48,7 +53,7 @@ check "mem: the JSON says sampling, no OOM kill, leash's $sig ($(jget "$TMP/mem.
 pages mem "no OOM killer named" hasnt "OOM killer"
 pages mem "the limit is not 'asked, not enforced'" hasnt "asked, not enforced"
 pages mem "the verdict: passed, checked by leash at each sample" has "Passed its memory limit (100 MiB, checked by leash at each sample"
-pages mem "leash's signal and its time, as in the JSON (SIG$sig at $at)" has "leash sent SIG$sig at $(printf %.3f "$at") s"
+pages mem "leash's signal and its time, as in the JSON (SIG$sig at $at)" has "leash sent SIG$sig at $(at3 "$at") s"
 pages mem "the limits table: memory, leash, sampled" has "leash, sampled every 100 ms"
 
 # 2. --limit procs=3 and --limit disk=: in the limits table, named in the verdict
@@ -58,7 +63,7 @@ check "procs: the JSON says procs, by sampling ($(jget "$TMP/procs.json" reason)
         test "$(jget "$TMP/procs.json" reason)" = procs -a "$(jget "$TMP/procs.json" limits.procs.enforced_by)" = sampling
 pages procs "the limits table is not empty" hasnt "(none asked for)"
 pages procs "the verdict names the procs limit and the count seen ($(jget "$TMP/procs.json" sampling.limit_reached.value))" \
-        has "Passed its procs limit (3, checked by leash at each sample, every 50 ms): the sample at $(printf %.3f "$(jget "$TMP/procs.json" sampling.limit_reached.at_s)") s read $(jget "$TMP/procs.json" sampling.limit_reached.value)"
+        has "Passed its procs limit (3, checked by leash at each sample, every 50 ms): the sample at $(at3 "$(jget "$TMP/procs.json" sampling.limit_reached.at_s)") s read $(jget "$TMP/procs.json" sampling.limit_reached.value)"
 mkdir "$TMP/disk"
 run_leash --limit disk=1M --sample-disk "$TMP/disk" --sample 50ms -o "$TMP/disk.json" -- \
         sh -c "head -c 4194304 /dev/zero >'$TMP/disk/x'; sleep 30"
