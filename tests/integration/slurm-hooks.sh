@@ -394,7 +394,9 @@ hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$TASK 2>/dev/null
 mkfifo "$TMP/go.fifo"
 sh -c 'read -r _; i=0; while [ $i -lt 40 ]; do sleep 30 & i=$((i + 1)); done; wait' <"$TMP/go.fifo" &
 FORKER=$!
-hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$FORKER 2>/dev/null
+# its stderr a file, as the plugin's task has: the supervisor tells the task
+# the limit, the value seen and the signal there
+hook task-prolog SLURM_STEP_ID=0 SLURM_TASK_PID=$FORKER 2>"$TMP/measured.err"
 check "measured: both tasks in step_0" bash -c "grep -qx '0::${JOBCG#"$CG2"}/step_0' /proc/$TASK/cgroup && grep -qx '0::${JOBCG#"$CG2"}/step_0' /proc/$FORKER/cgroup"
 echo go >"$TMP/go.fifo"
 wait_gone() { for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.05; done; return 1; }
@@ -409,6 +411,8 @@ check "measured: the peak counts the step's threads, read below the job cgroup (
         test "$(jget "$r" sampling.peaks.threads.basis)" = "cgroup.threads of the job's cgroups"
 check "measured: the soft signal's why is the figure" \
         test "$("$PY" -c "import json,sys; print([s['why'] for s in json.load(open(sys.argv[1]))['signals']][:1])" "$r")" = "['threads']"
+check "measured: the task was told the limit, the value seen and the signal ($(grep -m1 "^leash: job" "$TMP/measured.err"))" \
+        grep -Eq "^leash: job $JOB: threads limit 20 reached \(($(jget "$r" sampling.limit_reached.value)) seen\): sent SIG$(jget "$r" signals.0.signal), SIGKILL in 1s\$" "$TMP/measured.err"
 wait "$FORKER" 2>/dev/null
 
 $had_slurm_dir || rmdir "$CG2/leash/slurm" 2>/dev/null
