@@ -201,8 +201,9 @@ static int sv_nest_signal(void *userdata, int sig) {
 
 /* Slurm's job cgroup as an owned job of the engine's, at its first task:
  * the time limits count from then; no limit file is written there (Slurm's
- * cgroup plugin holds memory, CPUs and devices), and the engine reaches the
- * job's processes only through sv_nest_signal. */
+ * cgroup plugin holds memory, CPUs and devices), the engine reaches the
+ * job's processes only through sv_nest_signal, and its sampler leaves
+ * slurmstepd's cgroups out of the measured figures. */
 static int sv_nest_adopt_job(struct sv *s) {
         struct leash_spec spec = *s->p->config;
         struct leash_error err = {0};
@@ -210,6 +211,7 @@ static int sv_nest_adopt_job(struct sv *s) {
 
         spec.strict = false;
         spec.limit_set &= (1U << LEASH_LIMIT_CPU_TIME) | (1U << LEASH_LIMIT_WALL_TIME);
+        spec.sampling.not_the_jobs = SLURM_NEST_STEPD_CGROUPS;
         memset(&spec.devices, 0, sizeof spec.devices);
         r = leash_job_adopt_spec(&spec, s->nest_path, LEASH_ADOPT_OWNED, &s->job, &err);
         if (r < 0) {

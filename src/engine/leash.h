@@ -36,6 +36,11 @@ struct leash_sampling {
         void *userdata;
         /* --limit FIGURE=VALUE: 0 = none, else the value in the figure's unit */
         uint64_t limit[_LEASH_FIG_MAX];
+        /* NULL, or a pattern (fnmatch, FNM_PATHNAME) of the cgroups below the
+         * job's that hold none of its processes (Slurm's mode nest: its
+         * slurmstepd in each step_<S>/slurm): not walked, and their processes,
+         * threads, memory, swap, pids and CPU time taken out of the figures */
+        const char *not_the_jobs;
 };
 
 #define LEASH_SAMPLE_DEFAULT_NS (1000000000ULL) /* with --limit and no --sample */

@@ -14,6 +14,10 @@
 
 #include "../engine/leash.h"
 
+/* slurmstepd's cgroups below the job cgroup, as a pattern of their paths
+ * there (struct leash_sampling's not_the_jobs): the sampler leaves them out. */
+#define SLURM_NEST_STEPD_CGROUPS "step_*/slurm"
+
 /* From /proc/PID/cgroup text: the cgroup2 path of job_<job_id>, when the
  * process sits in .../job_<job_id>/step_<step> or below (user/task_N, or
  * slurm/ before slurmstepd moved it); -ENOENT without a cgroup2 line, -EPERM

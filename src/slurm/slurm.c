@@ -599,6 +599,14 @@ int slurm_report_format(const struct leash_spec *c, const struct leash_result *r
                 (void) report_json_str(rj, "usage.cpu_time_note",
                                        "cpu.stat of Slurm's job cgroup, which holds slurmstepd (step_*/slurm) beside "
                                        "the tasks: its own CPU time is counted, in steps[] too");
+                /* the sampler's figures leave slurmstepd out where they can */
+                if (r->sampling.interval_ns)
+                        (void) report_json_str(
+                                rj, "sampling.note",
+                                "slurmstepd's cgroups (step_*/slurm) left out: not walked for processes "
+                                "and threads, their memory, swap, pids and CPU time taken out of the job "
+                                "cgroup's; the figures of memory.stat, io.stat and the pressure files "
+                                "still hold them");
         }
         (void) report_json_object(rj, "slurm");
         (void) report_json_int(rj, "slurm.job_id", j->id);

@@ -369,14 +369,19 @@ static int for_each_pid_here(int job_fd, int sig, const pid_t *skip, size_t n_sk
         return n;
 }
 
-static int walk_below(int fd, cgroupfs_walk_fn fn, void *userdata, unsigned depth, bool *truncated) {
+/* rel: the path of fd below the walk's top, in a buffer of PATH_MAX that
+ * each level extends and gives back */
+static int walk_below(int fd, cgroupfs_walk_fn fn, void *userdata, unsigned depth, char *rel, bool *truncated) {
         struct dirread d;
         unsigned char type;
         const char *name;
-        int r = fn(fd, depth, userdata), n = 1, dup_fd;
+        size_t len = strlen(rel);
+        int r = fn(fd, depth, rel, userdata), n = 1, dup_fd;
 
         if (r < 0)
                 return r;
+        if (r == CGROUPFS_WALK_PRUNE)
+                return n;
         dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dup_fd < 0)
                 return n;
@@ -389,10 +394,14 @@ static int walk_below(int fd, cgroupfs_walk_fn fn, void *userdata, unsigned dept
                         *truncated = true;
                         break;
                 }
+                if (len + 1 + strlen(name) >= PATH_MAX) /* deeper than a path: not walked either */
+                        continue;
                 sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub < 0)
                         continue;
-                k = walk_below(sub, fn, userdata, depth + 1, truncated);
+                snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", name);
+                k = walk_below(sub, fn, userdata, depth + 1, rel, truncated);
+                rel[len] = '\0';
                 close(sub);
                 if (k < 0) {
                         n = k;
@@ -405,8 +414,9 @@ static int walk_below(int fd, cgroupfs_walk_fn fn, void *userdata, unsigned dept
 }
 
 int cgroupfs_walk(int fd, cgroupfs_walk_fn fn, void *userdata, bool *ret_truncated) {
+        char rel[PATH_MAX] = "";
         bool truncated = false;
-        int n = walk_below(fd, fn, userdata, 0, &truncated);
+        int n = walk_below(fd, fn, userdata, 0, rel, &truncated);
 
         if (ret_truncated)
                 *ret_truncated = truncated;
@@ -419,10 +429,11 @@ struct signal_walk {
         size_t n_skip;
 };
 
-static int signal_here(int fd, unsigned depth, void *userdata) {
+static int signal_here(int fd, unsigned depth, const char *rel, void *userdata) {
         struct signal_walk *w = userdata;
         int n = for_each_pid_here(fd, w->sig, w->skip, w->n_skip);
 
+        (void) rel;
         if (n < 0 && depth == 0)
                 return n; /* the job cgroup's own list unread: an error; a cgroup below gone since is not */
         w->n += n > 0 ? n : 0;

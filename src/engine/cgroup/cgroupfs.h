@@ -48,14 +48,17 @@ int cgroupfs_create_job(int parent_fd, const char *name, char *ret_dirname, size
 int cgroupfs_apply_limits(int job_fd, const struct leash_spec *c, const enum leash_enforcer plan[_LEASH_LIMIT_MAX],
                           struct leash_error *err);
 
-/* fn(fd, depth, userdata) for the cgroup fd (depth 0) and each cgroup below
- * it, depth first, down to CGROUPFS_WALK_DEPTH levels below fd (a job may
- * hold cgroups of its own: a nested leash's, Slurm's steps, any a job of
- * uid 0 makes). A cgroup that went while walked is passed by. Returns how
- * many cgroups fn saw, or fn's first negative return; *ret_truncated (may
- * be NULL): a cgroup deeper than that exists, and was not walked. */
+/* fn(fd, depth, rel, userdata) for the cgroup fd (depth 0, rel "") and each
+ * cgroup below it (rel: its path below fd, "step_0/user"), depth first, down
+ * to CGROUPFS_WALK_DEPTH levels below fd (a job may hold cgroups of its own:
+ * a nested leash's, Slurm's steps, any a job of uid 0 makes). fn returns
+ * CGROUPFS_WALK_PRUNE to have nothing below that cgroup walked. A cgroup
+ * that went while walked is passed by. Returns how many cgroups fn saw, or
+ * fn's first negative return; *ret_truncated (may be NULL): a cgroup deeper
+ * than that exists, and was not walked. */
 #define CGROUPFS_WALK_DEPTH 16
-typedef int (*cgroupfs_walk_fn)(int fd, unsigned depth, void *userdata);
+#define CGROUPFS_WALK_PRUNE 1
+typedef int (*cgroupfs_walk_fn)(int fd, unsigned depth, const char *rel, void *userdata);
 int cgroupfs_walk(int fd, cgroupfs_walk_fn fn, void *userdata, bool *ret_truncated);
 
 /* sig to every process of the job, in its cgroup and every cgroup below it,

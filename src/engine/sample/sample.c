@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -595,8 +596,8 @@ void sample_gpu_figures(struct leash_sample *s) {
         set(s, LEASH_FIG_GPUS, r->n, basis);
 }
 
-static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t procs_limit, struct leash_sample *s,
-                               pid_t **ret_pids, size_t *ret_n);
+static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t procs_limit, const char *not_the_jobs,
+                               struct leash_sample *s, pid_t **ret_pids, size_t *ret_n);
 
 /* The processes and threads of the job's cgroup and of every cgroup below it:
  * a job may hold cgroups of its own (a nested leash's, Slurm's steps, any a
@@ -606,15 +607,48 @@ static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t pr
 struct pid_walk {
         pid_t *pids;
         size_t n_procs, n_threads, cap;
+        const char *not_the_jobs; /* leash_sampling's: NULL, or the pattern */
+        unsigned n_out;           /* cgroups left out by it */
+        /* their figures, to take out of the job cgroup's; LEASH_NULL where
+         * one of them had no such file (nothing can be taken out) */
+        uint64_t out[_LEASH_FIG_MAX];
 };
 
-static int walk_lists(int fd, unsigned depth, void *userdata) {
+static const enum leash_fig out_figs[] = {LEASH_FIG_MEM_CURRENT, LEASH_FIG_SWAP_CURRENT, LEASH_FIG_PIDS_CURRENT,
+                                          LEASH_FIG_CPU_TOTAL,   LEASH_FIG_CPU_USER,     LEASH_FIG_CPU_SYSTEM};
+
+static void out_add(struct pid_walk *w, enum leash_fig f, uint64_t v) {
+        w->out[f] = v == LEASH_NULL || w->out[f] == LEASH_NULL ? LEASH_NULL : w->out[f] + v;
+}
+
+/* A cgroup that is not the job's: what it holds, to take out of the job
+ * cgroup's figures (sample_take_out). */
+static int walk_out(int fd, struct pid_walk *w) {
+        char buf[4096];
+        struct leash_usage u;
+
+        account_usage_init(&u);
+        if (read_file_at(fd, "cpu.stat", buf, sizeof buf, NULL) < 0 || account_parse_cpu_stat(buf, &u) < 0)
+                account_usage_init(&u);
+        out_add(w, LEASH_FIG_MEM_CURRENT, read_u64_at(fd, "memory.current"));
+        out_add(w, LEASH_FIG_SWAP_CURRENT, read_u64_at(fd, "memory.swap.current"));
+        out_add(w, LEASH_FIG_PIDS_CURRENT, read_u64_at(fd, "pids.current"));
+        out_add(w, LEASH_FIG_CPU_TOTAL, u.cpu_usage_us);
+        out_add(w, LEASH_FIG_CPU_USER, u.cpu_user_us);
+        out_add(w, LEASH_FIG_CPU_SYSTEM, u.cpu_system_us);
+        w->n_out++;
+        return CGROUPFS_WALK_PRUNE;
+}
+
+static int walk_lists(int fd, unsigned depth, const char *rel, void *userdata) {
         struct pid_walk *w = userdata;
         _cleanup_free_ char *text = NULL;
         _cleanup_free_ pid_t *got = NULL;
         bool top = depth == 0;
         int n;
 
+        if (!top && w->not_the_jobs && fnmatch(w->not_the_jobs, rel, FNM_PATHNAME) == 0)
+                return walk_out(fd, w);
         if (read_file_at_alloc(fd, "cgroup.procs", &text, NULL) < 0 || (n = sample_parse_pid_list(text, &got)) < 0)
                 return top ? -EIO : 0; /* below: a cgroup gone while walked */
         if (n > 0) {
@@ -635,11 +669,31 @@ static int walk_lists(int fd, unsigned depth, void *userdata) {
         return 0;
 }
 
+/* The job cgroup's figures less those of the cgroups below it that are not
+ * the job's (read a moment later, so the difference is clamped at 0); a
+ * figure that cannot be taken out (one of them lacks the file) is left out
+ * of the sample rather than given with theirs in it. */
+static void sample_take_out(const struct pid_walk *w, struct leash_sample *s) {
+        for (size_t i = 0; i < ELEMENTSOF(out_figs); i++) {
+                enum leash_fig f = out_figs[i];
+                if (s->v[f] == LEASH_NULL)
+                        continue;
+                if (w->out[f] == LEASH_NULL)
+                        set(s, f, LEASH_NULL, NULL);
+                else
+                        set(s, f, s->v[f] > w->out[f] ? s->v[f] - w->out[f] : 0,
+                            f == LEASH_FIG_MEM_CURRENT    ? "memory.current, less the cgroups not the job's"
+                            : f == LEASH_FIG_SWAP_CURRENT ? "memory.swap.current, less the cgroups not the job's"
+                            : f == LEASH_FIG_PIDS_CURRENT ? "pids.current, less the cgroups not the job's"
+                                                          : "cpu.stat, less the cgroups not the job's");
+        }
+}
+
 /* The walk stops CGROUPFS_WALK_DEPTH levels down: where a cgroup there has
  * cgroups below it (truncated), the figures are a part, and say so (and a
  * measured limit on a figure of these lists counts as passed: step_limits). */
-static void sample_procs_threads(int job_fd, struct leash_sample *s, pid_t **ret_pids) {
-        struct pid_walk w = {0};
+static void sample_procs_threads(int job_fd, const char *not_the_jobs, struct leash_sample *s, pid_t **ret_pids) {
+        struct pid_walk w = {.not_the_jobs = not_the_jobs};
         const char *procs = "cgroup.procs", *threads = "cgroup.threads";
         bool partial;
         int seen = cgroupfs_walk(job_fd, walk_lists, &w, &partial);
@@ -651,6 +705,9 @@ static void sample_procs_threads(int job_fd, struct leash_sample *s, pid_t **ret
         if (partial) {
                 procs = "cgroup.procs, in part: the job holds cgroups deeper than leash walks";
                 threads = "cgroup.threads, in part: the job holds cgroups deeper than leash walks";
+        } else if (w.n_out) {
+                procs = "cgroup.procs of the job's cgroups, less the cgroups not the job's";
+                threads = "cgroup.threads of the job's cgroups, less the cgroups not the job's";
         } else if (seen > 1) {
                 procs = "cgroup.procs of the job's cgroups";
                 threads = "cgroup.threads of the job's cgroups";
@@ -658,15 +715,17 @@ static void sample_procs_threads(int job_fd, struct leash_sample *s, pid_t **ret
         s->partial = partial;
         set(s, LEASH_FIG_PROCS, w.n_procs, procs);
         set(s, LEASH_FIG_THREADS, w.n_threads, threads);
+        if (w.n_out)
+                sample_take_out(&w, s);
         *ret_pids = w.pids;
 }
 
 int sample_read(int job_fd, int proc_fd, int disk_fd, struct leash_sample *s, pid_t **ret_pids, size_t *ret_n) {
-        return sample_read_limited(job_fd, proc_fd, disk_fd, 0, s, ret_pids, ret_n);
+        return sample_read_limited(job_fd, proc_fd, disk_fd, 0, NULL, s, ret_pids, ret_n);
 }
 
-static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t procs_limit, struct leash_sample *s,
-                               pid_t **ret_pids, size_t *ret_n) {
+static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t procs_limit, const char *not_the_jobs,
+                               struct leash_sample *s, pid_t **ret_pids, size_t *ret_n) {
         char buf[8192];
         _cleanup_free_ char *big = NULL;
         _cleanup_free_ pid_t *pids = NULL;
@@ -684,7 +743,7 @@ static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t pr
                 sample_parse_memory_stat(buf, s);
         set(s, LEASH_FIG_SWAP_CURRENT, read_u64_at(job_fd, "memory.swap.current"), "memory.swap.current");
         set(s, LEASH_FIG_PIDS_CURRENT, read_u64_at(job_fd, "pids.current"), "pids.current");
-        sample_procs_threads(job_fd, s, &pids);
+        sample_procs_threads(job_fd, not_the_jobs, s, &pids);
         if (read_file_at_alloc(job_fd, "io.stat", &big, NULL) == 0 && account_parse_io_stat(big, &u) == 0) {
                 set(s, LEASH_FIG_IO_READ_BYTES, u.io_rbytes, "io.stat");
                 set(s, LEASH_FIG_IO_WRITE_BYTES, u.io_wbytes, "io.stat");
@@ -711,7 +770,7 @@ static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t pr
                         sample_fallback(proc_fd, pids, s->v[LEASH_FIG_PROCS], want_mem, want_io, s);
         }
         if (s->v[LEASH_FIG_MEM_CURRENT] != LEASH_NULL)
-                set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_CURRENT], "memory.current");
+                set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_CURRENT], s->basis[LEASH_FIG_MEM_CURRENT]);
         else if (s->v[LEASH_FIG_MEM_PSS] != LEASH_NULL)
                 set(s, LEASH_FIG_MEMORY, s->v[LEASH_FIG_MEM_PSS], pss_basis(s));
 
@@ -1062,9 +1121,12 @@ static bool from_pid_lists(const struct leash_sample *smp, enum leash_fig f) {
 
         if (f == LEASH_FIG_DISK_BYTES || f == LEASH_FIG_DISK_FILES || f == LEASH_FIG_CORES_AVG)
                 return false;
-        for (size_t i = 0; b && i < ELEMENTSOF(whole_tree); i++)
-                if (strcmp(b, whole_tree[i]) == 0)
+        /* "memory.current", or "memory.current, less the cgroups not the job's" */
+        for (size_t i = 0; b && i < ELEMENTSOF(whole_tree); i++) {
+                size_t n = strlen(whole_tree[i]);
+                if (strncmp(b, whole_tree[i], n) == 0 && (b[n] == '\0' || b[n] == ','))
                         return false;
+        }
         return true;
 }
 
@@ -1142,8 +1204,8 @@ int sampler_step(struct sampler *s, uint64_t now, bool last, struct leash_job *j
                 if (tree_pids(job, &pids, &n) == 0)
                         sample_read_tree(s->proc_fd, s->disk_fd, pids, n, s->cfg.limit[LEASH_FIG_PROCS], &smp);
         } else
-                (void) sample_read_limited(s->job_fd, s->proc_fd, s->disk_fd, s->cfg.limit[LEASH_FIG_PROCS], &smp,
-                                           &pids, &n);
+                (void) sample_read_limited(s->job_fd, s->proc_fd, s->disk_fd, s->cfg.limit[LEASH_FIG_PROCS],
+                                           s->cfg.not_the_jobs, &smp, &pids, &n);
         end = now_ns(CLOCK_MONOTONIC);
         /* a forked job's PSS holds a share of every page it still shares with
          * its caller (half of a 400 MB caller's heap): its USS, the pages only

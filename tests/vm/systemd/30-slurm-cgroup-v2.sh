@@ -132,12 +132,16 @@ cat >"$D/profiles.d/vm.ini" <<-EOF
 	memory = 64M
 	pids = 20
 	cpus = 0.1
+	[truthsampled]
+	wall-time = 60s
+	limit = threads=5
+	sample = 100ms
 EOF
 slurm_ini() {
 	cat >"$D/slurm.ini" <<-EOF
 		[slurm]
 		profile = vm
-		user-profiles = truthwall, truthcpu, truthlim
+		user-profiles = truthwall, truthcpu, truthlim, truthsampled
 		state-dir = /run/leash/slurm
 		report-dir = /var/log/leash/slurm
 		kill-timeout = 5s
@@ -386,6 +390,34 @@ tap_check "nest: its note names Slurm's memory.max, which held ($(jget "$rep" li
 	grep -q "held the job to memory.max 96M, its --mem" <<<"$(jget "$rep" limits.memory.note)"
 tap_check "nest: and so does its warning, with mode nest ($(jget "$rep" warnings))" \
 	grep -q "memory.max 96M.*mode nest" <<<"$(jget "$rep" warnings)"
+tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
+
+# a measured limit (truthsampled: threads=5, sampled every 100 ms) on a batch script of 4
+# threads at most (bash, two sleeps, one more at a time): slurmstepd's own threads, in
+# step_batch/slurm, are left out of the count, as the ladder leaves them alone; the script
+# reads their count itself. Control, the code before: the job ended at the limit, its
+# report counting slurmstepd's threads as the job's.
+cat >"$W/sampled.sh" <<-EOF
+	#!/bin/bash
+	sleep 30 & sleep 30 &
+	sleep 1.5
+	echo "stepd_threads=\$(wc -l <$SCOPE/job_\$SLURM_JOB_ID/step_batch/slurm/cgroup.threads)"
+	kill %1 %2
+EOF
+run_job --leash-profile=truthsampled "$W/sampled.sh"
+stepd=$(sed -n 's/^stepd_threads=//p' "$out")
+tap_diag "job $id: slurmstepd's threads in step_batch/slurm: $stepd; peak $(jget "$rep" sampling.peaks.threads.value) ($(jget "$rep" sampling.peaks.threads.basis))"
+tap_check "nest, threads=5: slurmstepd has threads of its own to leave out ($stepd)" test "${stepd:-0}" -ge 2
+tap_is "$(jget "$rep" reason)/$(jget "$rep" sampling.limit_reached)" ok/null \
+	"nest, threads=5: the job of 4 threads ran to its end, no measured limit passed"
+tap_check "nest: the threads peak is the script's, at most 5 ($(jget "$rep" sampling.peaks.threads.value))" \
+	test "$(jget "$rep" sampling.peaks.threads.value)" -le 5
+tap_check "nest: its basis says what was left out ($(jget "$rep" sampling.peaks.threads.basis))" \
+	grep -q "less the cgroups not the job's" <<<"$(jget "$rep" sampling.peaks.threads.basis)"
+tap_check "nest: and the memory peak's too ($(jget "$rep" sampling.peaks.memory_bytes.basis))" \
+	grep -q "^memory.current, less the cgroups not the job's" <<<"$(jget "$rep" sampling.peaks.memory_bytes.basis)"
+tap_check "nest: sampling.note names slurmstepd's cgroups ($(jget "$rep" sampling.note))" \
+	grep -q "slurmstepd's cgroups (step_\*/slurm) left out" <<<"$(jget "$rep" sampling.note)"
 tap_check "nest: nothing is left under slurmstepd.scope after job $id" scope_empty
 
 # --- 3. the truth matrix's slurm-nest section ----------------------------------------
