@@ -1245,6 +1245,15 @@ static pid_t holder(int n, int fork_wfd, char cg[][4096], pid_t *wd, int *n_wd) 
 #define SHARED_WD(n) (n)
 #endif
 
+/* The holder finds its watchdogs by kcmp(KCMP_VM), a ptrace check: while
+ * its jobs run the holder is undumpable (undumpable.c), so only a caller
+ * with CAP_SYS_PTRACE (root, as make check runs it) can count them; an
+ * ordinary user in a delegated parent checks what they do, not how many. */
+#define NO_COUNT "counting the watchdogs needs kcmp on an undumpable process (CAP_SYS_PTRACE): not root"
+static bool can_count_watchdogs(void) {
+        return geteuid() == 0;
+}
+
 /* One watchdog watches the jobs of one config: SIGKILL their holder and
  * both jobs (each with a background child) die, both cgroups go. Control:
  * with that watchdog killed first, they outlive their holder. */
@@ -1254,10 +1263,17 @@ static void test_shared_watchdog(void) {
         int n_wd;
 
         h = holder(2, -1, cg, wd, &n_wd);
-        ok(n_wd == SHARED_WD(2), "two jobs of one config, %d watchdog(s) (%d)", SHARED_WD(2), n_wd);
+        if (can_count_watchdogs())
+                ok(n_wd == SHARED_WD(2), "two jobs of one config, %d watchdog(s) (%d)", SHARED_WD(2), n_wd);
+        else
+                printf("ok %d # SKIP %s\n", ++tap_n, NO_COUNT);
         kill(h, SIGKILL);
         waitpid(h, NULL, 0);
         ok(all_gone(cg, 2, 15), "their holder SIGKILLed: the watchdog killed both jobs and removed both cgroups");
+        if (!can_count_watchdogs()) { /* the control kills the watchdogs it counted */
+                printf("ok %d # SKIP control: %s\n", ++tap_n, NO_COUNT);
+                return;
+        }
 
         h = holder(2, -1, cg, wd, &n_wd);
         ok(n_wd == SHARED_WD(2), "control: a second holder, %d watchdog(s) (%d)", SHARED_WD(2), n_wd);
@@ -1278,7 +1294,7 @@ static void test_shared_watchdog(void) {
  * owner's does not. */
 static void test_watchdog_in_fork(void) {
         char cg[2][4096];
-        int q[2], n_wd;
+        int q[2], n_wd, k;
         pid_t h, wd[8];
         FILE *f;
 
@@ -1286,10 +1302,15 @@ static void test_watchdog_in_fork(void) {
                 abort();
         h = holder(1, q[1], cg, wd, &n_wd);
         f = fdopen(q[0], "r");
-        ok(read_held(f, 1, cg + 1, wd, 8) == 1, "a fork of the owner: its job has a watchdog of its own");
+        k = read_held(f, 1, cg + 1, wd, 8);
+        if (can_count_watchdogs())
+                ok(k == 1, "a fork of the owner: its job has a watchdog of its own");
+        else
+                printf("ok %d # SKIP %s\n", ++tap_n, NO_COUNT);
         fclose(f);
         ok(all_gone(cg + 1, 1, 15), "the fork SIGKILLed: its job killed and removed");
-        ok(n_wd == 1 && dir_exists(cg[0]), "the owner's job runs on: the owner's watchdog did not act");
+        ok((n_wd == 1 || !can_count_watchdogs()) && dir_exists(cg[0]),
+           "the owner's job runs on: the owner's watchdog did not act");
         kill(h, SIGKILL);
         waitpid(h, NULL, 0);
         ok(all_gone(cg, 1, 15), "the owner SIGKILLed: its job killed and removed");
