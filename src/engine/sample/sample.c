@@ -614,28 +614,50 @@ struct pid_walk {
         uint64_t out[_LEASH_FIG_MAX];
 };
 
-static const enum leash_fig out_figs[] = {LEASH_FIG_MEM_CURRENT, LEASH_FIG_SWAP_CURRENT, LEASH_FIG_PIDS_CURRENT,
-                                          LEASH_FIG_CPU_TOTAL,   LEASH_FIG_CPU_USER,     LEASH_FIG_CPU_SYSTEM};
+/* The figures a cgroup's own files give for its whole subtree: read for the
+ * job cgroup, and for each cgroup not the job's, to take out of the job
+ * cgroup's (less: the basis then; NULL: not taken out). */
+static const struct {
+        enum leash_fig f;
+        const char *basis, *less;
+} tree_figs[] = {
+        {LEASH_FIG_CPU_USER, "cpu.stat", "cpu.stat, less the cgroups not the job's"},
+        {LEASH_FIG_CPU_SYSTEM, "cpu.stat", "cpu.stat, less the cgroups not the job's"},
+        {LEASH_FIG_CPU_TOTAL, "cpu.stat", "cpu.stat, less the cgroups not the job's"},
+        {LEASH_FIG_THROTTLED, "cpu.stat", NULL},
+        {LEASH_FIG_MEM_CURRENT, "memory.current", "memory.current, less the cgroups not the job's"},
+        {LEASH_FIG_SWAP_CURRENT, "memory.swap.current", "memory.swap.current, less the cgroups not the job's"},
+        {LEASH_FIG_PIDS_CURRENT, "pids.current", "pids.current, less the cgroups not the job's"},
+};
 
-static void out_add(struct pid_walk *w, enum leash_fig f, uint64_t v) {
-        w->out[f] = v == LEASH_NULL || w->out[f] == LEASH_NULL ? LEASH_NULL : w->out[f] + v;
-}
-
-/* A cgroup that is not the job's: what it holds, to take out of the job
- * cgroup's figures (sample_take_out). */
-static int walk_out(int fd, struct pid_walk *w) {
+/* tree_figs of the cgroup fd into v (LEASH_NULL: no such file) */
+static void read_tree_figs(int fd, uint64_t v[_LEASH_FIG_MAX]) {
         char buf[4096];
         struct leash_usage u;
 
         account_usage_init(&u);
         if (read_file_at(fd, "cpu.stat", buf, sizeof buf, NULL) < 0 || account_parse_cpu_stat(buf, &u) < 0)
                 account_usage_init(&u);
-        out_add(w, LEASH_FIG_MEM_CURRENT, read_u64_at(fd, "memory.current"));
-        out_add(w, LEASH_FIG_SWAP_CURRENT, read_u64_at(fd, "memory.swap.current"));
-        out_add(w, LEASH_FIG_PIDS_CURRENT, read_u64_at(fd, "pids.current"));
-        out_add(w, LEASH_FIG_CPU_TOTAL, u.cpu_usage_us);
-        out_add(w, LEASH_FIG_CPU_USER, u.cpu_user_us);
-        out_add(w, LEASH_FIG_CPU_SYSTEM, u.cpu_system_us);
+        v[LEASH_FIG_CPU_USER] = u.cpu_user_us;
+        v[LEASH_FIG_CPU_SYSTEM] = u.cpu_system_us;
+        v[LEASH_FIG_CPU_TOTAL] = u.cpu_usage_us;
+        v[LEASH_FIG_THROTTLED] = u.cpu_throttled_us;
+        v[LEASH_FIG_MEM_CURRENT] = read_u64_at(fd, "memory.current");
+        v[LEASH_FIG_SWAP_CURRENT] = read_u64_at(fd, "memory.swap.current");
+        v[LEASH_FIG_PIDS_CURRENT] = read_u64_at(fd, "pids.current");
+}
+
+/* A cgroup that is not the job's: what it holds, to take out of the job
+ * cgroup's figures (sample_take_out); LEASH_NULL sticks where one of them
+ * lacks a file (nothing can be taken out). */
+static int walk_out(int fd, struct pid_walk *w) {
+        uint64_t v[_LEASH_FIG_MAX];
+
+        read_tree_figs(fd, v);
+        for (size_t i = 0; i < ELEMENTSOF(tree_figs); i++) {
+                enum leash_fig f = tree_figs[i].f;
+                w->out[f] = v[f] == LEASH_NULL || w->out[f] == LEASH_NULL ? LEASH_NULL : w->out[f] + v[f];
+        }
         w->n_out++;
         return CGROUPFS_WALK_PRUNE;
 }
@@ -674,18 +696,14 @@ static int walk_lists(int fd, unsigned depth, const char *rel, void *userdata) {
  * figure that cannot be taken out (one of them lacks the file) is left out
  * of the sample rather than given with theirs in it. */
 static void sample_take_out(const struct pid_walk *w, struct leash_sample *s) {
-        for (size_t i = 0; i < ELEMENTSOF(out_figs); i++) {
-                enum leash_fig f = out_figs[i];
-                if (s->v[f] == LEASH_NULL)
+        for (size_t i = 0; i < ELEMENTSOF(tree_figs); i++) {
+                enum leash_fig f = tree_figs[i].f;
+                if (!tree_figs[i].less || s->v[f] == LEASH_NULL)
                         continue;
                 if (w->out[f] == LEASH_NULL)
                         set(s, f, LEASH_NULL, NULL);
                 else
-                        set(s, f, s->v[f] > w->out[f] ? s->v[f] - w->out[f] : 0,
-                            f == LEASH_FIG_MEM_CURRENT    ? "memory.current, less the cgroups not the job's"
-                            : f == LEASH_FIG_SWAP_CURRENT ? "memory.swap.current, less the cgroups not the job's"
-                            : f == LEASH_FIG_PIDS_CURRENT ? "pids.current, less the cgroups not the job's"
-                                                          : "cpu.stat, less the cgroups not the job's");
+                        set(s, f, s->v[f] > w->out[f] ? s->v[f] - w->out[f] : 0, tree_figs[i].less);
         }
 }
 
@@ -730,19 +748,14 @@ static int sample_read_limited(int job_fd, int proc_fd, int disk_fd, uint64_t pr
         _cleanup_free_ char *big = NULL;
         _cleanup_free_ pid_t *pids = NULL;
         struct leash_usage u;
+        uint64_t tree[_LEASH_FIG_MAX];
 
         account_usage_init(&u);
-        if (read_file_at(job_fd, "cpu.stat", buf, sizeof buf, NULL) == 0 && account_parse_cpu_stat(buf, &u) >= 0) {
-                set(s, LEASH_FIG_CPU_USER, u.cpu_user_us, "cpu.stat");
-                set(s, LEASH_FIG_CPU_SYSTEM, u.cpu_system_us, "cpu.stat");
-                set(s, LEASH_FIG_CPU_TOTAL, u.cpu_usage_us, "cpu.stat");
-                set(s, LEASH_FIG_THROTTLED, u.cpu_throttled_us, "cpu.stat");
-        }
-        set(s, LEASH_FIG_MEM_CURRENT, read_u64_at(job_fd, "memory.current"), "memory.current");
+        read_tree_figs(job_fd, tree);
+        for (size_t i = 0; i < ELEMENTSOF(tree_figs); i++)
+                set(s, tree_figs[i].f, tree[tree_figs[i].f], tree_figs[i].basis);
         if (read_file_at(job_fd, "memory.stat", buf, sizeof buf, NULL) == 0)
                 sample_parse_memory_stat(buf, s);
-        set(s, LEASH_FIG_SWAP_CURRENT, read_u64_at(job_fd, "memory.swap.current"), "memory.swap.current");
-        set(s, LEASH_FIG_PIDS_CURRENT, read_u64_at(job_fd, "pids.current"), "pids.current");
         sample_procs_threads(job_fd, not_the_jobs, s, &pids);
         if (read_file_at_alloc(job_fd, "io.stat", &big, NULL) == 0 && account_parse_io_stat(big, &u) == 0) {
                 set(s, LEASH_FIG_IO_READ_BYTES, u.io_rbytes, "io.stat");
