@@ -27,7 +27,11 @@
  *     every caller), leaves children blocked on a malloc lock their copy of
  *     another thread held, killed at their wall limit (libcfork.c); the
  *     path of kernels without CLONE_INTO_CGROUP (the fork's child moves
- *     itself in) is as safe.
+ *     itself in) is as safe;
+ *   - the sentinel a user's leash leaves in its session's scope (issue 40)
+ *     passes the stop's SIGTERM on to leash moved out of that cgroup (the
+ *     control) and none to leash still in it (its move refused, and no scope
+ *     of its own either), which the stop signals itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,6 +52,7 @@
 
 #include "engine/leash.h"
 #include "engine/placement/placement.h"
+#include "engine/process/sentinel.h"
 #include "sleeper.h"
 #include "tap.h"
 
@@ -619,6 +625,101 @@ static void test_fork_while_threads_allocate(void) {
            ok_move, n_move, hung_move);
 }
 
+/* join_cgroup CG: this process into CG; 0 or -1 */
+static int join_cgroup(const char *cg) {
+        char procs[4200];
+        int fd, r;
+
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+        fd = open(procs, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        r = write(fd, "0", 1) == 1 ? 0 : -1;
+        close(fd);
+        return r;
+}
+
+/* the pid in CG's cgroup.procs that is not this process's, or -1 */
+static pid_t other_in(const char *cg) {
+        char procs[4200], buf[256] = "";
+        ssize_t n;
+        int fd;
+
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+        fd = open(procs, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        for (char *p = buf, *end; n > 0 && *p; p = end) {
+                long v = strtol(p, &end, 10);
+                if (end == p)
+                        break;
+                if (v > 0 && v != getpid())
+                        return (pid_t) v;
+        }
+        return -1;
+}
+
+/* The caller's side: in IN, blocks SIGTERM, leaves its sentinel, moves to
+ * OUT when asked, tells the sentinel's pid and exits 1 if a SIGTERM reached
+ * it within 2 s, 0 if none did. */
+static _Noreturn void sentinel_caller(const char *in, const char *out, int tell) {
+        struct pollfd pfd = {.events = POLLIN};
+        sigset_t term;
+        pid_t s;
+
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        sigprocmask(SIG_BLOCK, &term, NULL);
+        pfd.fd = signalfd(-1, &term, SFD_CLOEXEC);
+        if (pfd.fd < 0 || join_cgroup(in) < 0 || sentinel_start() < 0)
+                _exit(100);
+        s = other_in(in);
+        if (s < 0 || (out && join_cgroup(out) < 0) || write(tell, &s, sizeof s) != sizeof s)
+                _exit(101);
+        _exit(poll(&pfd, 1, 2000) == 1 ? 1 : 0);
+}
+
+/* The sentinel (issue 40) gets the stop's SIGTERM: it passes it on to a
+ * caller moved out of its cgroup, and not to one still in it (the stop
+ * signals that one itself; a second SIGTERM would end its jobs without their
+ * grace: the move refused, and no scope of leash's own either). 1: the
+ * caller got a SIGTERM, 0: none, -1: the set-up failed. */
+static int sentinel_passes_on(bool moved) {
+        char in[4200], out[4200];
+        int p[2], status = 0, r = -1;
+        pid_t child, s = -1;
+
+        snprintf(in, sizeof in, "%s/sentinel-in", parent);
+        snprintf(out, sizeof out, "%s/sentinel-out", parent);
+        if ((mkdir(in, 0755) < 0 && errno != EEXIST) || (mkdir(out, 0755) < 0 && errno != EEXIST) ||
+            pipe2(p, O_CLOEXEC) < 0)
+                return -1;
+        fflush(stdout);
+        child = fork();
+        if (child == 0)
+                sentinel_caller(in, moved ? out : NULL, p[1]);
+        close(p[1]);
+        if (child > 0 && read(p[0], &s, sizeof s) == sizeof s && s > 0)
+                kill(s, SIGTERM);
+        close(p[0]);
+        if (child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) <= 1)
+                r = WEXITSTATUS(status);
+        /* the sentinel exits once it had its signal: the cgroups empty */
+        for (int i = 0; i < 100 && rmdir(in) < 0 && errno == EBUSY; i++)
+                usleep(20000);
+        rmdir(out);
+        return r;
+}
+
+static void test_sentinel(void) {
+        int stayed = sentinel_passes_on(false), moved = sentinel_passes_on(true);
+
+        ok(moved == 1, "the sentinel passes a stop's SIGTERM on to leash moved out of its cgroup (%d)", moved);
+        ok(stayed == 0, "and none to leash still in its cgroup, which the stop signals itself (%d)", stayed);
+}
+
 int main(int argc, char **argv) {
         if (argc < 2)
                 return 2;
@@ -630,5 +731,6 @@ int main(int argc, char **argv) {
         test_owned_sampling();
         test_owned_devices();
         test_fork_while_threads_allocate();
+        test_sentinel();
         return tap_done();
 }

@@ -7,6 +7,7 @@
 
 /* Leaves a sentinel in this process's current cgroup: it passes a SIGTERM or
  * SIGHUP sent to it (the stop of the unit that cgroup is) on to this process
- * as SIGTERM, and exits with this process. Call it before the move. Returns 0
- * or -errno (no sentinel left). */
+ * as SIGTERM, unless this process is still in that cgroup or below it (the
+ * stop signals it then), and exits with this process. Call it before the
+ * move. Returns 0 or -errno (no sentinel left). */
 int sentinel_start(void);
