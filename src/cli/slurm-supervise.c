@@ -258,6 +258,19 @@ static int sv_nest_adopt(struct sv *s, pid_t pid, const char *step, char *reply,
         return r;
 }
 
+/* Whether the job's ladder has sent its SIGKILL (a limit's grace, an
+ * interrupt's): a cgroup.kill, which no fork escapes, so what a step still
+ * holds at its end is dying, not left behind. */
+static bool sv_job_killed(const struct sv *s) {
+        const struct leash_result *r = s->job ? leash_job_result(s->job) : NULL;
+
+        for (unsigned i = 0; r && i < r->n_signals; i++)
+                if (r->signals[i].signal == SIGKILL &&
+                    (!r->signals[i].why || strcmp(r->signals[i].why, "leftover") != 0))
+                        return true;
+        return false;
+}
+
 /* step-end in nest mode (the plugin, once the step's last task exited and
  * before Slurm's proctrack kills the rest): leftovers counted and killed,
  * the step's and the job's figures kept for the Epilog. */
@@ -265,7 +278,8 @@ static int sv_nest_step_end(struct sv *s, const char *step) {
         struct slurm_nest_step st;
         struct step_count *sc;
 
-        if (s->nest_fd < 0 || slurm_nest_step_end(s->nest_fd, step, &st) < 0 || !(sc = sv_step(s, step)))
+        if (s->nest_fd < 0 || slurm_nest_step_end(s->nest_fd, step, sv_job_killed(s), &st) < 0 ||
+            !(sc = sv_step(s, step)))
                 return 0;
         sc->leftovers += st.leftovers;
         sc->usage = st.usage;
@@ -609,6 +623,8 @@ static void sv_step_end(struct sv *s, const char *args, char *reply, size_t size
                 snprintf(reply, size, "ok 0");
                 return;
         }
+        if (sv_job_killed(s)) /* the job's cgroup.kill: what the step holds is dying */
+                (void) cgroupfs_wait_empty(step_fd, 2000);
         n = cgroupfs_signal_all(step_fd, 0, 0);
         if (n > 0) {
                 (void) cgroupfs_kill(step_fd);

@@ -130,7 +130,7 @@ int slurm_nest_kill(int job_fd) {
         return r < 0 ? r : w.count;
 }
 
-int slurm_nest_step_end(int job_fd, const char *step, struct slurm_nest_step *ret) {
+int slurm_nest_step_end(int job_fd, const char *step, bool killed, struct slurm_nest_step *ret) {
         _cleanup_close_ int step_fd = -1, user_fd = -1;
         char dirname[48];
         int n;
@@ -143,7 +143,11 @@ int slurm_nest_step_end(int job_fd, const char *step, struct slurm_nest_step *re
                 return negative_errno();
         memset(ret, 0, sizeof *ret);
         if (user_open(step_fd, &user_fd) == 0) {
-                /* what is still there once the step's tasks are gone was left behind */
+                /* what is still there once the step's tasks are gone was left
+                 * behind; after the job's SIGKILL (cgroup.kill, which lets no
+                 * fork escape) what is there is dying: given its time first */
+                if (killed)
+                        (void) cgroupfs_wait_empty(user_fd, 2000);
                 n = user_signal(user_fd, 0);
                 if (n > 0) {
                         ret->leftovers = (unsigned) n;

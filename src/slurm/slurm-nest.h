@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -38,5 +39,8 @@ struct slurm_nest_step {
         struct leash_usage usage; /* step_<S>'s own files: memory.peak, memory.events, cpu.stat */
 };
 /* At the end of step_<step>: count and kill what is left in its user
- * subtree, then read its accounting. -ENOENT when Slurm removed it. */
-int slurm_nest_step_end(int job_fd, const char *step, struct slurm_nest_step *ret);
+ * subtree, then read its accounting. killed: the job's ladder has killed the
+ * tasks' subtrees (slurm_nest_kill): what they still hold is dying, and is
+ * waited for (up to 2 s) before what is left is counted. -ENOENT when Slurm
+ * removed it. */
+int slurm_nest_step_end(int job_fd, const char *step, bool killed, struct slurm_nest_step *ret);
