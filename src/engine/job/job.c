@@ -784,10 +784,21 @@ static int job_populated(const struct leash_job *j) {
         return fd >= 0 ? cgroupfs_events_populated(fd) : cgroupfs_populated(j->job_fd);
 }
 
+/* Whether the ladder has SIGKILLed the whole job (its grace, an interrupt,
+ * the caller's end): a cgroup.kill, which no fork escapes. */
+static bool ladder_killed(const struct leash_job *j) {
+        for (unsigned i = 0; i < j->r.n_signals; i++)
+                if (j->r.signals[i].signal == SIGKILL &&
+                    (!j->r.signals[i].why || strcmp(j->r.signals[i].why, "leftover") != 0))
+                        return true;
+        return false;
+}
+
 /* Nothing outlives the main process: double forks, setsid, ignored signals.
- * After a group OOM kill (memory.oom.group) the kernel is already taking the
- * rest down: those are not leftovers, only a wait for the cgroup to empty.
- * True when the first look found the job cgroup empty. */
+ * After a group OOM kill (memory.oom.group), or the ladder's own SIGKILL,
+ * the kernel is already taking the rest down: those are not leftovers, only
+ * a wait for the cgroup to empty (bounded: what is still there after it is
+ * one). True when the first look found the job cgroup empty. */
 static bool kill_leftovers(struct leash_job *j) {
         struct leash_result *r = &j->r;
 
@@ -800,6 +811,8 @@ static bool kill_leftovers(struct leash_job *j) {
         }
         if (job_populated(j) == 0)
                 return true;
+        if (!j->stuck && ladder_killed(j) && cgroupfs_wait_empty(j->job_fd, 2000) == 0)
+                return false;
         if (escape_guard(j) >= 0 && cgroupfs_populated(j->job_fd) > 0 &&
             !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP && r->term_signal == SIGKILL &&
               cgroupfs_oom_killed(j->job_fd))) {
