@@ -744,13 +744,44 @@ static void test_sentinel(void) {
         ok(stayed == 0, "and none to leash still in its cgroup, which the stop signals itself (%d)", stayed);
 }
 
-/* A task of step_0 that dies slowly: its tracer holds it at its exit stop
- * (PTRACE_O_TRACEEXIT) for 300 ms after the kill, so that it is still in
- * step_0/user when the step's end looks. Returns its pid (the tracer's in
- * *tracer), -2 where the tracer may not trace it, or -1. */
-static pid_t slow_dying_task(const char *task, pid_t *tracer) {
+/* A tracer of PID that holds it at its exit stop (PTRACE_O_TRACEEXIT) for
+ * MS ms, so that it is still in its cgroup that long after a SIGKILL; ready
+ * once it has seized PID. Returns the tracer's pid, -2 where it may not
+ * trace PID (then reaped), -1 when it could not be made. */
+static pid_t hold_at_exit(pid_t pid, int ms) {
         int ready[2];
         char c;
+        pid_t t;
+
+        if (pipe2(ready, O_CLOEXEC) < 0)
+                return -1;
+        fflush(stdout);
+        t = fork();
+        if (t == 0) {
+                int st;
+                if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT) < 0 || write(ready[1], "r", 1) != 1)
+                        _exit(1);
+                while (waitpid(pid, &st, __WALL) == pid && !(WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_EXIT))
+                        if (WIFEXITED(st) || WIFSIGNALED(st))
+                                _exit(1);
+                usleep((useconds_t) ms * 1000);
+                (void) ptrace(PTRACE_CONT, pid, 0, 0);
+                _exit(0);
+        }
+        close(ready[1]);
+        if (t > 0 && read(ready[0], &c, 1) != 1) {
+                waitpid(t, NULL, 0);
+                t = -2;
+        }
+        close(ready[0]);
+        return t;
+}
+
+/* A task of step_0 that dies slowly: held at its exit stop for 300 ms
+ * (hold_at_exit), so that it is still in step_0/user when the step's end
+ * looks. Returns its pid (the tracer's in *tracer), -2 where the tracer may
+ * not trace it, or -1. */
+static pid_t slow_dying_task(const char *task, pid_t *tracer) {
         pid_t t, pid;
 
         fflush(stdout);
@@ -760,33 +791,12 @@ static pid_t slow_dying_task(const char *task, pid_t *tracer) {
                         pause();
         if (pid < 0)
                 return -1;
-        if (move_into(task, pid) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+        t = move_into(task, pid) < 0 ? -1 : hold_at_exit(pid, 300);
+        if (t < 0) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
-                return -1;
+                return t;
         }
-        t = fork();
-        if (t == 0) {
-                int st;
-                if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT) < 0 || write(ready[1], "r", 1) != 1)
-                        _exit(1);
-                while (waitpid(pid, &st, __WALL) == pid && !(WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_EXIT))
-                        if (WIFEXITED(st) || WIFSIGNALED(st))
-                                _exit(1);
-                usleep(300000);
-                (void) ptrace(PTRACE_CONT, pid, 0, 0);
-                _exit(0);
-        }
-        close(ready[1]);
-        if (t < 0 || read(ready[0], &c, 1) != 1) { /* no tracer, or it could not seize */
-                close(ready[0]);
-                kill(pid, SIGKILL);
-                waitpid(pid, NULL, 0);
-                if (t > 0)
-                        waitpid(t, NULL, 0);
-                return t > 0 ? -2 : -1;
-        }
-        close(ready[0]);
         *tracer = t;
         return pid;
 }
@@ -859,10 +869,10 @@ static int killed_child_leftovers(void) {
         struct leash_spec s;
         struct leash_job *j;
         pid_t child = -1, tracer = -1;
-        int ready[2], fd, n = -1;
+        int fd, n = -1;
         double t0 = now();
 
-        if (!mkdtemp(dir) || pipe2(ready, O_CLOEXEC) < 0)
+        if (!mkdtemp(dir))
                 return -1;
         snprintf(file, sizeof file, "%s/child", dir);
         snprintf(script, sizeof script, "trap '' XCPU TERM; sleep 100 & echo $! >%s.new && mv %s.new %s; wait", file,
@@ -880,23 +890,9 @@ static int killed_child_leftovers(void) {
                 if (child <= 0)
                         usleep(20000);
         }
-        fflush(stdout);
-        tracer = child > 0 ? fork() : -1;
-        if (tracer == 0) {
-                int st;
-                if (ptrace(PTRACE_SEIZE, child, 0, PTRACE_O_TRACEEXIT) < 0 || write(ready[1], "r", 1) != 1)
-                        _exit(1);
-                while (waitpid(child, &st, __WALL) == child && !(WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_EXIT))
-                        if (WIFEXITED(st) || WIFSIGNALED(st))
-                                _exit(1);
-                usleep(500000);
-                (void) ptrace(PTRACE_CONT, child, 0, 0);
-                _exit(0);
-        }
-        close(ready[1]);
-        if (tracer > 0 && read(ready[0], buf, 1) != 1)
+        tracer = child > 0 ? hold_at_exit(child, 500) : -1;
+        if (tracer == -2)
                 n = -2;
-        close(ready[0]);
         if (leash_job_wait(j) == 0 && leash_job_finish(j, &err) == 0 && n != -2 && tracer > 0) {
                 res = leash_job_result(j);
                 n = (int) res->leftovers_killed;
