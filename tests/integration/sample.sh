@@ -116,22 +116,28 @@ check "disk: the summary line names the figure" bash -c "
 # tens of ms a sample at hundreds of processes, more on a loaded machine. The
 # job notes the wall clock just before the fork that makes it 201 processes;
 # the crossing came after that, so at_s less that instant bounds how late the
-# limit was seen from above: the report's late_by_at_most_s must not be less.
+# limit was seen from above: the report's late_by_at_most_s must not be less,
+# but for the fork's own time (the longest fork before it, which the job
+# measures: under the VM's emulation 3.7 ms once, over the 2 ms slack).
 # Control: the figure the report gave before (the interval, 0.1 s) was below
 # that bound (0.133 and 0.183 s measured here, 2 cores, loaded).
 cat >"$TMP/tree.py" <<'PY'
 import os, sys, time
 n, k, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+longest = 0.0
 for i in range(1, n + 1):
     if i == k:
         # just before the fork that makes the tree k + 1 processes, written
         # before it (one write): after it, the limit's signal may end this
-        # process before it writes (seen in a full run)
-        os.write(fd, repr(time.time()).encode())
+        # process before it writes (seen in a full run). With it the longest
+        # fork so far: the crossing comes up to a fork's time after the instant
+        os.write(fd, ("%r %r" % (time.time(), longest)).encode())
+    t = time.monotonic()
     if os.fork() == 0:
         time.sleep(120)
         os._exit(0)
+    longest = max(longest, time.monotonic() - t)
 time.sleep(120)
 PY
 run_leash --sample 100ms --limit procs=200 --grace 1s -o "$TMP/r.json" -- /usr/bin/python3 "$TMP/tree.py" 1000 200 "$TMP/cross"
@@ -140,10 +146,12 @@ late=$(/usr/bin/python3 -c "
 import datetime, json
 r = json.load(open('$TMP/r.json'))
 start = datetime.datetime.fromisoformat(r['started'].replace('Z', '+00:00')).timestamp()
-print('%.6f' % (r['sampling']['limit_reached']['at_s'] - (float(open('$TMP/cross').read()) - start)))")
+print('%.6f' % (r['sampling']['limit_reached']['at_s'] - (float(open('$TMP/cross').read().split()[0]) - start)))")
+fork=$(cut -d' ' -f2 "$TMP/cross")
 said=$(jget "$TMP/r.json" sampling.limit_reached.late_by_at_most_s)
-diag "procs tree: seen at most $late s after the crossing (measured by the job); the report says $said s (interval 0.1 s, read $(jget "$TMP/r.json" sampling.limit_reached.read_took_s) s, stretched $(jget "$TMP/r.json" sampling.stretched) times)"
-check "procs tree: the report's lateness ($said s) is not below the measured one ($late s)" fcmp "$said + 0.002 >= $late"
+diag "procs tree: seen at most $late s after the crossing (measured by the job, whose longest fork took $fork s); the report says $said s (interval 0.1 s, read $(jget "$TMP/r.json" sampling.limit_reached.read_took_s) s, stretched $(jget "$TMP/r.json" sampling.stretched) times)"
+check "procs tree: the report's lateness ($said s) is not below the measured one ($late s, less a fork's $fork s)" \
+	fcmp "$said + 0.002 + $fork >= $late"
 check "procs tree: the summary line says how late" grep -q "seen at most [0-9.]* s after it was" "$TMP/err"
 
 # --- a job of uid 0 that moves itself into cgroups of its own ----------------------------
