@@ -258,17 +258,10 @@ static int sv_nest_adopt(struct sv *s, pid_t pid, const char *step, char *reply,
         return r;
 }
 
-/* Whether the job's ladder has sent its SIGKILL (a limit's grace, an
- * interrupt's): a cgroup.kill, which no fork escapes, so what a step still
- * holds at its end is dying, not left behind. */
+/* Whether the job's ladder has sent its SIGKILL: what a step still holds at
+ * its end is dying, not left behind. */
 static bool sv_job_killed(const struct sv *s) {
-        const struct leash_result *r = s->job ? leash_job_result(s->job) : NULL;
-
-        for (unsigned i = 0; r && i < r->n_signals; i++)
-                if (r->signals[i].signal == SIGKILL &&
-                    (!r->signals[i].why || strcmp(r->signals[i].why, "leftover") != 0))
-                        return true;
-        return false;
+        return s->job && leash_result_ladder_killed(leash_job_result(s->job));
 }
 
 /* step-end in nest mode (the plugin, once the step's last task exited and

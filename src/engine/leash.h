@@ -273,6 +273,11 @@ int leash_job_new_spec(const struct leash_spec *spec, struct leash_job **ret, st
 int leash_job_adopt_spec(const struct leash_spec *spec, const char *cgroup, unsigned flags, struct leash_job **ret,
                          struct leash_error *err);
 const struct leash_result *leash_job_result(const struct leash_job *j);
+/* Whether the job's ladder has SIGKILLed the whole job (its grace, an
+ * interrupt, the caller's end: a cgroup.kill, which no fork escapes), by the
+ * signals it logged: what the job's cgroups still hold then is exiting, not
+ * left behind. */
+bool leash_result_ladder_killed(const struct leash_result *r);
 const struct leash_spec *leash_job_spec(const struct leash_job *j);
 /* What has ended or is ending the job so far (a time limit, an interrupt,
  * the caller): LEASH_REASON_OK while none; the result's reason is only set

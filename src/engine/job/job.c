@@ -784,12 +784,10 @@ static int job_populated(const struct leash_job *j) {
         return fd >= 0 ? cgroupfs_events_populated(fd) : cgroupfs_populated(j->job_fd);
 }
 
-/* Whether the ladder has SIGKILLed the whole job (its grace, an interrupt,
- * the caller's end): a cgroup.kill, which no fork escapes. */
-static bool ladder_killed(const struct leash_job *j) {
-        for (unsigned i = 0; i < j->r.n_signals; i++)
-                if (j->r.signals[i].signal == SIGKILL &&
-                    (!j->r.signals[i].why || strcmp(j->r.signals[i].why, "leftover") != 0))
+bool leash_result_ladder_killed(const struct leash_result *r) {
+        for (unsigned i = 0; i < r->n_signals; i++)
+                if (r->signals[i].signal == SIGKILL &&
+                    (!r->signals[i].why || strcmp(r->signals[i].why, "leftover") != 0))
                         return true;
         return false;
 }
@@ -811,7 +809,7 @@ static bool kill_leftovers(struct leash_job *j) {
         }
         if (job_populated(j) == 0)
                 return true;
-        if (!j->stuck && ladder_killed(j) && cgroupfs_wait_empty(j->job_fd, 2000) == 0)
+        if (!j->stuck && leash_result_ladder_killed(&j->r) && cgroupfs_wait_empty(j->job_fd, 2000) == 0)
                 return false;
         if (escape_guard(j) >= 0 && cgroupfs_populated(j->job_fd) > 0 &&
             !(r->enforced[LEASH_LIMIT_MEMORY] == LEASH_BY_CGROUP && r->term_signal == SIGKILL &&
