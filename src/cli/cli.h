@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -24,6 +25,10 @@ int cmd_top(int argc, char **argv);
 int cmd_complete(int argc, char **argv);
 /* ps and stat -o: the words their parser takes (ps.c) */
 extern const char *const ps_output_names[];
+/* `leash run`'s signals (run-signals.c): blocked and read from a signalfd, which
+ * *ret_fd gets; and a death by the signal that interrupted the job. */
+int cli_guard_signals(int *ret_fd, sigset_t *ret_old);
+void cli_reraise(int sig);
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_help(FILE *f);
 /* leash check: seccomp, filter sets, capabilities, identity switch */

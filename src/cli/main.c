@@ -14,6 +14,7 @@
 #include "../engine/leash.h"
 #include "../settings/options.h"
 #include "cli.h"
+#include "resident.h"
 #include "git-revision.h"
 
 /* Line 1 is "leash VERSION" (scripts read it); then where the build came from
@@ -74,6 +75,8 @@ int main(int argc, char **argv) {
                 return cmd_stat(argc - 1, argv + 1);
         if (strcmp(cmd, "top") == 0)
                 return cmd_top(argc - 1, argv + 1);
+        if (strcmp(cmd, "__resident") == 0)
+                return cmd_resident(argc - 1, argv + 1);
         if (strcmp(cmd, "__complete") == 0)
                 return cmd_complete(argc - 1, argv + 1);
         {

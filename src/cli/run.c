@@ -28,6 +28,7 @@
 #include "../engine/placement/placement.h"
 #include "cli.h"
 #include "report-dest.h"
+#include "remote.h"
 
 /* "unknown option '--memroy' (did you mean '--memory'?)" */
 static int unknown_long_option(const char *bad) {
@@ -155,36 +156,6 @@ static int series_format_from_name(struct leash_settings *s, const struct cli_ar
         return 0;
 }
 
-/* Every signal that would end leash and that someone else sends it (Ctrl-C,
- * a hangup, a scheduler's SIGTERM, an outer leash's soft signal: SIGXCPU by
- * default, any catchable one by -s) is blocked before the job cgroup exists
- * (a signal in between would otherwise kill leash and leak it) and read from
- * a signalfd: the job gets what leash got, then SIGKILL after the grace, and
- * leash writes its report. Not SIGPIPE and SIGXFSZ, which leash's own writes
- * raise (blocked, the write fails instead), nor the ones a fault raises. */
-static int guard_signals(int *ret_fd, sigset_t *ret_old) {
-        static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGXCPU,   SIGUSR1,  SIGUSR2,
-                                   SIGALRM, SIGPROF, SIGPWR, SIGIO,   SIGSTKFLT, SIGVTALRM};
-        sigset_t block;
-        int fd;
-
-        sigemptyset(&block);
-        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
-                sigaddset(&block, sigs[i]);
-        for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
-                sigaddset(&block, s);
-        if (sigprocmask(SIG_BLOCK, &block, ret_old) < 0)
-                return negative_errno();
-        fd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (fd < 0) {
-                int r = negative_errno();
-                (void) sigprocmask(SIG_SETMASK, ret_old, NULL);
-                return r;
-        }
-        *ret_fd = fd;
-        return 0;
-}
-
 /* What arrived after the job ended is consumed: the job is over, the
  * report says how it ended, and restoring the mask must not kill leash
  * before it exits with the job's status. */
@@ -289,7 +260,7 @@ static int run_job(struct leash_spec *spec, struct leash_job **ret_job, struct l
         struct leash_job *job = NULL;
         int r, jfd;
 
-        r = guard_signals(sig_fd, old_mask);
+        r = cli_guard_signals(sig_fd, old_mask);
         if (r < 0) {
                 err->step = "block signals";
                 err->error = -r;
@@ -496,19 +467,6 @@ static int run_report(const struct leash_settings *s, const struct leash_job *jo
         return r < 0 ? r : 0;
 }
 
-/* Dies of the signal that interrupted leash: the caller must see leash was
- * interrupted. */
-static void reraise(int sig) {
-        sigset_t set;
-
-        fflush(NULL);
-        signal(sig, SIG_DFL);
-        sigemptyset(&set);
-        sigaddset(&set, sig);
-        sigprocmask(SIG_UNBLOCK, &set, NULL);
-        raise(sig);
-}
-
 int cmd_run(int argc, char **argv) {
         struct leash_settings s;
         struct leash_profiles *profiles = NULL;
@@ -520,6 +478,12 @@ int cmd_run(int argc, char **argv) {
         sigset_t old_mask;
         bool go;
 
+        /* from a login session: through the resident launcher, if one serves
+         * (remote.c); the leash it starts reads the options and says what is
+         * wrong with them */
+        r = remote_run(argc, argv);
+        if (r >= 0)
+                return r;
         r = run_settings(argc, argv, &s, &profiles, &go);
         if (!go)
                 return r;
@@ -559,6 +523,7 @@ int cmd_run(int argc, char **argv) {
          * follows: nothing that arrives now can kill leash before it exits
          * with the job's status, and nothing needs reading or closing */
         if (interrupt)
-                reraise(interrupt);
+                cli_reraise(interrupt);
+        remote_spawn_resident();
         return code;
 }

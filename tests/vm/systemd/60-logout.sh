@@ -32,7 +32,7 @@ wait_for 60 pgrep -u 1000 -x sleep >/dev/null
 session() {
 	local rpid sid scope p
 	rm -f -- "$TMP/s.json" "$TMP/job.pid" "$TMP/leash.rc"
-	runuser -l "$user" -c "env LEASH=$LEASH LEASH_CONFIG_DIR=$LEASH_CONFIG_DIR DIR=$TMP bash $TMP/login.sh" </dev/null >"$TMP/login.out" 2>&1 &
+	runuser -l "$user" -c "env LEASH=$LEASH LEASH_CONFIG_DIR=$LEASH_CONFIG_DIR LEASH_RESIDENT=0 DIR=$TMP bash $TMP/login.sh" </dev/null >"$TMP/login.out" 2>&1 &
 	rpid=$!
 	wait_for 120 test -s "$TMP/job.pid"
 	JPID=$(cat "$TMP/job.pid")

@@ -86,7 +86,7 @@ login() {
 	rm -f -- "$TMP/s.json" "$TMP/job.pid" "$TMP/leash.rc" "$TMP/got" "$TMP/release" "$TMP/done"
 	# job control: a background job of a script ignores SIGINT, its job as well
 	set -m
-	runuser -l "$user" -c "env LEASH=$LEASH LEASH_CONFIG_DIR=$LEASH_CONFIG_DIR DIR=$TMP bash $TMP/login.sh" </dev/null >"$TMP/login.out" 2>&1 &
+	runuser -l "$user" -c "env LEASH=$LEASH LEASH_CONFIG_DIR=$LEASH_CONFIG_DIR LEASH_RESIDENT=0 DIR=$TMP bash $TMP/login.sh" </dev/null >"$TMP/login.out" 2>&1 &
 	RPID=$!
 	set +m
 	wait_for 120 test -s "$TMP/job.pid"

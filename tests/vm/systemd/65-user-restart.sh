@@ -27,7 +27,7 @@ while [ ! -e "$DIR/again" ]; do sleep 0.2; done
 "$LEASH" run -o "$DIR/again.json" -- true
 echo "$?" >"$DIR/again.rc"
 SH
-runuser -l "$user" -c "env LEASH=$LEASH LEASH_CONFIG_DIR=$LEASH_CONFIG_DIR DIR=$TMP bash $TMP/login.sh" </dev/null >"$TMP/login.out" 2>&1 &
+runuser -l "$user" -c "env LEASH=$LEASH LEASH_CONFIG_DIR=$LEASH_CONFIG_DIR LEASH_RESIDENT=0 DIR=$TMP bash $TMP/login.sh" </dev/null >"$TMP/login.out" 2>&1 &
 rpid=$!
 wait_for 120 test -s "$TMP/job.pid"
 wait_for 120 test -s "$TMP/svcjob.pid"

@@ -10,6 +10,10 @@ PY=/usr/bin/python3
 TMP=$(mktemp -d)
 trap 'rm -rf -- "$TMP"' EXIT
 CG=/sys/fs/cgroup
+# The manager's paths (AttachProcessesToUnit, a scope) are what these scripts test; the
+# resident launcher, which a login session's later launches would use, has its own
+# (user-50-resident.sh), which turns it back on.
+export LEASH_RESIDENT=0
 
 # jget FILE DOTTED.PATH: a field of a JSON report (null when absent).
 jget() {

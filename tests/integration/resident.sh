@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The resident launcher (issue 40, src/cli/resident.c): a `leash run` served by it
+# runs its job as the caller would have run it itself, ends as it would, and a
+# caller the launcher must not serve runs its job itself.  Here the launcher
+# serves the test's own cgroup (--accept-cgroup; in a login session it serves
+# the session's scope) on a socket of the test's (LEASH_RESIDENT_SOCKET).
+# Each refusal has its control: the same caller without the one difference is
+# served.
+. "$(dirname "$0")/lib.sh"
+
+# a short path (a unix socket's is at most 107 bytes; a packager's TMPDIR may be long)
+SOCKDIR=$(mktemp -d /tmp/leash-rs.XXXXXX)
+SOCK=$SOCKDIR/resident.sock
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+"$LEASH" __resident --socket "$SOCK" --accept-cgroup "$own" </dev/null >/dev/null 2>"$TMP/resident.err" &
+RPID=$!
+for i in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.01; done
+check "the launcher listens" test -S "$SOCK"
+export LEASH_RESIDENT_SOCKET=$SOCK
+
+# grandparent CMD...: the pid of the job's leash's parent, as the job sees it
+probe='gp=$(awk "/^PPid:/{print \$2}" /proc/$PPID/status); echo "gp=$gp"'
+served() { grep -qx "gp=$RPID" <<<"$1"; }
+# the job ran (it printed its grandparent), and not through the launcher
+not_served() { grep -q '^gp=[0-9]' <<<"$1" && ! served "$1"; }
+served_run() { "$@" "$LEASH" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1; }
+
+# 1. What the job inherits, the same through the launcher as from leash itself:
+# working directory, umask, limits, nice, ignored and blocked signals,
+# no_new_privs, OOM score, CPUs, environment, and the exit status.
+inherit='pwd; umask; ulimit -a; grep -E "^(SigIgn|SigBlk|NoNewPrivs|Cpus_allowed_list):" /proc/self/status; cat /proc/self/oom_score_adj; nice; env | grep ^PROBE_; exit 3'
+attrs() {
+	(cd "$TMP" && umask 027 && ulimit -n 77 && ulimit -S -c 0 && trap '' HUP USR2 &&
+		echo 500 >/proc/self/oom_score_adj && PROBE_X='a b' LEASH_RESIDENT=$1 \
+		nice -n 5 "$LEASH" run --cgroup-parent "$PARENT" -- sh -c "$probe; $inherit" </dev/null 2>"$TMP/err-$1")
+	echo "rc=$?"
+}
+remote=$(attrs 1)
+local_=$(attrs 0)
+check "served: the job's leash was started by the launcher" served "$remote"
+check "control: with LEASH_RESIDENT=0 leash runs it itself" not_served "$local_"
+check "served: exit status 3 passed through ($(tail -1 <<<"$remote"))" grep -qx 'rc=3' <<<"$remote"
+same() { [ "$(grep -v '^gp=' <<<"$remote")" = "$(grep -v '^gp=' <<<"$local_")" ]; }
+check "served: the job inherits what it inherits from leash itself" same
+same || diff <(echo "$local_") <(echo "$remote") | sed 's/^/# /'
+
+# 2. Descriptors: leash's own (a report to /dev/fd/5) and the job's stdout.
+(cd "$TMP" && "$LEASH" run --cgroup-parent "$PARENT" --report /dev/fd/5 -- sh -c "$probe" </dev/null >"$TMP/o2" 2>&1 5>"$TMP/r2.json")
+check "served: the job's stdout is the caller's ($(cat "$TMP/o2"))" served "$(cat "$TMP/o2")"
+check "served: the report went to the caller's fd 5" test "$(jget "$TMP/r2.json" reason)" = ok
+title=$("$LEASH" run --cgroup-parent "$PARENT" -- sh -c 'ps -o args= -p $PPID' </dev/null 2>&1)
+check "served: ps shows the job's leash as its caller's command line ($title)" \
+	test "$title" = "leash run --cgroup-parent $PARENT -- sh -c ps -o args= -p \$PPID"
+
+# A terminal changes nothing: the job has it on stdin either way (in a session of its own).
+if command -v script >/dev/null; then
+	out=$(script -qec "'$LEASH' run --cgroup-parent '$PARENT' -- sh -c '$probe; test -t 0 && echo stdin-tty'" /dev/null </dev/null 2>&1 | tr -d '\r')
+	check "a launch from a terminal is served, its stdin the terminal ($out)" \
+		eval 'served "$out" && grep -q "^stdin-tty" <<<"$out"'
+else
+	skip "no script(1) to give a launch a terminal"
+fi
+
+# 3. Signals to the caller reach the job as from leash; the caller's death kills it.
+"$LEASH" run --cgroup-parent "$PARENT" -o "$TMP/r3.json" -- sh -c 'echo $$ >"$1/j3"; exec sleep 60' sh "$TMP" </dev/null >/dev/null 2>&1 &
+cpid=$!
+for i in $(seq 300); do [ -s "$TMP/j3" ] && break; sleep 0.01; done
+kill -TERM "$cpid"
+wait "$cpid"
+rc=$?
+check "SIGTERM to the caller: it dies of SIGTERM (exit $rc)" test "$rc" = 143
+check "SIGTERM to the caller: the report says interrupted" test "$(jget "$TMP/r3.json" reason)" = interrupted
+"$LEASH" run --cgroup-parent "$PARENT" -- sh -c 'echo $$ >"$1/j4"; exec sleep 60' sh "$TMP" </dev/null >/dev/null 2>&1 &
+cpid=$!
+for i in $(seq 300); do [ -s "$TMP/j4" ] && break; sleep 0.01; done
+kill -KILL "$cpid"
+wait "$cpid" 2>/dev/null || true
+check "SIGKILL to the caller: its job is gone within 2 s" pid_gone "$(cat "$TMP/j4")" 2000
+
+# 4. Callers it must not serve run their jobs themselves; controls are served.
+check "control: a caller like the others is served" served "$(served_run)"
+if unshare -m true 2>/dev/null; then
+	check "a caller in another mount namespace is not served" not_served "$(served_run unshare -m)"
+else
+	skip "unshare -m is not permitted here"
+fi
+cat >"$TMP/seccomp.py" <<'PYEOF'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+prog = ctypes.create_string_buffer(struct.pack("HBBI", 0x06, 0, 0, 0x7fff0000))  # return ALLOW
+class Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+fp = Fprog(1, ctypes.addressof(prog))
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(fp), 0, 0):
+    sys.exit(99)
+os.execv(sys.argv[1], sys.argv[1:])
+PYEOF
+out=$(served_run "$PY" "$TMP/seccomp.py")
+if [ $? -ne 99 ]; then
+	check "a caller under a seccomp filter is not served ($out)" not_served "$out"
+else
+	skip "a seccomp filter cannot be set here"
+fi
+mkdir "$PARENT/elsewhere"
+out=$(sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$PARENT/elsewhere" "$LEASH" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1)
+check "a caller in a cgroup it does not serve is not served ($out)" not_served "$out"
+rmdir "$PARENT/elsewhere"
+
+# 5. A hostile peer: garbage, or a connection that sends nothing, stalls no one.
+"$PY" - "$SOCK" <<'PYEOF' &
+import socket, sys, time
+g = socket.socket(socket.AF_UNIX); g.connect(sys.argv[1]); g.sendall(b"\xff" * 4096)
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(3)
+PYEOF
+hostile=$!
+sleep 0.3
+check "served while a peer sent garbage and another sends nothing" served "$(served_run)"
+wait "$hostile"
+check "the launcher survived them" kill -0 "$RPID"
+
+# 6. Another leash binary: refused (it runs its own job), and the launcher stops serving.
+cp "$LEASH" "$TMP/leash-other"
+out=$("$TMP/leash-other" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1)
+check "a caller running another leash binary runs its job itself" not_served "$out"
+for i in $(seq 300); do kill -0 "$RPID" 2>/dev/null || break; sleep 0.01; done
+check "and the launcher has ended" eval '! kill -0 "$RPID" 2>/dev/null'
+check "and removed its socket" test ! -e "$SOCK"
+
+# 7. SIGTERM ends a launcher, which removes its socket.
+"$LEASH" __resident --socket "$SOCK" --accept-cgroup "$own" </dev/null >/dev/null 2>&1 &
+RPID=$!
+for i in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.01; done
+check "a second launcher serves" served "$(served_run)"
+kill -TERM "$RPID"
+wait "$RPID"
+check "SIGTERM: the launcher exits 0 and removes its socket" test $? = 0 -a ! -e "$SOCK"
+rm -rf "$SOCKDIR"
+finish
