@@ -17,7 +17,9 @@
 #      unit leash.slice/leash-jobs.service (the first launch starts it) and leash stays
 #      here; the user's launch has the user manager move leash into that unit's leaf
 #      (AttachProcessesToUnit: the kernel lets no user move a process from its session
-#      into its user manager's tree);
+#      into its user manager's tree) and leaves a resident launcher there, which starts
+#      the later launches' leash (they have no terminal); "user-manager" is the user's
+#      launch with LEASH_RESIDENT=0, as from a terminal: the manager's move each time;
 #   B  the floor: the same launch with --cgroup-parent naming a scope that is already
 #      delegated (systemd-run --scope -p Delegate=yes, the launching shell in a leaf of
 #      it): everything but the request for the scope.
@@ -52,7 +54,9 @@ cmd = [leash, "run", "-q"] + (["--cgroup-parent", parent] if parent != "-" else 
 ts = []
 for _ in range(n):
     t = time.perf_counter()
-    subprocess.run(cmd, check=True)
+    # no terminal: a launch from a script (a login session's later ones go through the
+    # resident launcher; from a terminal they ask the manager, the row "user-manager")
+    subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     ts.append(time.perf_counter() - t)
 print(" ".join("%.6f" % x for x in ts))
 PYEOF
@@ -114,12 +118,16 @@ median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", (NR 
 report() { echo "$*" >>"$keep"; tap_diag "$*"; }
 report "systemd $(systemctl --version | head -n 1 | cut -d' ' -f2-), kernel $(uname -r), $(nproc) emulated CPU (TCG), N=$N launches per block, M=$M calls"
 
-for who in root user; do
+for who in root user user-manager; do
 	a=
 	b=
+	# user-manager: the user's launch with LEASH_RESIDENT=0, as from a terminal (the
+	# user manager moves leash each time)
+	env=()
+	[[ $who == user-manager ]] && env=(env LEASH_RESIDENT=0)
 	for round in 1 2; do
-		a+=" $(as "$who" /usr/bin/python3 "$work/launch.py" "$LEASH" "$N" -)"
-		b+=" $(in_scope "$who" /usr/bin/python3 "$work/launch.py" "$LEASH" "$N")"
+		a+=" $(as "${who%-manager}" "${env[@]}" /usr/bin/python3 "$work/launch.py" "$LEASH" "$N" -)"
+		b+=" $(in_scope "${who%-manager}" "${env[@]}" /usr/bin/python3 "$work/launch.py" "$LEASH" "$N")"
 	done
 	ma=$(median <<<"${a# }")
 	mb=$(median <<<"${b# }")
