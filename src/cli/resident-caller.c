@@ -240,6 +240,7 @@ int resident_caller_read(int sock, const char *accept, const struct resident_sel
         memset(c, 0, sizeof *c);
         if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
                 return why(err, size, errno, "the caller's credentials cannot be read");
+        c->pid = cred.pid;
         if (cred.uid != getuid() || cred.gid != getgid())
                 return why(err, size, EPERM, "the caller is another user");
         pidfd = caller_pidfd(sock, cred.pid);
@@ -252,6 +253,5 @@ int resident_caller_read(int sock, const char *accept, const struct resident_sel
         p = (struct pollfd){.fd = pidfd, .events = POLLIN};
         if (poll(&p, 1, 0) != 0)
                 return why(err, size, ESRCH, "the caller has gone");
-        c->pid = cred.pid;
         return 0;
 }

@@ -70,7 +70,8 @@ struct resident {
         int listen_fd, sig_fd;
         const char *accept;
         struct resident_self self;
-        int run_argc; /* in a child: the caller's `leash run` to run */
+        char exe_path[4096]; /* this program's path when it started */
+        int run_argc;        /* in a child: the caller's `leash run` to run */
         char **run_argv;
         struct conn conns[MAX_CONNS];
         uint64_t idle_since;
@@ -141,6 +142,10 @@ static int head_valid(const struct conn *c) {
         if (h->magic != RESIDENT_MAGIC || h->version != RESIDENT_VERSION || h->blob_len > RESIDENT_MAX_BLOB ||
             h->argc < 2 || h->n_fds > RESIDENT_MAX_FDS - 1 || (int) h->n_fds + 1 != c->n_fds)
                 return -EPROTO;
+        /* every string takes a byte at least: no count the blob cannot hold
+         * (nor a sum that wraps) */
+        if ((uint64_t) h->argc + h->envc > h->blob_len)
+                return -EPROTO;
         for (uint32_t i = 0; i < h->n_fds; i++)
                 if (h->fd_numbers[i] < 0 || h->fd_numbers[i] >= RESIDENT_MAX_FD_NUMBER)
                         return -EPROTO;
@@ -168,13 +173,13 @@ static int read_blob(struct conn *c) {
 
 /* argv then envp, NULL-terminated each, pointing into the blob. */
 static int split_blob(struct conn *c, char ***ret_argv, char ***ret_envp) {
-        uint32_t total = c->head.argc + c->head.envc;
+        uint64_t total = (uint64_t) c->head.argc + c->head.envc; /* at most blob_len: head_valid */
         char **v = calloc((size_t) total + 2, sizeof *v), *p = c->blob, *end = c->blob + c->head.blob_len;
 
         if (!v)
                 return -ENOMEM;
         c->blob[c->head.blob_len] = '\0';
-        for (uint32_t i = 0; i < total; i++) {
+        for (uint64_t i = 0; i < total; i++) {
                 char *z = memchr(p, '\0', (size_t) (end - p));
                 if (!z) {
                         free(v);
@@ -373,6 +378,21 @@ static pid_t start_child(struct resident *rs, struct conn *c, const struct resid
         return -(e ? e : EIO);
 }
 
+/* A caller refused for running another binary: is it this launcher's
+ * program, replaced at its path since it started (an upgrade)? Another
+ * program's caller is only refused. */
+static bool upgraded(const struct resident *rs, pid_t pid) {
+        char path[64], exe[4096];
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/%d/exe", (int) pid);
+        n = readlink(path, exe, sizeof exe - 1);
+        if (n <= 0 || !rs->exe_path[0])
+                return false;
+        exe[n] = '\0';
+        return strcmp(exe, rs->exe_path) == 0;
+}
+
 /* A whole request: check the caller, start its leash, say so. */
 static void serve(struct resident *rs, struct conn *c) {
         struct resident_caller k;
@@ -380,14 +400,14 @@ static void serve(struct resident *rs, struct conn *c) {
         _cleanup_free_ char **argv = NULL;
         char **envp;
         pid_t pid;
-        int r = resident_caller_read(c->fd, rs->accept, &rs->self, &k, why, sizeof why);
+        int r = split_blob(c, &argv, &envp);
 
-        if (r == -ESTALE)
-                rs->quitting = true; /* an upgraded leash: its next run starts a new launcher */
-        if (r >= 0)
-                r = split_blob(c, &argv, &envp);
         if (r >= 0 && strcmp(argv[1], "run") != 0)
                 r = -EPROTO;
+        if (r >= 0)
+                r = resident_caller_read(c->fd, rs->accept, &rs->self, &k, why, sizeof why);
+        if (r == -ESTALE && upgraded(rs, k.pid))
+                rs->quitting = true; /* its next run starts a new launcher */
         if (r < 0)
                 return refuse(c, -r, why[0] ? why : "bad request");
         pid = start_child(rs, c, &k, argv, envp, why, sizeof why);
@@ -621,7 +641,7 @@ int cmd_resident(int argc, char **argv) {
         for (int s = 1; s < 65; s++)
                 if (s != SIGKILL && s != SIGSTOP)
                         (void) signal(s, SIG_DFL);
-        if (resident_self_read(&rs.self) < 0)
+        if (resident_self_read(&rs.self) < 0 || readlink("/proc/self/exe", rs.exe_path, sizeof rs.exe_path - 1) <= 0)
                 return EXIT_LEASH_FAILED;
         sigemptyset(&set);
         sigaddset(&set, SIGCHLD), sigaddset(&set, SIGTERM), sigaddset(&set, SIGINT), sigaddset(&set, SIGHUP);

@@ -118,20 +118,49 @@ sleep 0.3
 check "served while a peer sent garbage and another sends nothing" served "$(served_run)"
 wait "$hostile"
 check "the launcher survived them" kill -0 "$RPID"
+# a head whose string counts wrap around 32 bits (the launcher crashed on it before they
+# were bounded by the blob), and a well-formed request from another program (refused: it
+# is no leash; the launcher goes on serving, where an upgraded leash would end it)
+"$PY" - "$SOCK" <<'PYEOF'
+import os, socket, struct, sys
+def head(argc, envc, blob_len):
+    h = struct.pack("=IIIIQQI", 0x6c656173, 1, argc, envc, blob_len, 0, 0) + b"\0" * (63 * 4 + 63)
+    return h + b"\0" * (-len(h) % 8)
+for h, blob in ((head(2, 0xffffffff, 4), b"ab\0\0"), (head(3, 0, 15), b"leash\0run\0true\0")):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    try:  # refused at the head, the connection may be closed before the blob
+        socket.send_fds(s, [h], [os.open(".", os.O_RDONLY)])
+        s.sendall(blob)
+        s.recv(256)
+    except OSError:
+        pass
+PYEOF
+check "the launcher survived a wrapped count and another program's request" kill -0 "$RPID"
+check "and still serves" served "$(served_run)"
 
-# 6. Another leash binary: refused (it runs its own job), and the launcher stops serving.
+# 6. Another leash binary: a copy elsewhere is refused (it runs its own job) and the
+# launcher goes on; its own program replaced at its path (an upgrade) ends the launcher.
 cp "$LEASH" "$TMP/leash-other"
 out=$("$TMP/leash-other" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1)
 check "a caller running another leash binary runs its job itself" not_served "$out"
-for i in $(seq 300); do kill -0 "$RPID" 2>/dev/null || break; sleep 0.01; done
-check "and the launcher has ended" eval '! kill -0 "$RPID" 2>/dev/null'
-check "and removed its socket" test ! -e "$SOCK"
+check "control: and the launcher goes on serving" served "$(served_run)"
+mkdir -m 0700 "$SOCKDIR/bin" "$SOCKDIR/b" # a launcher per directory (its lock)
+cp "$LEASH" "$SOCKDIR/bin/leash"
+"$SOCKDIR/bin/leash" __resident --socket "$SOCKDIR/b/s2" --accept-cgroup "$own" </dev/null >/dev/null 2>&1 &
+R2=$!
+for i in $(seq 200); do [ -S "$SOCKDIR/b/s2" ] && break; sleep 0.01; done
+out=$(LEASH_RESIDENT_SOCKET=$SOCKDIR/b/s2 "$SOCKDIR/bin/leash" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1)
+check "a launcher from a leash at a path serves that leash ($out)" grep -qx "gp=$R2" <<<"$out"
+cp "$LEASH" "$SOCKDIR/bin/leash.new" && mv "$SOCKDIR/bin/leash.new" "$SOCKDIR/bin/leash"
+out=$(LEASH_RESIDENT_SOCKET=$SOCKDIR/b/s2 "$SOCKDIR/bin/leash" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1)
+check "that leash replaced at its path (an upgrade): its caller runs its job itself" \
+	eval 'grep -q "^gp=[0-9]" <<<"$out" && ! grep -qx "gp=$R2" <<<"$out"'
+for i in $(seq 300); do kill -0 "$R2" 2>/dev/null || break; sleep 0.01; done
+check "and that launcher has ended" eval '! kill -0 "$R2" 2>/dev/null'
+check "and removed its socket" test ! -e "$SOCKDIR/b/s2"
 
 # 7. SIGTERM ends a launcher, which removes its socket.
-"$LEASH" __resident --socket "$SOCK" --accept-cgroup "$own" </dev/null >/dev/null 2>&1 &
-RPID=$!
-for i in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.01; done
-check "a second launcher serves" served "$(served_run)"
 kill -TERM "$RPID"
 wait "$RPID"
 check "SIGTERM: the launcher exits 0 and removes its socket" test $? = 0 -a ! -e "$SOCK"
