@@ -18,7 +18,9 @@
  *
  * It lives in the user manager's shared unit, started by a `leash run` that
  * found none (remote.c), and ends after IDLE_MS with no caller, on SIGTERM
- * (the unit stopped), or when a caller runs another leash binary.
+ * (the unit stopped), or when its program was replaced at its path (an
+ * upgrade: a caller running the new one is refused; another program's
+ * caller only refused).
  */
 #include "resident.h"
 #include "resident-proto.h"
