@@ -17,6 +17,7 @@
 #include "../engine/leash.h"
 #include "../engine/placement/placement.h"
 #include "cli.h"
+#include "remote.h"
 
 static const char *yes_no(bool b) {
         return b ? "yes" : "no";
@@ -91,6 +92,11 @@ static void print_placement(const struct leash_host *h, const struct leash_error
         } else if (h->placement.moved)
                 printf("  a run first moves leash's processes into %s/%s (no internal processes)\n",
                        h->placement.parent, PLACEMENT_LEAF);
+        {
+                char line[512];
+                if (remote_describe(line, sizeof line))
+                        printf("  launcher: %s\n", line);
+        }
         printf("job cgroups under:  %s\n", h->parent[0] ? h->parent : "(none)");
         if (h->parent_error && h->placement.kind == PLACEMENT_NONE)
                 printf("  no job cgroups (placement none)\n");

@@ -50,14 +50,24 @@ static bool in_session_scope(void) {
         return host_own_cgroup(own, sizeof own) >= 0 && fnmatch(pattern, own, FNM_PATHNAME) == 0;
 }
 
-static bool eligible(void) {
-        const char *off = getenv("LEASH_RESIDENT"), *sock = getenv("LEASH_RESIDENT_SOCKET");
-        bool test = sock && sock[0];
+static bool turned_off(void) {
+        const char *off = getenv("LEASH_RESIDENT");
 
+        return off && strcmp(off, "0") == 0;
+}
+
+/* Where a launcher would serve this process (LEASH_RESIDENT aside). */
+static bool served_here(void) {
+        const char *sock = getenv("LEASH_RESIDENT_SOCKET");
+
+        if (sock && sock[0])
+                return true;
         /* root's launches ask no manager (checked first: nothing else is read) */
-        if ((off && strcmp(off, "0") == 0) || (!test && geteuid() == 0))
-                return false;
-        return test || (access("/run/systemd/system", F_OK) == 0 && in_session_scope());
+        return geteuid() != 0 && access("/run/systemd/system", F_OK) == 0 && in_session_scope();
+}
+
+static bool eligible(void) {
+        return !turned_off() && served_here();
 }
 
 /* The launcher's socket, in a directory that is this user's alone, with a
@@ -285,6 +295,26 @@ int remote_run(int argc, char **argv) {
         if (WIFSIGNALED(r))
                 cli_reraise(WTERMSIG(r));
         return WIFEXITED(r) ? WEXITSTATUS(r) : 128 + WTERMSIG(r);
+}
+
+bool remote_describe(char *buf, size_t size) {
+        char sock[108];
+        int fd;
+
+        if (!served_here() || resident_socket_path(sock, sizeof sock) < 0)
+                return false;
+        if (turned_off()) {
+                snprintf(buf, size, "off (LEASH_RESIDENT=0): each run asks the user manager to move leash");
+                return true;
+        }
+        fd = connect_launcher();
+        if (fd >= 0) {
+                close(fd);
+                snprintf(buf, size, "running (%s): runs from this session go through it, asking no manager", sock);
+        } else
+                snprintf(buf, size, "none (%s): this session's next run starts one in %s's leaf", sock,
+                         SYSTEMD_SHARED_UNIT);
+        return true;
 }
 
 /* Only from the shared unit's leaf, where the manager moved this leash. */

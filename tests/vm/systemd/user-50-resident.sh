@@ -24,6 +24,9 @@ tap_is "$RC" 0 "the first launch runs (stderr: $ERR)"
 tap_is "$(jget "$TMP/first.json" placement.kind)" systemd "the first launch: the manager moved leash"
 wait_for 30 test -S "$sock"
 tap_check "it left a resident launcher ($sock)" test -S "$sock"
+"$LEASH" check >"$TMP/check.txt" 2>&1
+tap_check "leash check says the launcher runs ($(grep launcher: "$TMP/check.txt"))" \
+	grep -q "^  launcher: running ($sock)" "$TMP/check.txt"
 lpid=$(pgrep -u 1000 -f '__resident' | head -1)
 tap_check "the launcher is in the shared unit's leaf ($(cat /proc/$lpid/cgroup 2>&1))" \
 	grep -q '/leash.slice/leash-jobs.service/leash-leaf$' "/proc/$lpid/cgroup"
