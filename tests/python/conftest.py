@@ -195,6 +195,22 @@ def skip_rlimit_as_under_asan():
         pytest.skip("no memory controller and an ASan build: RLIMIT_AS leaves ASan no room for its shadow")
 
 
+def skip_threads_forking_under_asan():
+    """Skips a test whose calls fork from several threads at once in an ASan
+    build: a child forked while another thread holds one of ASan's own
+    allocator locks waits for it forever. Debian 12's runtime
+    (libclang_rt.asan-x86_64.so of clang 14) intercepts vfork but not fork
+    (nm -D: no __interceptor_fork), so nothing resets those locks in the
+    child; seen as one call of four hung in test_limit, one of 60 in
+    test_fork_threads and one thread's call in test_fd_reuse (CI of
+    45c2422's parent, the pytest timeout after 480 s). The gcc build and
+    the VM tiers run these tests."""
+    import pytest
+
+    if "sanitize=address" in os.environ.get("LEASH_SAN_CFLAGS", ""):
+        pytest.skip("an ASan build: a child forked while another thread holds a lock of ASan's allocator hangs")
+
+
 @contextlib.contextmanager
 def interrupted(after=0.5, to_thread=False, within=20):
     """Sends SIGINT to this process after ``after`` seconds (with

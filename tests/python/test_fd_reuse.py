@@ -16,6 +16,8 @@ import threading
 import leash
 from leash import _call
 
+from conftest import skip_threads_forking_under_asan
+
 
 class _Cycle:
     pass
@@ -68,6 +70,7 @@ def test_under_threads_no_call_closes_another_threads_fd():
     """Four threads call at once, each child collecting copies of the
     caller's garbage; the caller's own sentinels (a private pipe as
     leash makes one, a plain pipe) survive them all."""
+    skip_threads_forking_under_asan()
     was = gc.isenabled()
     gc.disable()
     sentinels = list(_call._new_pipe()) + list(os.pipe())

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import parent
+from conftest import parent, skip_threads_forking_under_asan
 
 SCRIPT = r"""
 import ctypes, os, select, sys, threading
@@ -101,12 +101,7 @@ def run(mode, rounds):
 
 
 def test_a_call_while_threads_allocate_does_not_hang():
-    if "sanitize=address" in os.environ.get("LEASH_SAN_CFLAGS", ""):
-        # seen in the ASan build of the CI run (not in gcc's, 60 of 60 there):
-        # 1 of 60 calls hung; ASan's runtime keeps locks of its own that its
-        # fork() interceptor resets only for the copy glibc's fork makes, not
-        # for the job that copy clones (not investigated further)
-        pytest.skip("an ASan build: a job cloned from the fork's copy can inherit a lock of ASan's runtime")
+    skip_threads_forking_under_asan()
     if not hasattr(os, "pidfd_open"):
         pytest.skip("the control needs os.pidfd_open (Python 3.9)")
     ok, hung = run("raw", 40)

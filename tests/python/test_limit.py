@@ -17,7 +17,14 @@ import pytest
 
 import leash
 import conftest
-from conftest import child_processes, controllers, interrupted, rlimit_as_under_asan, skip_rlimit_as_under_asan
+from conftest import (
+    child_processes,
+    controllers,
+    interrupted,
+    rlimit_as_under_asan,
+    skip_rlimit_as_under_asan,
+    skip_threads_forking_under_asan,
+)
 
 STATE = "as imported"
 
@@ -514,11 +521,7 @@ def test_spawn_without_a_main_guard_fails_with_multiprocessings_message(tmp_path
 
 
 def test_four_threads_at_once():
-    if "sanitize=address" in os.environ.get("LEASH_SAN_CFLAGS", ""):
-        # seen here: one call of four hung to its wall time. ASan's runtime
-        # takes internal locks in other threads and resets them only in its
-        # fork() interceptor, which the library's clone3 does not go through
-        pytest.skip("an ASan build: a child forked by clone3 can inherit a lock of ASan's runtime")
+    skip_threads_forking_under_asan()
     results, errors = {}, []
 
     def worker(i):
