@@ -15,6 +15,9 @@ SOCK=$SOCKDIR/resident.sock
 own=$(sed -n 's/^0:://p' /proc/self/cgroup)
 "$LEASH" __resident --socket "$SOCK" --accept-cgroup "$own" </dev/null >/dev/null 2>"$TMP/resident.err" &
 RPID=$!
+R2=
+# the launchers go with the script, however it ends
+trap 'kill -TERM $RPID $R2 2>/dev/null; rm -rf "$SOCKDIR"' EXIT
 for i in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.01; done
 check "the launcher listens" test -S "$SOCK"
 export LEASH_RESIDENT_SOCKET=$SOCK
@@ -59,7 +62,8 @@ if command -v script >/dev/null; then
 	check "a launch from a terminal is served, its stdin the terminal ($out)" \
 		eval 'served "$out" && grep -q "^stdin-tty" <<<"$out"'
 else
-	skip "no script(1) to give a launch a terminal"
+	SKIP_WHY="no script(1) here"
+	skip "a launch from a terminal is served"
 fi
 
 # 3. Signals to the caller reach the job as from leash; the caller's death kills it.
@@ -83,7 +87,8 @@ check "control: a caller like the others is served" served "$(served_run)"
 if unshare -m true 2>/dev/null; then
 	check "a caller in another mount namespace is not served" not_served "$(served_run unshare -m)"
 else
-	skip "unshare -m is not permitted here"
+	SKIP_WHY="unshare -m is not permitted here"
+	skip "a caller in another mount namespace is not served"
 fi
 cat >"$TMP/seccomp.py" <<'PYEOF'
 import ctypes, os, struct, sys
@@ -100,7 +105,8 @@ out=$(served_run "$PY" "$TMP/seccomp.py")
 if [ $? -ne 99 ]; then
 	check "a caller under a seccomp filter is not served ($out)" not_served "$out"
 else
-	skip "a seccomp filter cannot be set here"
+	SKIP_WHY="a seccomp filter cannot be set here"
+	skip "a caller under a seccomp filter is not served"
 fi
 mkdir "$PARENT/elsewhere"
 out=$(sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$PARENT/elsewhere" "$LEASH" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1)
