@@ -147,18 +147,20 @@ check "and still serves" served "$(served_run)"
 
 # 6. Another leash binary: a copy elsewhere is refused (it runs its own job) and the
 # launcher goes on; its own program replaced at its path (an upgrade) ends the launcher.
-cp "$LEASH" "$TMP/leash-other"
+cp "$(readlink "/proc/$RPID/exe")" "$TMP/leash-other"
 out=$("$TMP/leash-other" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1)
 check "a caller running another leash binary runs its job itself" not_served "$out"
 check "control: and the launcher goes on serving" served "$(served_run)"
 mkdir -m 0700 "$SOCKDIR/bin" "$SOCKDIR/b" # a launcher per directory (its lock)
-cp "$LEASH" "$SOCKDIR/bin/leash"
+# the program itself, as the first launcher runs it ($LEASH may be libtool's wrapper script)
+cp "$(readlink "/proc/$RPID/exe")" "$SOCKDIR/bin/leash"
 "$SOCKDIR/bin/leash" __resident --socket "$SOCKDIR/b/s2" --accept-cgroup "$own" </dev/null >/dev/null 2>&1 &
 R2=$!
 for i in $(seq 200); do [ -S "$SOCKDIR/b/s2" ] && break; sleep 0.01; done
+check "a launcher from a copy of leash listens" test -S "$SOCKDIR/b/s2"
 out=$(LEASH_RESIDENT_SOCKET=$SOCKDIR/b/s2 "$SOCKDIR/bin/leash" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1)
 check "a launcher from a leash at a path serves that leash ($out)" grep -qx "gp=$R2" <<<"$out"
-cp "$LEASH" "$SOCKDIR/bin/leash.new" && mv "$SOCKDIR/bin/leash.new" "$SOCKDIR/bin/leash"
+cp "$(readlink "/proc/$RPID/exe")" "$SOCKDIR/bin/leash.new" && mv "$SOCKDIR/bin/leash.new" "$SOCKDIR/bin/leash"
 out=$(LEASH_RESIDENT_SOCKET=$SOCKDIR/b/s2 "$SOCKDIR/bin/leash" run --cgroup-parent "$PARENT" -- sh -c "$probe" </dev/null 2>&1)
 check "that leash replaced at its path (an upgrade): its caller runs its job itself" \
 	eval 'grep -q "^gp=[0-9]" <<<"$out" && ! grep -qx "gp=$R2" <<<"$out"'
