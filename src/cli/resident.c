@@ -586,19 +586,24 @@ static int claim_dir(const char *sock_path) {
         return fd; /* held until the launcher exits */
 }
 
+/* Bound under a name of its own, listening, then renamed into place: a
+ * caller that finds the socket can connect (between bind and listen it
+ * would be refused, and would run its job itself). */
 static int listen_on(const char *path) {
         struct sockaddr_un a = {.sun_family = AF_UNIX};
-        int fd;
+        int fd, n = snprintf(a.sun_path, sizeof a.sun_path, "%s.%d", path, (int) getpid());
 
-        if (strlen(path) >= sizeof a.sun_path)
+        if (n < 0 || (size_t) n >= sizeof a.sun_path)
                 return -ENAMETOOLONG;
-        strcpy(a.sun_path, path);
-        (void) unlink(path); /* a dead launcher's: the lock says none runs */
+        (void) unlink(a.sun_path);
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return -errno;
-        if (bind(fd, (struct sockaddr *) &a, sizeof a) < 0 || listen(fd, MAX_CONNS) < 0) {
+        /* over a dead launcher's socket: the lock says none runs */
+        if (bind(fd, (struct sockaddr *) &a, sizeof a) < 0 || listen(fd, MAX_CONNS) < 0 ||
+            rename(a.sun_path, path) < 0) {
                 int r = -errno;
+                (void) unlink(a.sun_path);
                 close(fd);
                 return r;
         }
