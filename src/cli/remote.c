@@ -46,7 +46,7 @@ static bool launcher_absent;
 static bool in_session_scope(void) {
         char own[4096], pattern[128];
 
-        snprintf(pattern, sizeof pattern, "/user.slice/user-%u.slice/session-*.scope", (unsigned) getuid());
+        resident_session_pattern(pattern, sizeof pattern);
         return host_own_cgroup(own, sizeof own) >= 0 && fnmatch(pattern, own, FNM_PATHNAME) == 0;
 }
 

@@ -27,3 +27,7 @@ int resident_socket_path(char *buf, size_t size) {
                 return r;
         return (size_t) snprintf(buf, size, "%s/%s", dir, RESIDENT_SOCKET) >= size ? -ENAMETOOLONG : 0;
 }
+
+void resident_session_pattern(char *buf, size_t size) {
+        snprintf(buf, size, "/user.slice/user-%u.slice/session-*.scope", (unsigned) getuid());
+}

@@ -44,3 +44,7 @@ struct resident_reply {
  * LEASH_RESIDENT_SOCKET names another socket (tests). */
 int resident_dir_path(char *buf, size_t size);
 int resident_socket_path(char *buf, size_t size);
+
+/* The cgroups the launcher serves by default, and the only ones a caller
+ * tries it from: this user's login sessions' scopes (an fnmatch pattern). */
+void resident_session_pattern(char *buf, size_t size);

@@ -215,11 +215,10 @@ static int fd_base(const struct conn *c) {
         return base;
 }
 
-/* The caller's descriptors at their numbers; the launcher's own are all
- * close-on-exec, and 0-2 the caller did not pass are closed. */
+/* The caller's descriptors at their numbers (child_setup then closes
+ * every other one). */
 static void child_fds(const struct conn *c, int base, int pipe_fd) {
         int high[RESIDENT_MAX_FDS];
-        bool std[3] = {false, false, false};
 
         for (int i = 0; i < c->n_fds; i++) {
                 high[i] = fcntl(c->fds[i], F_DUPFD_CLOEXEC, base);
@@ -232,12 +231,7 @@ static void child_fds(const struct conn *c, int base, int pipe_fd) {
                 int n = c->head.fd_numbers[i];
                 if (dup2(high[i + 1], n) < 0 || (c->head.fd_cloexec[i] && fcntl(n, F_SETFD, FD_CLOEXEC) < 0))
                         child_fail(pipe_fd, "place the caller's descriptors");
-                if (n < 3)
-                        std[n] = true;
         }
-        for (int n = 0; n < 3; n++)
-                if (!std[n])
-                        close(n);
 }
 
 /* What the caller set for itself and its job inherits, where it differs
@@ -613,7 +607,7 @@ static int listen_on(const char *path) {
 static int resident_args(int argc, char **argv, char *sock, size_t size, const char **accept) {
         static char pattern[128];
 
-        snprintf(pattern, sizeof pattern, "/user.slice/user-%u.slice/session-*.scope", (unsigned) getuid());
+        resident_session_pattern(pattern, sizeof pattern);
         *accept = pattern;
         if (resident_socket_path(sock, size) < 0)
                 return usage_error("__resident: no socket path");

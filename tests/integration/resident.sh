@@ -168,6 +168,16 @@ for i in $(seq 300); do kill -0 "$R2" 2>/dev/null || break; sleep 0.01; done
 check "and that launcher has ended" eval '! kill -0 "$R2" 2>/dev/null'
 check "and removed its socket" test ! -e "$SOCKDIR/b/s2"
 
+# A planted symlink for the socket's directory (to a 0700 directory of the same owner: only
+# lstat tells them apart): the launcher refuses it and makes nothing there; the control, a real 0700 directory, is
+# used above (b/).
+mkdir -m 0700 "$SOCKDIR/elsewhere"
+ln -s "$SOCKDIR/elsewhere" "$SOCKDIR/link"
+"$LEASH" __resident --socket "$SOCKDIR/link/s3" --accept-cgroup "$own" </dev/null >/dev/null 2>&1
+rc=$?
+check "a symlinked socket directory: the launcher refuses it (exit $rc) and makes nothing there" \
+	eval 'test "$rc" = 125 && [ -z "$(ls -A "$SOCKDIR/elsewhere")" ]'
+
 # 7. SIGTERM ends a launcher, which removes its socket.
 kill -TERM "$RPID"
 wait "$RPID"
