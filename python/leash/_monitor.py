@@ -181,11 +181,18 @@ def _memory_from_report(peak, report):
     """The call's memory is the report's peak (memory.peak, or the largest
     sample that saw the call's processes, at least every sample's figure):
     a sample taken after the call ended reads 0, and a forked call's
-    ru_maxrss is its caller's. None where the report has none, and
-    ``memory_note`` says why (the report's memory_peak_note)."""
+    ru_maxrss is its caller's. A sampled peak is a lower bound (the call
+    may have used more between two samples), and ``memory_note`` says so.
+    None where the report has none, and ``memory_note`` says why (the
+    report's memory_peak_note)."""
     u = report.get("usage") or {}
+    peak.pop("memory_note", None)
     if u.get("memory_peak_bytes") is not None:
         peak["memory"] = u["memory_peak_bytes"] / MB
+        basis = u.get("memory_peak_basis") or ""
+        if basis.startswith("sampled"):
+            peak["memory_note"] = ("the largest sample ({}), a lower bound: without a memory peak counted by the "
+                                   "kernel the call may have used more between two samples".format(basis))
         return
     peak["memory"] = None
     peak["memory_note"] = u.get("memory_peak_note") or "the report has no memory peak for this call"
@@ -221,8 +228,9 @@ def monitored(limits=None, callback=None, interval=1, return_resources=True, **l
     raises ``leash.ResourceExhaustion`` with the resources measured.
 
     The resources' ``memory`` is the report's memory peak for the call
-    (memory.peak, or the largest sample that saw the call's processes), or
-    None with ``memory_note`` saying why (without a memory controller a call
+    (memory.peak, or the largest sample that saw the call's processes: a
+    lower bound, and ``memory_note`` says so), or None with ``memory_note``
+    saying why (without a memory controller a call
     shorter than one interval is seen by no sample, and a forked call's
     ru_maxrss is its caller's).
 
