@@ -99,7 +99,6 @@ static void ns_stat(const char *pid, size_t i, struct stat *st, int *err) {
 }
 
 int resident_self_read(struct resident_self *self) {
-        char v[64];
         int r;
 
         memset(self, 0, sizeof *self);
@@ -111,19 +110,26 @@ int resident_self_read(struct resident_self *self) {
         self->label_error = read_file_at(AT_FDCWD, "/proc/self/attr/current", self->label, sizeof self->label, NULL);
         if (stat("/proc/self/exe", &self->exe) < 0)
                 return -errno;
+        return 0;
+}
+
+int resident_inherited_read(struct resident_inherited *own) {
+        char v[64];
+        int r;
+
         for (int k = 0; k < RLIM_NLIMITS; k++)
-                if (getrlimit((enum __rlimit_resource) k, &self->limits[k]) < 0)
+                if (getrlimit((enum __rlimit_resource) k, &own->limits[k]) < 0)
                         return -errno;
         errno = 0;
-        self->nice = getpriority(PRIO_PROCESS, 0);
+        own->nice = getpriority(PRIO_PROCESS, 0);
         if (errno)
                 return -errno;
-        if (sched_getaffinity(0, sizeof self->cpus, &self->cpus) < 0)
+        if (sched_getaffinity(0, sizeof own->cpus, &own->cpus) < 0)
                 return -errno;
         r = read_file_at(AT_FDCWD, "/proc/self/oom_score_adj", v, sizeof v, NULL);
         if (r < 0)
                 return r;
-        self->oom_score_adj = atoi(v);
+        own->oom_score_adj = atoi(v);
         return 0;
 }
 
@@ -177,17 +183,17 @@ static int inherited(pid_t pid, const char *status, struct resident_caller *c, c
         char v[64];
 
         for (int r = 0; r < RLIM_NLIMITS; r++)
-                if (prlimit(pid, (enum __rlimit_resource) r, NULL, &c->limits[r]) < 0)
+                if (prlimit(pid, (enum __rlimit_resource) r, NULL, &c->inh.limits[r]) < 0)
                         return why(err, size, errno, "read the caller's resource limits");
         errno = 0;
-        c->nice = getpriority(PRIO_PROCESS, (id_t) pid);
+        c->inh.nice = getpriority(PRIO_PROCESS, (id_t) pid);
         if (errno)
                 return why(err, size, errno, "read the caller's nice value");
-        if (sched_getaffinity(pid, sizeof c->cpus, &c->cpus) < 0)
+        if (sched_getaffinity(pid, sizeof c->inh.cpus, &c->inh.cpus) < 0)
                 return why(err, size, errno, "read the caller's CPUs");
         if (proc_read(pid, "oom_score_adj", v, sizeof v) < 0)
                 return why(err, size, ESRCH, "read the caller's OOM score");
-        c->oom_score_adj = atoi(v);
+        c->inh.oom_score_adj = atoi(v);
         if (status_field(status, "Umask:", v, sizeof v) < 0)
                 return why(err, size, ENOENT, "read the caller's umask");
         c->umask = (mode_t) strtoul(v, NULL, 8);

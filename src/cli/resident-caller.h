@@ -9,20 +9,28 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* What the resident launcher read of a caller (resident-caller.c). */
-struct resident_caller {
-        pid_t pid;
+/* What a process's children inherit and the launcher's child takes from
+ * its caller where it differs. */
+struct resident_inherited {
         struct rlimit limits[RLIM_NLIMITS];
         int nice;
         cpu_set_t cpus;
         int oom_score_adj;
+};
+/* This process's own, read now: 0 or -errno. */
+int resident_inherited_read(struct resident_inherited *own);
+
+/* What the resident launcher read of a caller (resident-caller.c). */
+struct resident_caller {
+        pid_t pid;
+        struct resident_inherited inh;
         mode_t umask;
         uint64_t sig_ignored; /* signal N is bit N-1 */
         bool no_new_privs;
 };
 
 /* The launcher's own, read once (resident_self_read): what a caller must
- * share, and what its child has before it takes the caller's. */
+ * share. */
 #define RESIDENT_N_NS 8
 struct resident_self {
         char status[8192];
@@ -31,10 +39,6 @@ struct resident_self {
         char label[256];
         int label_error;
         struct stat exe;
-        struct rlimit limits[RLIM_NLIMITS];
-        int nice;
-        cpu_set_t cpus;
-        int oom_score_adj;
 };
 int resident_self_read(struct resident_self *self);
 

@@ -235,25 +235,29 @@ static void child_fds(const struct conn *c, int base, int pipe_fd) {
 }
 
 /* What the caller set for itself and its job inherits, where it differs
- * from what this child has (the launcher's own): a handler reset by the
+ * from what this child has now (the launcher's own, read here: someone may
+ * have changed the launcher's since it started): a handler reset by the
  * exec, ignored signals kept. */
-static void child_inherit(const struct resident_self *self, const struct resident_caller *k, uint64_t sigmask,
-                          int pipe_fd) {
+static void child_inherit(const struct resident_caller *k, uint64_t sigmask, int pipe_fd) {
+        const struct resident_inherited *want = &k->inh;
+        struct resident_inherited own;
         sigset_t mask;
 
         umask(k->umask);
+        if (resident_inherited_read(&own) < 0)
+                child_fail(pipe_fd, "read the launcher's own settings");
         for (int r = 0; r < RLIM_NLIMITS; r++)
-                if (memcmp(&k->limits[r], &self->limits[r], sizeof k->limits[r]) != 0 &&
-                    setrlimit((enum __rlimit_resource) r, &k->limits[r]) < 0)
+                if (memcmp(&want->limits[r], &own.limits[r], sizeof want->limits[r]) != 0 &&
+                    setrlimit((enum __rlimit_resource) r, &want->limits[r]) < 0)
                         child_fail(pipe_fd, "set the caller's resource limits");
-        if (k->nice != self->nice && setpriority(PRIO_PROCESS, 0, k->nice) < 0)
+        if (want->nice != own.nice && setpriority(PRIO_PROCESS, 0, want->nice) < 0)
                 child_fail(pipe_fd, "set the caller's nice value");
-        if (!CPU_EQUAL(&k->cpus, &self->cpus) && sched_setaffinity(0, sizeof k->cpus, &k->cpus) < 0)
+        if (!CPU_EQUAL(&want->cpus, &own.cpus) && sched_setaffinity(0, sizeof want->cpus, &want->cpus) < 0)
                 child_fail(pipe_fd, "set the caller's CPUs");
-        if (k->oom_score_adj != self->oom_score_adj) {
+        if (want->oom_score_adj != own.oom_score_adj) {
                 char v[16];
                 int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-                snprintf(v, sizeof v, "%d", k->oom_score_adj);
+                snprintf(v, sizeof v, "%d", want->oom_score_adj);
                 if (fd < 0 || write(fd, v, strlen(v)) < 0)
                         child_fail(pipe_fd, "set the caller's OOM score");
                 close(fd);
@@ -317,8 +321,16 @@ static bool is_target(const struct conn *c, int n) {
  * cmd_resident to run it. */
 static void child_setup(struct resident *rs, struct conn *c, const struct resident_caller *k, char **argv, char **envp,
                         int pipe_fd) {
-        int base = fd_base(c), hi = fcntl(pipe_fd, F_DUPFD_CLOEXEC, base);
+        struct rlimit nofile;
+        int base = fd_base(c), hi;
 
+        /* room for the caller's numbers, whatever the launcher's own limit
+         * is now (child_inherit then sets the caller's) */
+        if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+                nofile.rlim_cur = nofile.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &nofile);
+        }
+        hi = fcntl(pipe_fd, F_DUPFD_CLOEXEC, base);
         if (hi < 0)
                 child_fail(pipe_fd, "move the launcher's descriptors");
         pipe_fd = hi;
@@ -326,7 +338,7 @@ static void child_setup(struct resident *rs, struct conn *c, const struct reside
         if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() == 1)
                 child_fail(pipe_fd, "start a session");
         child_fds(c, base, pipe_fd);
-        child_inherit(&rs->self, k, c->head.sigmask, pipe_fd);
+        child_inherit(k, c->head.sigmask, pipe_fd);
         for (int n = 0; n < base; n++)
                 if (!is_target(c, n))
                         (void) close(n);

@@ -48,6 +48,26 @@ same() { [ "$(grep -v '^gp=' <<<"$remote")" = "$(grep -v '^gp=' <<<"$local_")" ]
 check "served: the job inherits what it inherits from leash itself" same
 same || diff <(echo "$local_") <(echo "$remote") | sed 's/^/# /'
 
+# The launcher's own limits changed after it started (prlimit, as its user
+# may): the job still has its caller's, not the launcher's of the moment nor
+# the ones it started with (the caller's too: compared to those, nothing
+# differed). Its open-files limit is lowered below the caller's descriptors.
+soft=$(ulimit -S -n) stack=$(ulimit -S -s)
+if ! command -v prlimit >/dev/null; then
+	SKIP_WHY="no prlimit (util-linux)" skip "a launcher whose limits changed after its start"
+elif [ "$stack" = unlimited ] || [ "$stack" -le 1024 ] ||
+	! prlimit --pid "$RPID" --nofile=55: --stack=$((1024 * 1024)): 2>"$TMP/prlimit.err"; then
+	SKIP_WHY="prlimit on the launcher refused ($(head -1 "$TMP/prlimit.err")), or a stack limit of $stack" \
+		skip "a launcher whose limits changed after its start"
+else
+	out=$("$LEASH" run --cgroup-parent "$PARENT" -- sh -c "$probe; ulimit -n; ulimit -s" </dev/null 2>&1)
+	check "a launcher whose limits changed since its start: served ($out)" served "$out"
+	check "and the job has the caller's open-files limit $soft, not the launcher's 55" \
+		test "$(sed -n 2p <<<"$out")" = "$soft"
+	check "and the caller's stack limit $stack KiB, not the launcher's 1024" test "$(sed -n 3p <<<"$out")" = "$stack"
+	prlimit --pid "$RPID" --nofile="$soft": --stack=$((stack * 1024)):
+fi
+
 # 2. Descriptors: leash's own (a report to /dev/fd/5) and the job's stdout.
 (cd "$TMP" && "$LEASH" run --cgroup-parent "$PARENT" --report /dev/fd/5 -- sh -c "$probe" </dev/null >"$TMP/o2" 2>&1 5>"$TMP/r2.json")
 check "served: the job's stdout is the caller's ($(cat "$TMP/o2"))" served "$(cat "$TMP/o2")"
