@@ -535,17 +535,20 @@ def py_common(cell, run):
         what, cpu, run.cpu))
 
 
-def py_memory_figure(cell, got, basis, what, why):
+def py_memory_figure(cell, got, basis, what, note, sampled_note=False):
     """A call's memory (bytes) against the 32 MiB it touched in a caller
     holding 400 MB: exact (memory.peak) at least 32 MiB; the largest sample
     (no memory controller: taken every interval, perhaps mid-call) a lower
-    bound above 0; none at all with the reason. Never the caller's 400 MB."""
+    bound above 0, which the basis says (and, with sampled_note, the note:
+    monitored's resources carry no basis); none at all with the reason.
+    Never the caller's 400 MB."""
     if got is None:
-        cell.check(why, "{}: none, and the report says why".format(what))
+        cell.check(note, "{}: none, and the report says why".format(what))
     elif basis and basis.startswith("sampled"):
         cell.check(0 < got < 400 << 20, "{} {} ({}): a lower bound, the call's and never the 400 MB caller's".format(
             what, got, basis))
-        cell.check(why, "{}: a sampled figure says it is ({})".format(what, why))
+        if sampled_note:
+            cell.check("lower bound" in (note or ""), "{}: its note says it is a lower bound ({!r})".format(what, note))
     else:
         cell.check(32 << 20 <= got < 400 << 20, "{} {} ({}): the call's, never the 400 MB caller's".format(
             what, got, basis))
@@ -561,13 +564,13 @@ def py_memory(cell, p, caller):
         # sample, after the call, summed no process)
         mb = under.res.get("memory")
         basis = ((under.res.get("report") or {}).get("usage") or {}).get("memory_peak_basis")
-        py_memory_figure(cell, mb and mb * (1 << 20), basis, "resources memory", under.res.get("memory_note"))
+        py_memory_figure(cell, mb and mb * (1 << 20), basis, "resources memory", under.res.get("memory_note"), True)
         if mb is None or (basis or "").startswith("sampled"):
             cell.weak = ("without a memory controller a call's memory is None, or the largest sample's "
                          "(a lower bound), and memory_note says which")
         return
     peak, basis = under.get("usage.memory_peak_bytes"), under.get("usage.memory_peak_basis")
-    py_memory_figure(cell, peak, basis, "memory_peak_bytes", under.get("usage.memory_peak_note") or basis)
+    py_memory_figure(cell, peak, basis, "memory_peak_bytes", under.get("usage.memory_peak_note"))
     if peak is None or (basis or "").startswith("sampled"):
         cell.weak = ("without a memory controller a call's peak is null, or the largest sample's "
                      "(a lower bound), and the report says which")
