@@ -186,7 +186,6 @@ def _memory_from_report(peak, report):
     None where the report has none, and ``memory_note`` says why (the
     report's memory_peak_note)."""
     u = report.get("usage") or {}
-    peak.pop("memory_note", None)
     if u.get("memory_peak_bytes") is not None:
         peak["memory"] = u["memory_peak_bytes"] / MB
         basis = u.get("memory_peak_basis") or ""

@@ -113,23 +113,26 @@ int resident_self_read(struct resident_self *self) {
         return 0;
 }
 
-int resident_inherited_read(struct resident_inherited *own) {
+int resident_inherited_read(pid_t pid, struct resident_inherited *inh, const char **what) {
         char v[64];
-        int r;
 
-        for (int k = 0; k < RLIM_NLIMITS; k++)
-                if (getrlimit((enum __rlimit_resource) k, &own->limits[k]) < 0)
+        *what = "resource limits";
+        for (int r = 0; r < RLIM_NLIMITS; r++)
+                if (prlimit(pid, (enum __rlimit_resource) r, NULL, &inh->limits[r]) < 0)
                         return -errno;
+        *what = "nice value";
         errno = 0;
-        own->nice = getpriority(PRIO_PROCESS, 0);
+        inh->nice = getpriority(PRIO_PROCESS, (id_t) pid);
         if (errno)
                 return -errno;
-        if (sched_getaffinity(0, sizeof own->cpus, &own->cpus) < 0)
+        *what = "CPUs";
+        if (sched_getaffinity(pid, sizeof inh->cpus, &inh->cpus) < 0)
                 return -errno;
-        r = read_file_at(AT_FDCWD, "/proc/self/oom_score_adj", v, sizeof v, NULL);
-        if (r < 0)
-                return r;
-        own->oom_score_adj = atoi(v);
+        *what = "OOM score";
+        if (pid ? proc_read(pid, "oom_score_adj", v, sizeof v) < 0
+                : read_file_at(AT_FDCWD, "/proc/self/oom_score_adj", v, sizeof v, NULL) < 0)
+                return -ESRCH;
+        inh->oom_score_adj = atoi(v);
         return 0;
 }
 
@@ -180,20 +183,12 @@ static int cgroup_accepted(pid_t pid, const char *accept, char *err, size_t size
 
 /* What the caller set for itself, which its job inherits. */
 static int inherited(pid_t pid, const char *status, struct resident_caller *c, char *err, size_t size) {
+        const char *what;
         char v[64];
+        int r = resident_inherited_read(pid, &c->inh, &what);
 
-        for (int r = 0; r < RLIM_NLIMITS; r++)
-                if (prlimit(pid, (enum __rlimit_resource) r, NULL, &c->inh.limits[r]) < 0)
-                        return why(err, size, errno, "read the caller's resource limits");
-        errno = 0;
-        c->inh.nice = getpriority(PRIO_PROCESS, (id_t) pid);
-        if (errno)
-                return why(err, size, errno, "read the caller's nice value");
-        if (sched_getaffinity(pid, sizeof c->inh.cpus, &c->inh.cpus) < 0)
-                return why(err, size, errno, "read the caller's CPUs");
-        if (proc_read(pid, "oom_score_adj", v, sizeof v) < 0)
-                return why(err, size, ESRCH, "read the caller's OOM score");
-        c->inh.oom_score_adj = atoi(v);
+        if (r < 0)
+                return why(err, size, -r, "read the caller's %s", what);
         if (status_field(status, "Umask:", v, sizeof v) < 0)
                 return why(err, size, ENOENT, "read the caller's umask");
         c->umask = (mode_t) strtoul(v, NULL, 8);

@@ -17,8 +17,9 @@ struct resident_inherited {
         cpu_set_t cpus;
         int oom_score_adj;
 };
-/* This process's own, read now: 0 or -errno. */
-int resident_inherited_read(struct resident_inherited *own);
+/* Process pid's (0: this process's), read now: 0, or -errno with what
+ * could not be read in *what. */
+int resident_inherited_read(pid_t pid, struct resident_inherited *inh, const char **what);
 
 /* What the resident launcher read of a caller (resident-caller.c). */
 struct resident_caller {

@@ -241,10 +241,11 @@ static void child_fds(const struct conn *c, int base, int pipe_fd) {
 static void child_inherit(const struct resident_caller *k, uint64_t sigmask, int pipe_fd) {
         const struct resident_inherited *want = &k->inh;
         struct resident_inherited own;
+        const char *what;
         sigset_t mask;
 
         umask(k->umask);
-        if (resident_inherited_read(&own) < 0)
+        if (resident_inherited_read(0, &own, &what) < 0)
                 child_fail(pipe_fd, "read the launcher's own settings");
         for (int r = 0; r < RLIM_NLIMITS; r++)
                 if (memcmp(&want->limits[r], &own.limits[r], sizeof want->limits[r]) != 0 &&
