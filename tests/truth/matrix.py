@@ -541,17 +541,20 @@ def py_memory_figure(cell, got, basis, what, note, sampled_note=False):
     (no memory controller: taken every interval, perhaps mid-call) a lower
     bound above 0, which the basis says (and, with sampled_note, the note:
     monitored's resources carry no basis); none at all with the reason.
-    Never the caller's 400 MB."""
+    Never the caller's 400 MB. True where the figure is weaker than exact
+    (none, or sampled)."""
     if got is None:
         cell.check(note, "{}: none, and the report says why".format(what))
-    elif basis and basis.startswith("sampled"):
+        return True
+    if basis and basis.startswith("sampled"):
         cell.check(0 < got < 400 << 20, "{} {} ({}): a lower bound, the call's and never the 400 MB caller's".format(
             what, got, basis))
         if sampled_note:
             cell.check("lower bound" in (note or ""), "{}: its note says it is a lower bound ({!r})".format(what, note))
-    else:
-        cell.check(32 << 20 <= got < 400 << 20, "{} {} ({}): the call's, never the 400 MB caller's".format(
-            what, got, basis))
+        return True
+    cell.check(32 << 20 <= got < 400 << 20, "{} {} ({}): the call's, never the 400 MB caller's".format(
+        what, got, basis))
+    return False
 
 
 def py_memory(cell, p, caller):
@@ -564,14 +567,13 @@ def py_memory(cell, p, caller):
         # sample, after the call, summed no process)
         mb = under.res.get("memory")
         basis = ((under.res.get("report") or {}).get("usage") or {}).get("memory_peak_basis")
-        py_memory_figure(cell, mb and mb * (1 << 20), basis, "resources memory", under.res.get("memory_note"), True)
-        if mb is None or (basis or "").startswith("sampled"):
+        got = None if mb is None else mb * (1 << 20)
+        if py_memory_figure(cell, got, basis, "resources memory", under.res.get("memory_note"), True):
             cell.weak = ("without a memory controller a call's memory is None, or the largest sample's "
                          "(a lower bound), and memory_note says which")
         return
     peak, basis = under.get("usage.memory_peak_bytes"), under.get("usage.memory_peak_basis")
-    py_memory_figure(cell, peak, basis, "memory_peak_bytes", under.get("usage.memory_peak_note"))
-    if peak is None or (basis or "").startswith("sampled"):
+    if py_memory_figure(cell, peak, basis, "memory_peak_bytes", under.get("usage.memory_peak_note")):
         cell.weak = ("without a memory controller a call's peak is null, or the largest sample's "
                      "(a lower bound), and the report says which")
     maxrss = under.get("usage.main_process.maxrss_bytes")
