@@ -10,8 +10,10 @@
  *        contender always follows the same one. Wall time from just before
  *        posix_spawn to the return of wait4, CLOCK_MONOTONIC; stdout/stderr
  *        to /dev/null; a contender that fails once fails the whole mode.
- *        Prints per contender the median, p99 and the median ru_maxrss (which
- *        includes this harness's own RSS, inherited at spawn: see lh-rss.c), and
+ *        Prints per contender the median, p99, the median ru_maxrss (which
+ *        includes this harness's own RSS, inherited at spawn: see lh-rss.c) and
+ *        the median ru_minflt (the page faults of the contender and of the
+ *        processes it reaped: a launch's whole tree; counts, not times), and
  *        for every pair A, B (A listed first) the median of the paired
  *        ratios A[i] / B[i] (same round: same machine weather).
  *   tput JOBS BLOCK :: LABEL CMD... [:: ...]
@@ -142,8 +144,8 @@ static size_t parse_contenders(int argc, char **argv, struct contender *c, size_
 
 static posix_spawn_file_actions_t quiet_fa;
 
-/* one run: wall seconds; *maxrss_kb from wait4 */
-static double run_once(const struct contender *c, long *maxrss_kb) {
+/* one run: wall seconds; *maxrss_kb and *minflt from wait4 */
+static double run_once(const struct contender *c, long *maxrss_kb, long *minflt) {
         struct rusage ru;
         double t0, t1;
         pid_t pid;
@@ -165,6 +167,8 @@ static double run_once(const struct contender *c, long *maxrss_kb) {
         }
         if (maxrss_kb)
                 *maxrss_kb = ru.ru_maxrss;
+        if (minflt)
+                *minflt = ru.ru_minflt;
         return t1 - t0;
 }
 
@@ -179,6 +183,7 @@ static int mode_ab(int argc, char **argv) {
         size_t n, runs, warm;
         double *t[CONTENDERS_MAX];
         double *rss[CONTENDERS_MAX];
+        double *flt[CONTENDERS_MAX];
 
         if (argc < 4)
                 return fprintf(stderr, "usage: lh-bench ab RUNS WARMUP :: LABEL CMD...\n"), 2;
@@ -189,28 +194,30 @@ static int mode_ab(int argc, char **argv) {
         for (size_t k = 0; k < n; k++) {
                 t[k] = calloc(runs, sizeof(double));
                 rss[k] = calloc(runs, sizeof(double));
-                if (!t[k] || !rss[k])
+                flt[k] = calloc(runs, sizeof(double));
+                if (!t[k] || !rss[k] || !flt[k])
                         die("calloc");
         }
         for (size_t w = 0; w < warm; w++)
                 for (size_t k = 0; k < n; k++)
-                        (void) run_once(&c[k], NULL);
+                        (void) run_once(&c[k], NULL, NULL);
         for (size_t i = 0; i < runs; i++)
                 for (size_t j = 0; j < n; j++) {
                         size_t k = (i + j) % n;
-                        long kb = 0;
-                        t[k][i] = run_once(&c[k], &kb);
+                        long kb = 0, faults = 0;
+                        t[k][i] = run_once(&c[k], &kb, &faults);
                         rss[k][i] = (double) kb;
+                        flt[k][i] = (double) faults;
                 }
         for (size_t k = 0; k < n; k++)
-                printf("%s median_us=%.1f p99_us=%.1f mean_us=%.1f maxrss_kb=%.0f runs=%zu\n", c[k].label,
+                printf("%s median_us=%.1f p99_us=%.1f mean_us=%.1f maxrss_kb=%.0f minflt=%.0f runs=%zu\n", c[k].label,
                        pct(t[k], runs, 50) * 1e6, pct(t[k], runs, 99) * 1e6, ({
                                                                                      double s = 0;
                                                                                      for (size_t i = 0; i < runs; i++)
                                                                                              s += t[k][i];
                                                                                      s / (double) runs;
                                                                              }) * 1e6,
-                       pct(rss[k], runs, 50), runs);
+                       pct(rss[k], runs, 50), pct(flt[k], runs, 50), runs);
         for (size_t a = 0; a < n; a++)
                 for (size_t k = a + 1; k < n; k++) {
                         double *ratio = calloc(runs, sizeof(double));
@@ -240,13 +247,13 @@ static int mode_tput(int argc, char **argv) {
         n = parse_contenders(argc - 3, argv + 3, c, CONTENDERS_MAX);
         quiet_init();
         for (size_t k = 0; k < n; k++)
-                (void) run_once(&c[k], NULL);
+                (void) run_once(&c[k], NULL, NULL);
         while (done < jobs) {
                 size_t b = jobs - done < block ? jobs - done : block;
                 for (size_t k = 0; k < n; k++) {
                         double t0 = now_s(CLOCK_MONOTONIC);
                         for (size_t i = 0; i < b; i++)
-                                (void) run_once(&c[k], NULL);
+                                (void) run_once(&c[k], NULL, NULL);
                         total[k] += now_s(CLOCK_MONOTONIC) - t0;
                 }
                 done += b;
